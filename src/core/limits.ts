@@ -1,0 +1,38 @@
+/** Size and count limits (security.md §10), overridable through the config's `limits`. */
+export interface Limits {
+  /** Tool response size, in bytes. @default 10 MiB */
+  max_response_bytes: number;
+  /** Discovery document size, in bytes. @default 64 MiB */
+  max_document_bytes: number;
+  /** One stream item (SSE event, NDJSON line, WebSocket message), in bytes. @default 10 MiB */
+  max_stream_item_bytes: number;
+  /** @default 5 */
+  max_redirects: number;
+  /** @default 100 */
+  max_yaml_aliases: number;
+  /** OpenAPI inlined schema nodes per schema. @default 10000 */
+  max_schema_nodes: number;
+  /** MCP `tools/list` pages. @default 100 */
+  max_list_pages: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  max_response_bytes: 10 * 1024 * 1024,
+  max_document_bytes: 64 * 1024 * 1024,
+  max_stream_item_bytes: 10 * 1024 * 1024,
+  max_redirects: 5,
+  max_yaml_aliases: 100,
+  max_schema_nodes: 10_000,
+  max_list_pages: 100,
+});
+
+export function resolveLimits(partial: Partial<Limits> | undefined): Limits {
+  const out: Limits = { ...DEFAULT_LIMITS };
+  if (partial) {
+    for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+      const v = partial[key];
+      if (typeof v === 'number' && Number.isFinite(v) && v > 0) out[key] = v;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,99 @@
+/**
+ * The transport contract: one small interface every protocol plugin implements,
+ * and the per-client context it is created with.
+ */
+import type { CallTemplateBase, JsonObject, Tool } from './types.js';
+import type { Logger } from './logger.js';
+import type { Limits } from './limits.js';
+
+/** Progress reported by a running tool (MCP progress notifications, streamed bytes, ...). */
+export interface ProgressEvent {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a transport receives for each discovery or call. */
+export interface CallOptions {
+  /** Cancels the work. Pass it on to every fetch, socket and child process you start. */
+  signal: AbortSignal;
+  /** Receives progress notifications, when the protocol has them. */
+  onProgress?: (event: ProgressEvent) => void;
+  /** The sanitised manual name this discovery or call belongs to. */
+  manualName: string;
+  /**
+   * The raw (unsubstituted) template. Anything a transport copies into generated tools
+   * must come from here, so that secrets never reach the repository.
+   */
+  rawTemplate: CallTemplateBase;
+  /** Caller-imposed deadline in ms, if any (already folded into `signal`); transports use it for messages. */
+  timeoutMs?: number;
+}
+
+/** What discovery returns: a document holding a `tools` array (normalised and validated by the client). */
+export interface DiscoveryResult {
+  manual: unknown;
+  /** Non-fatal problems (skipped operations, failed servers, dropped tools). */
+  warnings?: string[];
+}
+
+export interface Transport<T extends CallTemplateBase = CallTemplateBase> {
+  /** The `call_template_type` served, e.g. "http". */
+  readonly type: string;
+  /** Discovers the tools of a manual. `template` is substituted; `options.rawTemplate` is raw. */
+  registerManual(template: T, options: CallOptions): Promise<DiscoveryResult>;
+  /** Calls one tool. `template` is the tool's substituted call template. Throws typed errors. */
+  callTool(tool: Tool, args: JsonObject, template: T, options: CallOptions): Promise<unknown>;
+  /** Optional. When absent, the client streams the single result of callTool. */
+  callToolStream?(tool: Tool, args: JsonObject, template: T, options: CallOptions): AsyncIterable<unknown>;
+  /** Frees what one manual holds (sessions, connections, processes). */
+  deregisterManual?(template: T, options: { manualName: string }): Promise<void>;
+  /** Frees sockets and processes. Calling it twice is safe. */
+  close(): Promise<void>;
+}
+
+/** Converts an OpenAPI document into a UTCP manual (supplied by the composition root). */
+export interface OpenApiConverterOptions {
+  /** The manual name; generated tool templates carry it. */
+  manualName: string;
+  /** Where the document came from: an http(s) URL, a `file:` URL, or undefined for inline text. */
+  specUrl?: string;
+  /** Trusted base URL override (text/file templates). */
+  baseUrl?: string | null;
+  /** Raw auth for generated tools (openapi.md §10). */
+  authTools?: unknown;
+  filter?: unknown;
+  limits?: Partial<Limits>;
+}
+
+export type OpenApiConverter = (
+  document: Record<string, unknown>,
+  options: OpenApiConverterOptions,
+) => Promise<{ manual: unknown; warnings: string[] }>;
+
+/** A function registered on one client and called by the `direct` transport. */
+export interface DirectCallable {
+  (args: JsonObject, context: { signal: AbortSignal; onProgress?: (event: ProgressEvent) => void }): unknown;
+}
+
+/** Everything a transport gets from its client. Nothing here is shared with another client. */
+export interface TransportContext {
+  /** Directory that anchors relative paths (file manuals, CLI working_dir, MCP cwd, .proto files). */
+  rootDir: string;
+  logger: Logger;
+  limits: Limits;
+  /** Lazily loaded OpenAPI converter; throws a clear error when unavailable. */
+  convertOpenApi: OpenApiConverter;
+  /** In-process functions of this client, by `<manual>.<name>` and by bare callable name. */
+  callables: ReadonlyMap<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>;
+  /**
+   * Per-client memo for resources shared between this client's transports
+   * (e.g. one HTTP connection pool, one OAuth token cache). Disposers run on client close.
+   */
+  shared<V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V;
+  /** Asks the client to re-discover a manual (e.g. MCP `tools/list_changed`). */
+  requestRefresh(manualName: string): void;
+}
+
+/** Creates one transport instance for one client. May be async so heavy modules load lazily. */
+export type TransportFactory = (context: TransportContext) => Transport<any> | Promise<Transport<any>>;
