@@ -35,6 +35,8 @@ export interface DiscoveryResult {
   manual: unknown;
   /** Non-fatal problems (skipped operations, failed servers, dropped tools). */
   warnings?: string[];
+  /** True when the document was an OpenAPI spec: `http` tools are then allowed by default (manual-format.md §6). */
+  openapi?: boolean;
 }
 
 export interface Transport<T extends CallTemplateBase = CallTemplateBase> {

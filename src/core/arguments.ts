@@ -1,0 +1,88 @@
+/**
+ * Validation of tool arguments against the tool's `inputs` JSON Schema (2020-12), compiled once per tool.
+ * Ajv is loaded on the first validation, and one Ajv instance belongs to one client.
+ */
+import type { ValidationIssue } from './errors.js';
+import type { Logger } from './logger.js';
+import type { JsonSchema, Tool } from './types.js';
+
+type ValidateFn = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null };
+
+/** OpenAPI 3.0 `nullable: true` → a type array allowing null, on a copy. */
+function normalizeNullable(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(normalizeNullable);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const src = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(src)) out[k] = k === 'enum' || k === 'const' || k === 'examples' || k === 'default' ? v : normalizeNullable(v);
+  if (out.nullable === true) {
+    delete out.nullable;
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    else if (Array.isArray(out.type) && !out.type.includes('null')) out.type = [...out.type, 'null'];
+  }
+  return out;
+}
+
+function pathOf(instancePath: string): string {
+  if (!instancePath) return '';
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`))
+    .join('');
+}
+
+export class ArgumentValidator {
+  #ajv: Promise<{ compile(schema: object): ValidateFn }> | undefined;
+  readonly #cache = new WeakMap<Tool, ValidateFn | null>();
+  readonly #logger: Required<Logger>;
+
+  constructor(logger: Required<Logger>) {
+    this.#logger = logger;
+  }
+
+  #load() {
+    this.#ajv ??= import('ajv/dist/2020.js').then((mod) => {
+      const Ajv = (mod as unknown as { default: new (o: object) => { compile(schema: object): ValidateFn } }).default;
+      return new Ajv({ strict: false, allErrors: true, validateFormats: false, validateSchema: false });
+    });
+    return this.#ajv;
+  }
+
+  /** Returns the problems with `args`; empty when valid, or when the schema cannot be compiled (logged). */
+  async validate(tool: Tool, args: Record<string, unknown>): Promise<ValidationIssue[]> {
+    const schema = tool.inputs as JsonSchema;
+    if (!schema || typeof schema !== 'object' || Object.keys(schema).length === 0) return [];
+    let fn = this.#cache.get(tool);
+    if (fn === undefined) {
+      const ajv = await this.#load();
+      try {
+        const copy = normalizeNullable(schema) as Record<string, unknown>;
+        delete copy.$id;
+        if (copy.type === undefined && copy.properties !== undefined) copy.type = 'object';
+        fn = ajv.compile(copy);
+      } catch (e) {
+        this.#logger.warn(`Cannot compile the inputs schema of ${tool.name}; its arguments are not validated`, { error: (e as Error).message });
+        fn = null;
+      }
+      this.#cache.set(tool, fn);
+    }
+    if (fn === null || fn(args)) return [];
+    return (fn.errors ?? []).map((e) => {
+      const base = pathOf(e.instancePath);
+      if (e.keyword === 'required') {
+        const prop = String(e.params.missingProperty);
+        return { path: base ? `${base}.${prop}` : prop, message: 'required' };
+      }
+      if (e.keyword === 'additionalProperties') {
+        const prop = String(e.params.additionalProperty);
+        return { path: base ? `${base}.${prop}` : prop, message: 'is not an accepted argument' };
+      }
+      if (e.keyword === 'enum') {
+        return { path: base || '(arguments)', message: `must be one of ${JSON.stringify(e.params.allowedValues)}` };
+      }
+      return { path: base || '(arguments)', message: e.message ?? e.keyword };
+    });
+  }
+}

@@ -1,0 +1,571 @@
+/**
+ * The UTCP client: registers manuals, stores their tools, searches them and calls them through
+ * per-client transport instances. It receives its transports, repository and OpenAPI converter
+ * from the composition root (`src/index.ts`); core imports no transport.
+ */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { ArgumentValidator } from './arguments.js';
+import { loadConfig, type LoadedConfig, type UtcpClientConfig } from './config.js';
+import { DotenvSource } from './dotenv.js';
+import {
+  ToolNotFoundError,
+  TransportError,
+  UtcpArgumentsError,
+  UtcpError,
+  UtcpValidationError,
+  formatIssues,
+} from './errors.js';
+import { normalizeCallTemplate, normalizeManual } from './legacy.js';
+import { resolveLimits, type Limits } from './limits.js';
+import { completeLogger, type Logger } from './logger.js';
+import { postProcessorFromConfig, type PostProcessorFn } from './post-processors.js';
+import type { SearchOptions, ToolRepository } from './repository.js';
+import { abortError, withDeadline } from './signals.js';
+import type {
+  CallOptions,
+  DirectCallable,
+  OpenApiConverter,
+  ProgressEvent,
+  Transport,
+  TransportContext,
+  TransportFactory,
+} from './transport.js';
+import type { CallTemplateBase, JsonObject, JsonSchema, RegisterManualResult, Tool, UtcpManual } from './types.js';
+import { validateCallTemplate, validateTool } from './validate.js';
+import {
+  VariableResolver,
+  collectTemplateVariables,
+  sanitizeManualName,
+  substituteTemplate,
+  type VariableSource,
+} from './variables.js';
+
+/** Options for one tool call. */
+export interface CallToolOptions {
+  /** Cancels the call (and closes its sockets, kills its processes). */
+  signal?: AbortSignal;
+  /** Deadline for this call, in milliseconds. @default the client's `timeoutMs`, else the transport's own default */
+  timeoutMs?: number;
+  /** Receives progress notifications when the protocol has them. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** Options for one manual registration. */
+export interface RegisterOptions {
+  signal?: AbortSignal;
+  /** Deadline for discovery, in milliseconds. @default the transport's own discovery timeout */
+  timeoutMs?: number;
+}
+
+/** A function to expose as a tool (see `registerFunctions`). */
+export interface DirectFunction {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. @default {} */
+  inputs?: JsonSchema;
+  outputs?: JsonSchema;
+  tags?: string[];
+  handler: DirectCallable;
+}
+
+/** Wiring and behaviour that is not part of the UTCP config. */
+export interface UtcpClientOptions {
+  /** Anchors relative paths (file manuals, dotenv, CLI working_dir, MCP cwd, .proto files). @default process.cwd() */
+  rootDir?: string;
+  /** Add or replace transports by call_template_type. @default the built-in set */
+  transports?: Record<string, TransportFactory>;
+  /** Default deadline per call, in milliseconds. @default none: each transport applies its own protocol default */
+  timeoutMs?: number;
+  /** Validate arguments against each tool's `inputs` before any transport runs. @default true */
+  validateArguments?: boolean;
+  /** Extra variable sources, after config `variables` and `load_variables_from`, before the environment. */
+  variableSources?: VariableSource[];
+  /** Functions applied to every result after the config's post-processors. */
+  postProcessors?: PostProcessorFn[];
+  /** Receives diagnostics. @default silent */
+  logger?: Logger;
+  /** Replaces the tool repository. @default in-memory with the configured search strategy */
+  repository?: ToolRepository;
+  /** Environment used for variable lookup. @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What the composition root supplies. */
+export interface ClientDefaults {
+  transports: Record<string, TransportFactory>;
+  createRepository(config: UtcpClientConfig): ToolRepository;
+  convertOpenApi: OpenApiConverter;
+}
+
+const FAILED_MANUAL: UtcpManual = Object.freeze({ utcp_version: '1.0.0', manual_version: '0.0.0', tools: Object.freeze([]) as unknown as Tool[] });
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class UtcpClientBase {
+  readonly rootDir: string;
+  /** The loaded config (variables as written, never resolved). */
+  readonly config: UtcpClientConfig;
+  /** Results of registering the config's `manual_call_templates` at creation. */
+  readonly initialRegistrations: RegisterManualResult[] = [];
+  /** Non-fatal problems found while loading the config. */
+  readonly configWarnings: string[];
+
+  readonly #repo: ToolRepository;
+  readonly #factories: Record<string, TransportFactory>;
+  readonly #transports = new Map<string, Promise<Transport>>();
+  readonly #resolver: VariableResolver;
+  readonly #logger: Required<Logger>;
+  readonly #limits: Limits;
+  readonly #post: PostProcessorFn[];
+  readonly #argValidator: ArgumentValidator | undefined;
+  readonly #timeoutMs: number | undefined;
+  readonly #reserved = new Set<string>();
+  readonly #allowed = new Map<string, ReadonlySet<string>>();
+  readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
+  readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
+  readonly #closing = new AbortController();
+  readonly #context: TransportContext;
+  #closed = false;
+
+  constructor(
+    rootDir: string,
+    loaded: LoadedConfig,
+    options: UtcpClientOptions,
+    defaults: ClientDefaults,
+  ) {
+    this.rootDir = rootDir;
+    this.config = loaded.config;
+    this.configWarnings = loaded.warnings;
+    this.#logger = completeLogger(options.logger);
+    for (const w of loaded.warnings) this.#logger.warn(w);
+    this.#limits = resolveLimits(loaded.config.limits);
+    this.#factories = { ...defaults.transports, ...(options.transports ?? {}) };
+    this.#repo = options.repository ?? defaults.createRepository(loaded.config);
+    const sources: VariableSource[] = (loaded.config.load_variables_from ?? []).map((l) => new DotenvSource(l.env_file_path, rootDir));
+    this.#resolver = new VariableResolver(loaded.config.variables ?? {}, [...sources, ...(options.variableSources ?? [])], options.env ?? process.env);
+    this.#post = [...loaded.postProcessing.map(postProcessorFromConfig), ...(options.postProcessors ?? [])];
+    this.#argValidator = options.validateArguments === false ? undefined : new ArgumentValidator(this.#logger);
+    this.#timeoutMs = options.timeoutMs;
+    const convert = defaults.convertOpenApi;
+    this.#context = {
+      rootDir,
+      logger: this.#logger,
+      limits: this.#limits,
+      convertOpenApi: (doc, opts) => convert(doc, { limits: this.#limits, ...opts }),
+      callables: this.#callables,
+      shared: <V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V => {
+        let entry = this.#shared.get(key);
+        if (!entry) this.#shared.set(key, (entry = { value: create(), dispose }));
+        return entry.value as V;
+      },
+      requestRefresh: (manualName) => {
+        this.refreshManual(manualName).catch((e) => this.#logger.warn(`Refreshing manual ${manualName} failed`, { error: messageOf(e) }));
+      },
+    };
+  }
+
+  /**
+   * Creates a client from a UTCP config object or the path of a JSON/YAML config file (relative to the root dir).
+   * Registers the config's manuals; one failing manual never blocks the others (see `initialRegistrations`).
+   * @throws UtcpValidationError (code INVALID_CONFIG) when the config itself is malformed.
+   */
+  protected static async createWith<C extends UtcpClientBase>(
+    this: new (rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults) => C,
+    defaults: ClientDefaults,
+    rootDir: string | undefined,
+    config: UtcpClientConfig | string | undefined,
+    options: UtcpClientOptions = {},
+  ): Promise<C> {
+    const root = resolve(rootDir ?? options.rootDir ?? process.cwd());
+    const loaded = await loadConfig(config, root);
+    const client = new this(root, loaded, options, defaults);
+    const templates = loaded.config.manual_call_templates ?? [];
+    if (templates.length > 0) {
+      const results = await client.registerManuals(templates);
+      client.initialRegistrations.push(...results);
+      for (const r of results) {
+        if (!r.success) client.#logger.warn(`Manual ${r.manualCallTemplate.name ?? '(unnamed)'} failed to register`, { errors: r.errors });
+      }
+    }
+    return client;
+  }
+
+  // ------------------------------------------------------------------ transports
+
+  /** Types this client can handle (built-in plus custom). */
+  get transportTypes(): string[] {
+    return Object.keys(this.#factories);
+  }
+
+  #knownTypes(): ReadonlySet<string> {
+    return new Set(Object.keys(this.#factories));
+  }
+
+  #transport(type: string): Promise<Transport> {
+    let t = this.#transports.get(type);
+    if (!t) {
+      const factory = this.#factories[type];
+      if (!factory) return Promise.reject(new UtcpError('UNKNOWN_TRANSPORT', `No transport for call_template_type "${type}"; known types: ${Object.keys(this.#factories).join(', ')}`));
+      t = Promise.resolve().then(() => factory(this.#context));
+      t.catch(() => this.#transports.delete(type));
+      this.#transports.set(type, t);
+    }
+    return t;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new UtcpError('CLIENT_CLOSED', 'This UtcpClient is closed');
+  }
+
+  // ------------------------------------------------------------------ registration
+
+  /**
+   * Discovers and stores the tools of one manual. Never throws for a bad manual: the result says
+   * `success: false` with `errors`, and nothing is stored. Tools that cannot be parsed are skipped with a warning.
+   */
+  async registerManual(template: CallTemplateBase | Record<string, unknown>, options: RegisterOptions = {}): Promise<RegisterManualResult> {
+    this.#assertOpen();
+    const warnings: string[] = [];
+    const normalized = normalizeCallTemplate(template, warnings, 'manual call template') as Record<string, unknown>;
+    const fail = (raw: CallTemplateBase, errors: string[]): RegisterManualResult => {
+      for (const e of errors) this.#logger.warn(`Manual ${raw?.name ?? '(unnamed)'} not registered: ${e}`);
+      return { manualCallTemplate: raw, manual: FAILED_MANUAL, success: false, errors, warnings };
+    };
+    const issues = validateCallTemplate(normalized, '', { knownTypes: this.#knownTypes() });
+    if (issues.length > 0) return fail(normalized as unknown as CallTemplateBase, [`Invalid manual call template: ${formatIssues(issues)}`]);
+
+    const name = typeof normalized.name === 'string' && normalized.name !== '' ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
+    const raw = { ...normalized, name } as CallTemplateBase;
+    if (this.#reserved.has(name) || (await this.#repo.getManual(name))) {
+      return fail(raw, [`Manual ${name} already registered; deregister it first or choose another name`]);
+    }
+    this.#reserved.add(name);
+    let transport: Transport | undefined;
+    try {
+      const substituted = substituteTemplate(raw, name, this.#resolver);
+      transport = await this.#transport(raw.call_template_type);
+      const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs ?? undefined);
+      const discovered = await this.#discover(transport, substituted, raw, name, signal, options.timeoutMs);
+      warnings.push(...discovered.warnings);
+      this.#assertOpen();
+      await this.#repo.saveManual(name, raw, discovered.manual);
+      this.#allowed.set(name, discovered.allowed);
+      this.#logger.info(`Registered manual ${name} with ${discovered.manual.tools.length} tools`);
+      return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings };
+    } catch (error) {
+      if (transport?.deregisterManual) await transport.deregisterManual(raw, { manualName: name }).catch(() => {});
+      return fail(raw, [messageOf(error)]);
+    } finally {
+      this.#reserved.delete(name);
+    }
+  }
+
+  async #discover(
+    transport: Transport,
+    substituted: CallTemplateBase,
+    raw: CallTemplateBase,
+    name: string,
+    signal: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<{ manual: UtcpManual; warnings: string[]; allowed: ReadonlySet<string> }> {
+    const options: CallOptions = { signal, manualName: name, rawTemplate: raw, timeoutMs };
+    let result;
+    try {
+      result = await transport.registerManual(substituted, options);
+    } catch (error) {
+      if (signal.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))) throw abortError(signal, `Discovery of manual ${name}`, timeoutMs);
+      throw error;
+    }
+    const warnings = [...(result.warnings ?? [])];
+    const doc = normalizeManual(result.manual, raw as unknown as Record<string, unknown>, warnings) as Record<string, unknown>;
+    if (typeof doc !== 'object' || doc === null || !Array.isArray(doc.tools)) {
+      throw new UtcpValidationError('manual', [{ path: 'tools', message: 'required (an array of tools)' }]);
+    }
+    const allowed = this.#allowedProtocols(raw, result.openapi === true);
+    const knownTypes = this.#knownTypes();
+    const tools: Tool[] = [];
+    const seen = new Set<string>();
+    (doc.tools as unknown[]).forEach((value, i) => {
+      const { tool, issues } = validateTool(value, `tools[${i}]`, { knownTypes });
+      if (!tool) {
+        warnings.push(`Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`);
+        return;
+      }
+      const type = tool.tool_call_template.call_template_type;
+      if (!allowed.has(type)) {
+        warnings.push(`Dropped tool ${tool.name}: protocol "${type}" is not in allowed_communication_protocols [${[...allowed].join(', ')}]`);
+        return;
+      }
+      const full = tool.name.startsWith(`${name}.`) ? tool.name : `${name}.${tool.name}`;
+      if (seen.has(full)) {
+        warnings.push(`Duplicate tool name ${full}: the first definition wins`);
+        return;
+      }
+      seen.add(full);
+      tools.push({ ...tool, name: full });
+    });
+    const manual: UtcpManual = {
+      utcp_version: typeof doc.utcp_version === 'string' ? doc.utcp_version : '1.0.0',
+      manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',
+      tools,
+    };
+    return { manual, warnings, allowed };
+  }
+
+  #allowedProtocols(raw: CallTemplateBase, fromOpenApi: boolean): Set<string> {
+    const list = raw.allowed_communication_protocols;
+    if (list && list.length > 0) return new Set(list);
+    const set = new Set([raw.call_template_type]);
+    if (fromOpenApi) set.add('http');
+    return set;
+  }
+
+  /** Registers several manuals concurrently; each gets its own result, in input order. */
+  async registerManuals(templates: ReadonlyArray<CallTemplateBase | Record<string, unknown>>, options: RegisterOptions = {}): Promise<RegisterManualResult[]> {
+    return Promise.all(templates.map((t) => this.registerManual(t, options)));
+  }
+
+  /**
+   * Registers in-process functions as the tools of one manual (`<manualName>.<fn.name>`),
+   * so agents can mix local and remote tools.
+   */
+  async registerFunctions(manualName: string, functions: readonly DirectFunction[]): Promise<RegisterManualResult> {
+    this.#assertOpen();
+    const name = sanitizeManualName(manualName);
+    const added: string[] = [];
+    for (const fn of functions) {
+      if (typeof fn.handler !== 'function') throw new UtcpError('INVALID_MANUAL', `Function ${fn.name}: handler must be a function`);
+      const key = `${name}.${fn.name}`;
+      if (this.#callables.has(key)) continue;
+      this.#callables.set(key, { callable: fn.handler, description: fn.description, inputs: fn.inputs, outputs: fn.outputs, tags: fn.tags, manual: name });
+      added.push(key);
+    }
+    const result = await this.registerManual({ name, call_template_type: 'direct' });
+    if (!result.success) for (const key of added) this.#callables.delete(key);
+    return result;
+  }
+
+  /** Registers a callable that `direct` tool templates can name with `callable_name`. */
+  registerCallable(name: string, callable: DirectCallable): void {
+    this.#callables.set(name, { callable });
+  }
+
+  /** Removes a manual and its tools and frees its sessions. Returns false when unknown. */
+  async deregisterManual(name: string): Promise<boolean> {
+    const stored = await this.#repo.getManual(name);
+    if (!stored) return false;
+    await this.#repo.removeManual(name);
+    this.#allowed.delete(name);
+    if (stored.template.call_template_type === 'direct') {
+      for (const [key, entry] of this.#callables) if (entry.manual === name) this.#callables.delete(key);
+    }
+    const types = new Set([stored.template.call_template_type, ...stored.manual.tools.map((t) => t.tool_call_template.call_template_type)]);
+    for (const type of types) {
+      const t = this.#transports.get(type);
+      if (!t) continue;
+      const transport = await t.catch(() => undefined);
+      await transport?.deregisterManual?.(stored.template, { manualName: name }).catch((e) => this.#logger.warn(`Deregistering ${name} from ${type} failed`, { error: messageOf(e) }));
+    }
+    return true;
+  }
+
+  /** Re-runs discovery for a registered manual and swaps its tools in at once. */
+  async refreshManual(name: string, options: RegisterOptions = {}): Promise<RegisterManualResult> {
+    this.#assertOpen();
+    const stored = await this.#repo.getManual(name);
+    if (!stored) throw new UtcpError('MANUAL_NOT_FOUND', `Manual not found: ${name}`);
+    const raw = stored.template;
+    try {
+      const transport = await this.#transport(raw.call_template_type);
+      const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs);
+      const discovered = await this.#discover(transport, substituteTemplate(raw, name, this.#resolver), raw, name, signal, options.timeoutMs);
+      if (await this.#repo.getManual(name)) {
+        await this.#repo.saveManual(name, raw, discovered.manual);
+        this.#allowed.set(name, discovered.allowed);
+      }
+      return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings: discovered.warnings };
+    } catch (error) {
+      return { manualCallTemplate: raw, manual: stored.manual, success: false, errors: [messageOf(error)], warnings: [] };
+    }
+  }
+
+  // ------------------------------------------------------------------ lookup and search
+
+  /** The stored tool (raw template, no secrets), or undefined. */
+  async getTool(name: string): Promise<Tool | undefined> {
+    return this.#repo.getTool(name);
+  }
+
+  async getTools(): Promise<Tool[]> {
+    return this.#repo.getTools();
+  }
+
+  async getManualNames(): Promise<string[]> {
+    return this.#repo.getManualNames();
+  }
+
+  /** The stored manual template and manual (raw, no secrets). */
+  async getManual(name: string) {
+    return this.#repo.getManual(name);
+  }
+
+  /**
+   * Ranked search over tool names, descriptions and tags.
+   * `searchTools(query, limit?, anyOfTagsRequired?)` or `searchTools(query, { limit, anyOfTagsRequired })`.
+   * `limit` defaults to 10; 0 returns every match.
+   */
+  async searchTools(query: string, limitOrOptions?: number | SearchOptions, anyOfTagsRequired?: string[] | null): Promise<Tool[]> {
+    const opts: SearchOptions = typeof limitOrOptions === 'object' && limitOrOptions !== null ? limitOrOptions : { limit: limitOrOptions, anyOfTagsRequired };
+    const limit = opts.limit ?? 10;
+    if (!Number.isInteger(limit) || limit < 0) throw new UtcpError('INVALID_ARGUMENTS', `searchTools: limit must be a non-negative integer, got ${limit}`);
+    return this.#repo.searchTools(query ?? '', { limit, anyOfTagsRequired: opts.anyOfTagsRequired ?? null });
+  }
+
+  /**
+   * The namespaced variable keys a manual template needs; when the template references none,
+   * discovery runs and the keys referenced by its tool templates are returned.
+   */
+  async getRequiredVariablesForManualAndTools(template: CallTemplateBase | Record<string, unknown>): Promise<string[]> {
+    this.#assertOpen();
+    const normalized = normalizeCallTemplate(template) as CallTemplateBase;
+    const issues = validateCallTemplate(normalized, '', { knownTypes: this.#knownTypes() });
+    if (issues.length > 0) throw new UtcpValidationError('manual call template', issues);
+    const name = normalized.name ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
+    const raw = { ...normalized, name };
+    const keys = collectTemplateVariables(raw, name);
+    if (keys.length > 0) return keys;
+    const transport = await this.#transport(raw.call_template_type);
+    const signal = this.#closing.signal;
+    try {
+      const { manual } = await this.#discover(transport, raw, raw, name, signal);
+      for (const tool of manual.tools) collectTemplateVariables(tool.tool_call_template, name, keys);
+    } finally {
+      if (!(await this.#repo.getManual(name))) await transport.deregisterManual?.(raw, { manualName: name }).catch(() => {});
+    }
+    return keys;
+  }
+
+  /** The namespaced variable keys a registered tool's template needs. */
+  async getRequiredVariablesForRegisteredTool(toolName: string): Promise<string[]> {
+    const tool = await this.#repo.getTool(toolName);
+    if (!tool) throw new ToolNotFoundError(toolName);
+    return collectTemplateVariables(tool.tool_call_template, toolName.split('.')[0]);
+  }
+
+  // ------------------------------------------------------------------ calls
+
+  async #prepare(name: string, args: JsonObject | undefined) {
+    this.#assertOpen();
+    const tool = await this.#repo.getTool(name);
+    if (!tool) throw new ToolNotFoundError(name);
+    const manualName = name.slice(0, name.indexOf('.'));
+    const template = tool.tool_call_template;
+    const allowed = this.#allowed.get(manualName) ?? this.#allowedProtocols((await this.#repo.getManual(manualName))?.template ?? template, false);
+    {
+      if (!allowed.has(template.call_template_type)) {
+        throw new UtcpError('PROTOCOL_NOT_ALLOWED', `Tool ${name} uses protocol "${template.call_template_type}", which manual ${manualName} does not allow [${[...allowed].join(', ')}]`);
+      }
+    }
+    const callArgs: JsonObject = args ?? {};
+    if (typeof callArgs !== 'object' || Array.isArray(callArgs)) throw new UtcpArgumentsError(name, [{ path: '(arguments)', message: 'must be an object' }]);
+    if (this.#argValidator) {
+      const issues = await this.#argValidator.validate(tool, callArgs);
+      if (issues.length > 0) throw new UtcpArgumentsError(name, issues);
+    }
+    const substituted = substituteTemplate(template, manualName, this.#resolver);
+    const transport = await this.#transport(template.call_template_type);
+    return { tool, manualName, callArgs, substituted, transport };
+  }
+
+  #callSignal(options: CallToolOptions): { signal: AbortSignal; timeoutMs: number | undefined } {
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const base = options.signal ? AbortSignal.any([this.#closing.signal, options.signal]) : this.#closing.signal;
+    return { signal: withDeadline(base, timeoutMs), timeoutMs };
+  }
+
+  #wrapError(error: unknown, signal: AbortSignal, name: string, timeoutMs: number | undefined): unknown {
+    if (signal.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))) {
+      return abortError(signal, `Tool ${name}`, timeoutMs);
+    }
+    if (error instanceof UtcpError) return error;
+    return new TransportError(`Tool ${name} failed: ${messageOf(error)}`, { cause: error });
+  }
+
+  #postProcess(result: unknown, tool: Tool, manualName: string, args: JsonObject): unknown {
+    let r = result;
+    for (const p of this.#post) r = p(r, { tool, manualName, args });
+    return r;
+  }
+
+  /**
+   * Calls a tool by its full name (`<manual>.<tool>`).
+   * @throws ToolNotFoundError, UtcpArgumentsError, UtcpVariableNotFoundError, UtcpTimeoutError, UtcpAbortError,
+   *   or the transport's typed error (HttpStatusError, CliExitError, ToolExecutionError, TransportError, ...).
+   */
+  async callTool(name: string, args?: JsonObject, options: CallToolOptions = {}): Promise<unknown> {
+    const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
+    const { signal, timeoutMs } = this.#callSignal(options);
+    this.#logger.debug(`Calling ${name}`);
+    let result: unknown;
+    try {
+      if (signal.aborted) throw abortError(signal, `Tool ${name}`, timeoutMs);
+      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs });
+    } catch (error) {
+      throw this.#wrapError(error, signal, name, timeoutMs);
+    }
+    return this.#postProcess(result, tool, manualName, callArgs);
+  }
+
+  /**
+   * Calls a tool and yields its results as they arrive. One-shot protocols yield exactly one item.
+   * Breaking out of the loop cancels the call.
+   */
+  async *callToolStreaming(name: string, args?: JsonObject, options: CallToolOptions = {}): AsyncGenerator<unknown, void, undefined> {
+    const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
+    const { signal: callSignal, timeoutMs } = this.#callSignal(options);
+    const local = new AbortController();
+    const signal = AbortSignal.any([callSignal, local.signal]);
+    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs };
+    try {
+      if (transport.callToolStream) {
+        for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
+          yield this.#postProcess(item, tool, manualName, callArgs);
+        }
+      } else {
+        const result = await transport.callTool(tool, callArgs, substituted, callOptions);
+        yield this.#postProcess(result, tool, manualName, callArgs);
+      }
+    } catch (error) {
+      throw this.#wrapError(error, signal, name, timeoutMs);
+    } finally {
+      local.abort(new UtcpError('ABORTED', 'Stream consumer stopped'));
+    }
+  }
+
+  // ------------------------------------------------------------------ shutdown
+
+  /** Closes every transport (sessions, sockets, child processes) of this client. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The client was closed'));
+    const transports = await Promise.all([...this.#transports.values()].map((t) => t.catch(() => undefined)));
+    await Promise.all(transports.map((t) => t?.close().catch((e) => this.#logger.warn(`Closing transport ${t.type} failed`, { error: messageOf(e) }))));
+    this.#transports.clear();
+    for (const { value, dispose } of this.#shared.values()) {
+      try {
+        await dispose?.(value);
+      } catch (e) {
+        this.#logger.warn('Disposing a shared resource failed', { error: messageOf(e) });
+      }
+    }
+    this.#shared.clear();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+}

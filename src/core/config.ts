@@ -1,0 +1,153 @@
+/**
+ * The UTCP client config (manual-format.md §10): types, loading from an object or a JSON/YAML file,
+ * and legacy normalisation (`providers_file_path`, `providers`, `{"type":"dotenv"}`).
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, resolve } from 'node:path';
+import { parseDocumentText } from './document.js';
+import { UtcpError, UtcpValidationError, type ValidationIssue } from './errors.js';
+import { normalizeCallTemplate } from './legacy.js';
+import type { Limits } from './limits.js';
+import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
+import type { CallTemplateBase } from './types.js';
+
+export interface DotenvLoaderConfig {
+  variable_loader_type: 'dotenv';
+  env_file_path: string;
+}
+
+export interface ToolSearchStrategyConfig {
+  /** `bm25` (default, ranked full-text) or `tag_and_description_word_match` (the official strategy). */
+  tool_search_strategy_type: 'bm25' | 'tag_and_description_word_match' | (string & {});
+  description_weight?: number;
+  tag_weight?: number;
+  [option: string]: unknown;
+}
+
+/** The UTCP client configuration. Every key is optional. */
+export interface UtcpClientConfig {
+  variables?: Record<string, string>;
+  load_variables_from?: DotenvLoaderConfig[] | null;
+  manual_call_templates?: Array<CallTemplateBase & Record<string, unknown>>;
+  tool_repository?: { tool_repository_type: 'in_memory' | (string & {}); [option: string]: unknown };
+  tool_search_strategy?: ToolSearchStrategyConfig;
+  post_processing?: PostProcessorConfig[];
+  limits?: Partial<Limits>;
+  /** Legacy v0.1: a JSON/YAML file of provider objects, relative to the root dir. */
+  providers_file_path?: string;
+  /** Legacy (go-utcp style): inline provider objects. */
+  providers?: unknown[];
+}
+
+export interface LoadedConfig {
+  config: UtcpClientConfig & { manual_call_templates: Array<CallTemplateBase & Record<string, unknown>>; variables: Record<string, string> };
+  postProcessing: PostProcessorConfig[];
+  warnings: string[];
+}
+
+const KNOWN_KEYS = new Set([
+  'variables', 'load_variables_from', 'manual_call_templates', 'tool_repository', 'tool_search_strategy',
+  'post_processing', 'limits', 'providers_file_path', 'providers',
+]);
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+async function readConfigFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new UtcpError('INVALID_CONFIG', `Cannot read config file ${path}: ${(cause as NodeJS.ErrnoException).code ?? cause}`, { cause });
+  }
+  const ext = extname(path).toLowerCase();
+  return parseDocumentText(text, { format: ext === '.yaml' || ext === '.yml' ? 'yaml' : ext === '.json' ? 'json' : 'auto', what: `config file ${path}` });
+}
+
+function providerEntries(doc: unknown): unknown[] {
+  if (Array.isArray(doc)) return doc;
+  if (isObj(doc) && Array.isArray(doc.providers)) return doc.providers;
+  if (isObj(doc)) return [doc];
+  return [];
+}
+
+/**
+ * Loads and validates a config: an object, or a path to a JSON/YAML file (relative to `rootDir`).
+ * Throws `UtcpValidationError` (code INVALID_CONFIG) listing every problem with its path.
+ */
+export async function loadConfig(input: UtcpClientConfig | string | undefined, rootDir: string): Promise<LoadedConfig> {
+  const warnings: string[] = [];
+  const raw = typeof input === 'string' ? await readConfigFile(resolve(rootDir, input)) : input ?? {};
+  if (!isObj(raw)) throw new UtcpValidationError('config', [{ path: '', message: 'expected an object' }], 'INVALID_CONFIG');
+  const issues: ValidationIssue[] = [];
+  for (const key of Object.keys(raw)) if (!KNOWN_KEYS.has(key)) warnings.push(`Unknown config key "${key}" ignored`);
+
+  const variables: Record<string, string> = {};
+  if (raw.variables !== undefined && raw.variables !== null) {
+    if (!isObj(raw.variables)) issues.push({ path: 'variables', message: 'expected an object of strings' });
+    else
+      for (const [k, v] of Object.entries(raw.variables)) {
+        if (typeof v === 'string') variables[k] = v;
+        else if (typeof v === 'number' || typeof v === 'boolean') variables[k] = String(v);
+        else issues.push({ path: `variables.${k}`, message: 'expected a string' });
+      }
+  }
+
+  let loaders: DotenvLoaderConfig[] | null = null;
+  if (raw.load_variables_from !== undefined && raw.load_variables_from !== null) {
+    if (!Array.isArray(raw.load_variables_from)) issues.push({ path: 'load_variables_from', message: 'expected an array' });
+    else {
+      loaders = [];
+      raw.load_variables_from.forEach((l, i) => {
+        const p = `load_variables_from[${i}]`;
+        if (!isObj(l)) return void issues.push({ path: p, message: 'expected an object' });
+        const type = l.variable_loader_type ?? l.type;
+        if (type !== 'dotenv') return void issues.push({ path: `${p}.variable_loader_type`, message: 'must be "dotenv"' });
+        if (typeof l.env_file_path !== 'string' || !l.env_file_path) return void issues.push({ path: `${p}.env_file_path`, message: 'required' });
+        loaders!.push({ variable_loader_type: 'dotenv', env_file_path: l.env_file_path });
+      });
+    }
+  }
+
+  const templates: Array<CallTemplateBase & Record<string, unknown>> = [];
+  if (raw.manual_call_templates !== undefined && raw.manual_call_templates !== null) {
+    if (!Array.isArray(raw.manual_call_templates)) issues.push({ path: 'manual_call_templates', message: 'expected an array' });
+    else raw.manual_call_templates.forEach((t, i) => templates.push(normalizeCallTemplate(t, warnings, `manual_call_templates[${i}]`) as never));
+  }
+  const addProviders = (entries: unknown[], where: string, baseDir?: string) => {
+    entries.forEach((entry, i) => {
+      let t = normalizeCallTemplate(entry, warnings, `${where}[${i}]`) as Record<string, unknown>;
+      if (baseDir && isObj(t) && t.call_template_type === 'file' && typeof t.file_path === 'string' && !isAbsolute(t.file_path)) {
+        t = { ...t, file_path: resolve(baseDir, t.file_path) };
+      }
+      templates.push(t as never);
+    });
+  };
+  if (typeof raw.providers_file_path === 'string') {
+    const path = resolve(rootDir, raw.providers_file_path);
+    addProviders(providerEntries(await readConfigFile(path)), 'providers_file_path', dirname(path));
+    warnings.push('Legacy "providers_file_path" loaded into manual_call_templates');
+  }
+  if (Array.isArray(raw.providers)) addProviders(raw.providers, 'providers');
+
+  const post = validatePostProcessors(raw.post_processing, 'post_processing');
+  issues.push(...post.issues);
+  if (raw.tool_search_strategy !== undefined && !(isObj(raw.tool_search_strategy) && typeof raw.tool_search_strategy.tool_search_strategy_type === 'string')) {
+    issues.push({ path: 'tool_search_strategy.tool_search_strategy_type', message: 'required' });
+  }
+  if (raw.tool_repository !== undefined && !(isObj(raw.tool_repository) && typeof raw.tool_repository.tool_repository_type === 'string')) {
+    issues.push({ path: 'tool_repository.tool_repository_type', message: 'required' });
+  }
+  if (raw.limits !== undefined && !isObj(raw.limits)) issues.push({ path: 'limits', message: 'expected an object' });
+  if (issues.length > 0) throw new UtcpValidationError('config', issues, 'INVALID_CONFIG');
+
+  return {
+    config: {
+      ...(raw as UtcpClientConfig),
+      variables,
+      load_variables_from: loaders,
+      manual_call_templates: templates,
+    },
+    postProcessing: post.configs,
+    warnings,
+  };
+}

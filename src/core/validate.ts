@@ -1,0 +1,326 @@
+/**
+ * Runtime validation of call templates, auth objects, tools and manuals.
+ * Every problem is reported with its path (`tools[3].tool_call_template.url: required`).
+ * Unknown keys are tolerated and kept (manual-format.md, "Tolerant reading").
+ */
+import type { ValidationIssue } from './errors.js';
+import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
+import { assertUrlAllowed } from './url-policy.js';
+
+type FieldKind =
+  | 'string' | 'nonempty' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'any'
+  | 'string[]' | 'string-map' | 'auth' | 'string|object' | 'string|object|array';
+
+interface FieldSpec {
+  kind: FieldKind;
+  required?: boolean;
+  /** null accepted (besides absence). */
+  nullable?: boolean;
+  oneOf?: readonly unknown[];
+}
+
+const f = (kind: FieldKind, extra: Omit<FieldSpec, 'kind'> = {}): FieldSpec => ({ kind, ...extra });
+const opt = (kind: FieldKind, oneOf?: readonly unknown[]): FieldSpec => ({ kind, nullable: true, oneOf });
+const req = (kind: FieldKind): FieldSpec => ({ kind, required: true });
+
+const HTTP_COMMON = {
+  url: req('nonempty'),
+  headers: opt('string-map'),
+  body_field: opt('string'),
+  header_fields: opt('string[]'),
+};
+const OPENAPI_COMMON = { auth_tools: opt('auth'), openapi_filter: opt('object'), base_url: opt('string') };
+const SOCKET_COMMON = {
+  host: req('nonempty'),
+  port: req('integer'),
+  request_data_format: opt('string', ['json', 'text']),
+  request_data_template: opt('string'),
+  response_byte_format: opt('string'),
+  timeout: opt('number'),
+  request_wrapper: opt('string', ['none', 'tool_args']),
+  tool_name_on_wire: opt('string', ['bare', 'qualified']),
+  discovery_message: opt('string|object'),
+};
+
+/** Fields per built-in call_template_type (base fields are checked for every type). */
+export const TEMPLATE_FIELDS: Record<string, Record<string, FieldSpec>> = {
+  http: {
+    ...HTTP_COMMON,
+    http_method: opt('string', ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']),
+    content_type: opt('string'),
+    cookie_fields: opt('string[]'),
+    auth_tools: opt('auth'),
+    timeout: opt('number'),
+    openapi_filter: opt('object'),
+  },
+  sse: {
+    ...HTTP_COMMON,
+    event_type: opt('string'),
+    reconnect: opt('boolean'),
+    retry_timeout: opt('number'),
+  },
+  streamable_http: {
+    ...HTTP_COMMON,
+    http_method: opt('string', ['GET', 'POST']),
+    content_type: opt('string'),
+    chunk_size: opt('integer'),
+    timeout: opt('number'),
+  },
+  cli: {
+    commands: req('array'),
+    env_vars: opt('string-map'),
+    inherit_env_vars: opt('string[]'),
+    working_dir: opt('string'),
+    timeout: opt('number'),
+  },
+  mcp: { config: req('object'), register_resources_as_tools: opt('boolean') },
+  text: { content: req('string'), ...OPENAPI_COMMON },
+  file: { file_path: req('nonempty'), ...OPENAPI_COMMON },
+  websocket: {
+    url: req('nonempty'),
+    message: opt('string|object|array'),
+    protocol: opt('string'),
+    keep_alive: opt('boolean'),
+    response_format: opt('string', ['json', 'text', 'raw']),
+    timeout: opt('number'),
+    headers: opt('string-map'),
+    header_fields: opt('string[]'),
+    discovery_message: opt('string|object'),
+    tool_routing: opt('string', ['single_socket', 'path_per_tool']),
+    response_mode: opt('string', ['first_message', 'until_close']),
+  },
+  tcp: {
+    ...SOCKET_COMMON,
+    framing_strategy: opt('string', ['stream', 'length_prefix', 'delimiter', 'fixed_length', 'json', 'ndjson']),
+    length_prefix_bytes: opt('integer', [1, 2, 4, 8]),
+    length_prefix_endian: opt('string', ['big', 'little']),
+    message_delimiter: opt('string'),
+    interpret_escape_sequences: opt('boolean'),
+    fixed_message_length: opt('integer'),
+    max_response_size: opt('integer'),
+    half_close: opt('boolean'),
+  },
+  udp: { ...SOCKET_COMMON, number_of_response_datagrams: opt('integer') },
+  graphql: {
+    url: req('nonempty'),
+    operation_type: opt('string', ['query', 'mutation', 'subscription']),
+    operation_name: opt('string'),
+    headers: opt('string-map'),
+    header_fields: opt('string[]'),
+    query: opt('string'),
+    variable_types: opt('string-map'),
+    subscription_url: opt('string'),
+    timeout: opt('number'),
+  },
+  grpc: {
+    host: req('nonempty'),
+    port: req('integer'),
+    use_ssl: opt('boolean'),
+    service_name: opt('string'),
+    method_name: opt('string'),
+    proto_file: opt('string'),
+    metadata: opt('string-map'),
+    timeout: opt('number'),
+    tool_name_on_wire: opt('string', ['bare', 'qualified']),
+    transport: opt('string', ['grpc']),
+  },
+  direct: { callable_name: opt('string') },
+};
+
+/** Types whose `auth` must be null. */
+const NO_AUTH = new Set(['cli', 'text', 'file', 'tcp', 'udp', 'direct']);
+
+const BASE_FIELDS: Record<string, FieldSpec> = {
+  name: opt('string'),
+  call_template_type: req('nonempty'),
+  auth: opt('auth'),
+  allowed_communication_protocols: opt('string[]'),
+};
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function checkField(value: unknown, spec: FieldSpec, path: string, issues: ValidationIssue[]): void {
+  if (value === undefined) {
+    if (spec.required) issues.push({ path, message: 'required' });
+    return;
+  }
+  if (value === null) {
+    if (!spec.nullable) issues.push({ path, message: spec.required ? 'required (got null)' : 'must not be null' });
+    return;
+  }
+  const bad = (expected: string) => issues.push({ path, message: `expected ${expected}, got ${typeName(value)}` });
+  switch (spec.kind) {
+    case 'string':
+      if (typeof value !== 'string') return void bad('a string');
+      break;
+    case 'nonempty':
+      if (typeof value !== 'string') return void bad('a string');
+      if (value.trim() === '') return void issues.push({ path, message: 'must not be empty' });
+      break;
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isInteger(value)) return void bad('an integer');
+      break;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) return void bad('a number');
+      break;
+    case 'boolean':
+      if (typeof value !== 'boolean') return void bad('a boolean');
+      break;
+    case 'object':
+      if (!isPlainObject(value)) return void bad('an object');
+      break;
+    case 'array':
+      if (!Array.isArray(value)) return void bad('an array');
+      break;
+    case 'string[]':
+      if (!Array.isArray(value)) return void bad('an array of strings');
+      value.forEach((v, i) => {
+        if (typeof v !== 'string') issues.push({ path: `${path}[${i}]`, message: `expected a string, got ${typeName(v)}` });
+      });
+      break;
+    case 'string-map':
+      if (!isPlainObject(value)) return void bad('an object of strings');
+      for (const [k, v] of Object.entries(value)) {
+        if (typeof v !== 'string') issues.push({ path: `${path}.${k}`, message: `expected a string, got ${typeName(v)}` });
+      }
+      break;
+    case 'auth':
+      validateAuth(value, path, issues);
+      break;
+    case 'string|object':
+      if (typeof value !== 'string' && !isPlainObject(value)) return void bad('a string or an object');
+      break;
+    case 'string|object|array':
+      if (typeof value !== 'string' && typeof value !== 'object') return void bad('a string, object or array');
+      break;
+    case 'any':
+      break;
+  }
+  if (spec.oneOf && !spec.oneOf.includes(value)) {
+    issues.push({ path, message: `must be one of ${spec.oneOf.map((v) => JSON.stringify(v)).join(', ')}` });
+  }
+}
+
+const AUTH_FIELDS: Record<string, Record<string, FieldSpec>> = {
+  api_key: { api_key: req('string'), var_name: opt('nonempty'), location: opt('string', ['header', 'query', 'cookie']) },
+  basic: { username: req('string'), password: req('string') },
+  oauth2: { token_url: req('nonempty'), client_id: req('string'), client_secret: req('string'), scope: opt('string'), refresh_token: opt('string') },
+  oauth2_user: { access_token: req('string'), var_name: opt('nonempty'), prefix: opt('string') },
+};
+
+/** Validates an auth object (discriminator `auth_type`). */
+export function validateAuth(value: unknown, path: string, issues: ValidationIssue[]): void {
+  if (!isPlainObject(value)) {
+    issues.push({ path, message: `expected an auth object, got ${typeName(value)}` });
+    return;
+  }
+  const type = value.auth_type;
+  if (typeof type !== 'string') {
+    issues.push({ path: `${path}.auth_type`, message: 'required (one of "api_key", "basic", "oauth2", "oauth2_user")' });
+    return;
+  }
+  const fields = AUTH_FIELDS[type];
+  if (!fields) {
+    issues.push({ path: `${path}.auth_type`, message: `unknown auth type ${JSON.stringify(type)}; expected one of "api_key", "basic", "oauth2", "oauth2_user"` });
+    return;
+  }
+  for (const [key, spec] of Object.entries(fields)) checkField(value[key], spec, `${path}.${key}`, issues);
+  if (type === 'api_key' && typeof value.var_name === 'string' && /[\r\n\0]/.test(value.var_name)) {
+    issues.push({ path: `${path}.var_name`, message: 'contains CR/LF or NUL characters' });
+  }
+}
+
+export interface TemplateValidationOptions {
+  /** Types with a transport on this client; others are reported as unknown. */
+  knownTypes: ReadonlySet<string>;
+}
+
+/**
+ * Validates a call template (after legacy normalisation). Returns the issues; an empty list means valid.
+ * Unknown `call_template_type` gives one issue on that field.
+ */
+export function validateCallTemplate(value: unknown, path: string, options: TemplateValidationOptions): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const at = (k: string) => (path ? `${path}.${k}` : k);
+  if (!isPlainObject(value)) {
+    issues.push({ path, message: `expected a call template object, got ${typeName(value)}` });
+    return issues;
+  }
+  for (const [key, spec] of Object.entries(BASE_FIELDS)) checkField(value[key], spec, at(key), issues);
+  const type = value.call_template_type;
+  if (typeof type !== 'string' || issues.length > 0) return issues;
+  if (!options.knownTypes.has(type)) {
+    issues.push({ path: at('call_template_type'), message: `unknown call_template_type ${JSON.stringify(type)}` });
+    return issues;
+  }
+  const fields = TEMPLATE_FIELDS[type];
+  if (fields) for (const [key, spec] of Object.entries(fields)) checkField(value[key], spec, at(key), issues);
+  if (NO_AUTH.has(type) && value.auth !== undefined && value.auth !== null) {
+    issues.push({ path: at('auth'), message: `must be null for ${type} templates` });
+  }
+  if (type === 'cli' && Array.isArray(value.commands)) {
+    if (value.commands.length === 0) issues.push({ path: at('commands'), message: 'must not be empty' });
+    value.commands.forEach((step, i) => {
+      const p = `${at('commands')}[${i}]`;
+      if (!isPlainObject(step)) return void issues.push({ path: p, message: `expected {command, append_to_final_output}, got ${typeName(step)}` });
+      checkField(step.command, req('nonempty'), `${p}.command`, issues);
+      checkField(step.append_to_final_output, opt('boolean'), `${p}.append_to_final_output`, issues);
+    });
+  }
+  if (type === 'mcp' && isPlainObject(value.config)) {
+    const servers = value.config.mcpServers;
+    if (!isPlainObject(servers)) issues.push({ path: at('config.mcpServers'), message: 'required (an object of server configurations)' });
+  }
+  if (type === 'websocket' && typeof value.url === 'string' && !value.url.includes('$')) {
+    try {
+      assertUrlAllowed(value.url, 'template validation', 'ws');
+    } catch (e) {
+      issues.push({ path: at('url'), message: (e as Error).message });
+    }
+  }
+  if ((type === 'tcp' || type === 'udp' || type === 'grpc') && typeof value.port === 'number' && (value.port < 0 || value.port > 65535)) {
+    issues.push({ path: at('port'), message: 'must be between 0 and 65535' });
+  }
+  return issues;
+}
+
+export interface ToolValidationResult {
+  tool?: Tool;
+  issues: ValidationIssue[];
+}
+
+/** Validates one tool and fills its defaults (description "", inputs {}, outputs {}, tags []). Does not mutate the input. */
+export function validateTool(value: unknown, path: string, options: TemplateValidationOptions): ToolValidationResult {
+  const issues: ValidationIssue[] = [];
+  if (!isPlainObject(value)) return { issues: [{ path, message: `expected a tool object, got ${typeName(value)}` }] };
+  checkField(value.name, req('nonempty'), `${path}.name`, issues);
+  checkField(value.description, opt('string'), `${path}.description`, issues);
+  checkField(value.inputs, opt('object'), `${path}.inputs`, issues);
+  checkField(value.outputs, opt('object'), `${path}.outputs`, issues);
+  checkField(value.tags, opt('string[]'), `${path}.tags`, issues);
+  checkField(value.average_response_size, opt('integer'), `${path}.average_response_size`, issues);
+  if (value.tool_call_template === undefined || value.tool_call_template === null) {
+    issues.push({ path: `${path}.tool_call_template`, message: 'required' });
+  } else {
+    issues.push(...validateCallTemplate(value.tool_call_template, `${path}.tool_call_template`, options));
+  }
+  if (issues.length > 0) return { issues };
+  const tool: Tool = {
+    ...(value as object),
+    name: value.name as string,
+    description: (value.description as string | undefined) ?? '',
+    inputs: (value.inputs as JsonSchema | undefined) ?? {},
+    outputs: (value.outputs as JsonSchema | undefined) ?? {},
+    tags: (value.tags as string[] | undefined) ?? [],
+    tool_call_template: value.tool_call_template as CallTemplateBase,
+  };
+  return { tool, issues };
+}

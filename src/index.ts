@@ -1,0 +1,134 @@
+/**
+ * utcp-kit: the composition root. `UtcpClient.create(config)` wires the built-in transports
+ * (each imported on first use), the in-memory repository with the configured search strategy,
+ * and the OpenAPI converter. Every name exported here is public API.
+ */
+import type { ClientDefaults, UtcpClientOptions } from './core/client.js';
+import { UtcpClientBase } from './core/client.js';
+import type { UtcpClientConfig } from './core/config.js';
+import { UtcpError } from './core/errors.js';
+import type { ToolSearchStrategy } from './core/repository.js';
+import type { OpenApiConverter } from './core/transport.js';
+import { Bm25Search } from './repository/bm25-search.js';
+import { InMemoryToolRepository } from './repository/in-memory-repository.js';
+import { WordMatchSearch } from './repository/word-match-search.js';
+import { builtinTransports } from './transports/builtin.js';
+
+const convertOpenApi: OpenApiConverter = async (doc, options) => (await import('./loaders/openapi/index.js')).convertOpenApi(doc, options);
+
+function createSearch(config: UtcpClientConfig): ToolSearchStrategy {
+  const s = config.tool_search_strategy;
+  const type = s?.tool_search_strategy_type ?? 'bm25';
+  if (type === 'bm25') return new Bm25Search();
+  if (type === 'tag_and_description_word_match') return new WordMatchSearch(s);
+  throw new UtcpError('INVALID_CONFIG', `Unknown tool_search_strategy_type "${type}"; expected "bm25" or "tag_and_description_word_match"`);
+}
+
+const defaults: ClientDefaults = {
+  transports: builtinTransports,
+  createRepository(config) {
+    const type = config.tool_repository?.tool_repository_type ?? 'in_memory';
+    if (type !== 'in_memory') throw new UtcpError('INVALID_CONFIG', `Unknown tool_repository_type "${type}"; pass a repository in the client options instead`);
+    return new InMemoryToolRepository(createSearch(config));
+  },
+  convertOpenApi,
+};
+
+/** The UTCP client with the built-in transports, repository and search. */
+export class UtcpClient extends UtcpClientBase {
+  /**
+   * Creates a client and registers the config's manuals.
+   * `create(config?, options?)` or `create(rootDir, config?, options?)`; `config` may be the path of a JSON or YAML file.
+   * @throws UtcpValidationError (code INVALID_CONFIG) when the config is malformed.
+   */
+  static create(config?: UtcpClientConfig, options?: UtcpClientOptions): Promise<UtcpClient>;
+  static create(rootDir: string, config?: UtcpClientConfig | string, options?: UtcpClientOptions): Promise<UtcpClient>;
+  static create(a?: UtcpClientConfig | string, b?: UtcpClientConfig | string | UtcpClientOptions, c?: UtcpClientOptions): Promise<UtcpClient> {
+    if (typeof a === 'string') return UtcpClient.createWith(defaults, a, b as UtcpClientConfig | string | undefined, c);
+    return UtcpClient.createWith(defaults, undefined, a, b as UtcpClientOptions | undefined);
+  }
+
+  /** Creates a client from a JSON or YAML config file; its directory becomes the root dir unless `options.rootDir` is set. */
+  static async fromConfigFile(path: string, options: UtcpClientOptions = {}): Promise<UtcpClient> {
+    const { dirname, resolve } = await import('node:path');
+    const abs = resolve(path);
+    return UtcpClient.createWith(defaults, options.rootDir ?? dirname(abs), abs, options);
+  }
+}
+
+export type { CallToolOptions, DirectFunction, RegisterOptions, UtcpClientOptions, ClientDefaults } from './core/client.js';
+export { UtcpClientBase } from './core/client.js';
+export { loadConfig } from './core/config.js';
+export type { UtcpClientConfig, DotenvLoaderConfig, ToolSearchStrategyConfig, LoadedConfig } from './core/config.js';
+export {
+  UtcpError,
+  UtcpValidationError,
+  UtcpArgumentsError,
+  ToolNotFoundError,
+  UtcpVariableNotFoundError,
+  UrlPolicyError,
+  HttpStatusError,
+  ToolExecutionError,
+  CliExitError,
+  UtcpTimeoutError,
+  UtcpAbortError,
+  TransportError,
+  isUtcpError,
+} from './core/errors.js';
+export type { UtcpErrorCode, ValidationIssue } from './core/errors.js';
+export type {
+  Auth,
+  ApiKeyAuth,
+  BasicAuth,
+  OAuth2Auth,
+  OAuth2UserAuth,
+  CallTemplate,
+  CallTemplateBase,
+  CallTemplateType,
+  HttpCallTemplate,
+  SseCallTemplate,
+  StreamableHttpCallTemplate,
+  CliCallTemplate,
+  CommandStep,
+  McpCallTemplate,
+  McpServerConfig,
+  TextCallTemplate,
+  FileCallTemplate,
+  WebSocketCallTemplate,
+  TcpCallTemplate,
+  UdpCallTemplate,
+  GraphqlCallTemplate,
+  GrpcCallTemplate,
+  DirectCallTemplate,
+  OpenApiFilter,
+  Tool,
+  UtcpManual,
+  RegisterManualResult,
+  JsonObject,
+  JsonSchema,
+  JsonValue,
+} from './core/types.js';
+export { BUILTIN_CALL_TEMPLATE_TYPES } from './core/types.js';
+export type {
+  Transport,
+  TransportContext,
+  TransportFactory,
+  CallOptions,
+  DiscoveryResult,
+  ProgressEvent,
+  DirectCallable,
+  OpenApiConverter,
+  OpenApiConverterOptions,
+} from './core/transport.js';
+export type { Logger } from './core/logger.js';
+export type { Limits } from './core/limits.js';
+export { DEFAULT_LIMITS } from './core/limits.js';
+export type { ToolRepository, ToolSearchStrategy, SearchOptions, StoredManual } from './core/repository.js';
+export type { VariableSource } from './core/variables.js';
+export { namespacedKey, sanitizeManualName } from './core/variables.js';
+export type { PostProcessorFn, PostProcessContext, PostProcessorConfig, FilterDictConfig, LimitStringsConfig } from './core/post-processors.js';
+export { parseDotenv } from './core/dotenv.js';
+export { assertUrlAllowed, isLoopbackLiteral, isLoopbackLike } from './core/url-policy.js';
+export { InMemoryToolRepository } from './repository/in-memory-repository.js';
+export { Bm25Search } from './repository/bm25-search.js';
+export { WordMatchSearch } from './repository/word-match-search.js';

@@ -1,0 +1,44 @@
+/** The `file` transport: a manual or OpenAPI document read from a file confined to the client's root dir. */
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { UtcpError } from '../../core/errors.js';
+import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { FileCallTemplate } from '../../core/types.js';
+import { resolveConfinedPath } from '../shared/confined-path.js';
+import { discoverFromDocument } from '../shared/local-document.js';
+
+async function readConfined(ctx: TransportContext, filePath: string): Promise<{ path: string; text: string }> {
+  const path = await resolveConfinedPath(ctx.rootDir, filePath, 'file_path');
+  try {
+    const buf = await readFile(path);
+    if (buf.length > ctx.limits.max_document_bytes) {
+      throw new UtcpError('RESPONSE_TOO_LARGE', `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`);
+    }
+    return { path, text: buf.toString('utf8') };
+  } catch (cause) {
+    if (cause instanceof UtcpError) throw cause;
+    throw new UtcpError('TRANSPORT_FAILED', `Cannot read file ${filePath}: ${(cause as NodeJS.ErrnoException).code ?? cause}`, { cause });
+  }
+}
+
+export function createFileTransport(ctx: TransportContext): Transport<FileCallTemplate> {
+  return {
+    type: 'file',
+    async registerManual(template, options): Promise<DiscoveryResult> {
+      const { path, text } = await readConfined(ctx, template.file_path);
+      const ext = extname(path).toLowerCase();
+      return discoverFromDocument(ctx, text, {
+        what: `manual file ${template.file_path}`,
+        manualName: options.manualName,
+        rawTemplate: options.rawTemplate as FileCallTemplate,
+        format: ext === '.yaml' || ext === '.yml' ? 'yaml' : ext === '.json' ? 'json' : 'auto',
+        specUrl: pathToFileURL(path).href,
+      });
+    },
+    async callTool(_tool, _args, template) {
+      return (await readConfined(ctx, template.file_path)).text;
+    },
+    async close() {},
+  };
+}
