@@ -1,0 +1,117 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { UtcpError } from '../../core/errors.js';
+
+/** A readable response body as undici returns it (an async iterable of byte chunks). */
+export interface ResponseBody extends AsyncIterable<Uint8Array> {
+  destroy(error?: Error): unknown;
+}
+
+/** First value of a response header (undici may give string[]). */
+export function headerValue(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The lowercased media type of a Content-Type header, parameters dropped ("" when absent). */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** Throws RESPONSE_TOO_LARGE when a declared Content-Length already exceeds `maxBytes`. */
+export function checkContentLength(headers: IncomingHttpHeaders, maxBytes: number, what: string): void {
+  const declared = headerValue(headers, 'content-length');
+  if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) {
+    throw new UtcpError('RESPONSE_TOO_LARGE', `${what}: response declares ${declared} bytes, above the ${maxBytes}-byte limit`);
+  }
+}
+
+/**
+ * Reads a whole body, failing with RESPONSE_TOO_LARGE as soon as it passes `maxBytes`
+ * (the declared Content-Length is checked first). The body is destroyed on failure.
+ */
+export async function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string): Promise<Uint8Array> {
+  try {
+    checkContentLength(headers, maxBytes, what);
+  } catch (error) {
+    body.destroy();
+    throw error;
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        throw new UtcpError('RESPONSE_TOO_LARGE', `${what}: response is larger than the ${maxBytes}-byte limit`);
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    body.destroy();
+    throw error;
+  }
+  return concatBytes(chunks, total);
+}
+
+/** Drains and discards a body we do not need (so the connection can be reused), up to a small cap. */
+export async function discardBody(body: ResponseBody): Promise<void> {
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      total += chunk.byteLength;
+      if (total > 64 * 1024) break;
+    }
+  } catch {
+    // The body is being discarded; a read failure changes nothing.
+  } finally {
+    body.destroy();
+  }
+}
+
+export function concatBytes(chunks: readonly Uint8Array[], total = chunks.reduce((n, c) => n + c.byteLength, 0)): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}
+
+/** UTF-8 text of some bytes (BOM kept; invalid sequences replaced). */
+export function utf8(bytes: Uint8Array): string {
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+}
+
+/** Decodes a tool response by media type (protocols.md §1 step 8): `json` → parsed (fallback text); else text; empty → "". */
+export function decodeResponseBody(bytes: Uint8Array, contentType: string | undefined): unknown {
+  if (bytes.byteLength === 0) return '';
+  const text = utf8(bytes);
+  if (mediaType(contentType).includes('json')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** The first `maxBytes` of a body as text, for error excerpts (never throws). */
+export async function bodyExcerpt(body: ResponseBody, maxBytes = 2048): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      total += chunk.byteLength;
+      if (total >= maxBytes) break;
+    }
+  } catch {
+    // Best effort: an excerpt is optional.
+  } finally {
+    body.destroy();
+  }
+  const text = utf8(concatBytes(chunks).subarray(0, maxBytes));
+  return text.endsWith('\uFFFD') ? text.slice(0, -1) : text;
+}
