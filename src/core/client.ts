@@ -239,12 +239,16 @@ export class UtcpClientBase {
 
     const name = typeof normalized.name === 'string' && normalized.name !== '' ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
     const raw = { ...normalized, name } as CallTemplateBase;
-    if (this.#reserved.has(name) || (await this.#repo.getManual(name))) {
-      return fail(raw, [`Manual ${name} already registered; deregister it first or choose another name`]);
-    }
+    const taken = () => fail(raw, [`Manual ${name} already registered; deregister it first or choose another name`]);
+    // Check-and-reserve happens synchronously, so concurrent registrations of one name cannot both pass.
+    if (this.#reserved.has(name)) return taken();
     this.#reserved.add(name);
     let transport: Transport | undefined;
     try {
+      if (await this.#repo.getManual(name)) {
+        this.#reserved.delete(name);
+        return taken();
+      }
       const substituted = substituteTemplate(raw, name, this.#resolver);
       transport = await this.#transport(raw.call_template_type);
       const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs ?? undefined);

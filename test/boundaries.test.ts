@@ -1,0 +1,58 @@
+/** Layering rules from STYLE.md: core imports nothing else in src/, loaders import only core, transports never import a sibling. */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(__dirname, '../src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    out.push(relative(SRC, resolve(dirname(file), m[1])));
+  }
+  return out;
+}
+
+describe('module boundaries', () => {
+  it('core imports nothing outside core', () => {
+    const bad = files(join(SRC, 'core')).flatMap((f) => imports(f).filter((i) => !i.startsWith('core/')).map((i) => `${relative(SRC, f)} → ${i}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('loaders import only core (and themselves)', () => {
+    const bad = files(join(SRC, 'loaders')).flatMap((f) => imports(f).filter((i) => !i.startsWith('core/') && !i.startsWith('loaders/')).map((i) => `${relative(SRC, f)} → ${i}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('repository imports only core', () => {
+    const bad = files(join(SRC, 'repository')).flatMap((f) => imports(f).filter((i) => !i.startsWith('core/') && !i.startsWith('repository/')).map((i) => `${relative(SRC, f)} → ${i}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('a transport never imports a sibling transport', () => {
+    const bad: string[] = [];
+    for (const f of files(join(SRC, 'transports'))) {
+      const own = relative(SRC, f).split('/')[1];
+      if (own.endsWith('.ts')) continue; // the registry (builtin.ts) lists every transport by design
+      for (const i of imports(f)) {
+        const parts = i.split('/');
+        if (parts[0] === 'transports' && parts.length > 2 && parts[1] !== own && parts[1] !== 'shared') bad.push(`${relative(SRC, f)} → ${i}`);
+        if (parts[0] !== 'transports' && parts[0] !== 'core') bad.push(`${relative(SRC, f)} → ${i}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('the library never prints (only src/cli may)', () => {
+    const noisy = files(SRC).filter((f) => !relative(SRC, f).startsWith('cli/') && /console\.(log|warn|error|info|debug)\(/.test(readFileSync(f, 'utf8')));
+    expect(noisy.map((f) => relative(SRC, f))).toEqual([]);
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { validateCallTemplate, validateTool } from '../../src/core/validate.js';
+import { BUILTIN_CALL_TEMPLATE_TYPES } from '../../src/core/types.js';
+
+const knownTypes = new Set<string>(BUILTIN_CALL_TEMPLATE_TYPES);
+
+describe('validateCallTemplate', () => {
+  it('names the path and the problem of a missing required field', () => {
+    const issues = validateCallTemplate({ call_template_type: 'http' }, 'tools[3].tool_call_template', { knownTypes });
+    expect(issues).toEqual([{ path: 'tools[3].tool_call_template.url', message: 'required' }]);
+  });
+
+  it('reports wrong types and bad enum values', () => {
+    const issues = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', http_method: 'FETCH', headers: { a: 1 } }, '', { knownTypes });
+    expect(issues.map((i) => i.path)).toEqual(['headers.a', 'http_method']);
+    expect(issues[1].message).toContain('"GET"');
+    expect(issues[0].message).toBe('expected a string, got number');
+  });
+
+  it('reports an unknown call_template_type on that field', () => {
+    const issues = validateCallTemplate({ call_template_type: 'carrier_pigeon' }, 'x', { knownTypes });
+    expect(issues).toEqual([{ path: 'x.call_template_type', message: 'unknown call_template_type "carrier_pigeon"' }]);
+  });
+
+  it('validates auth objects by auth_type', () => {
+    const issues = validateCallTemplate(
+      { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'oauth2', client_id: 'a', client_secret: 'b' } },
+      '',
+      { knownTypes },
+    );
+    expect(issues).toEqual([{ path: 'auth.token_url', message: 'required' }]);
+    const unknown = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'magic' } }, '', { knownTypes });
+    expect(unknown[0].path).toBe('auth.auth_type');
+  });
+
+  it('rejects CR/LF in an api_key var_name', () => {
+    const issues = validateCallTemplate(
+      { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'api_key', api_key: 'k', var_name: 'X-Api-Key\r\nX-Injected: yes' } },
+      '',
+      { knownTypes },
+    );
+    expect(issues[0]).toMatchObject({ path: 'auth.var_name', message: expect.stringContaining('CR/LF') });
+  });
+
+  it('requires auth to be null for cli templates and checks every command step', () => {
+    const issues = validateCallTemplate(
+      { call_template_type: 'cli', commands: [{ command: 'ls' }, { command: '' }, 'x'], auth: { auth_type: 'basic', username: 'u', password: 'p' } },
+      '',
+      { knownTypes },
+    );
+    expect(issues.map((i) => i.path)).toEqual(['auth', 'commands[1].command', 'commands[2]']);
+  });
+
+  it('applies the WebSocket URL policy at validation', () => {
+    const issues = validateCallTemplate({ call_template_type: 'websocket', url: 'ws://10.0.0.5/socket' }, '', { knownTypes });
+    expect(issues[0].message).toContain('WebSocket URL');
+    expect(validateCallTemplate({ call_template_type: 'websocket', url: 'ws://127.0.0.1:9/s' }, '', { knownTypes })).toEqual([]);
+  });
+
+  it('keeps unknown keys (tolerant reading)', () => {
+    expect(validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', x_custom: 1 }, '', { knownTypes })).toEqual([]);
+  });
+});
+
+describe('validateTool', () => {
+  it('fills defaults without mutating the input', () => {
+    const input = { name: 'echo', tool_call_template: { call_template_type: 'text', content: 'x' } };
+    const { tool, issues } = validateTool(input, 'tools[0]', { knownTypes });
+    expect(issues).toEqual([]);
+    expect(tool).toMatchObject({ name: 'echo', description: '', inputs: {}, outputs: {}, tags: [] });
+    expect(input).toEqual({ name: 'echo', tool_call_template: { call_template_type: 'text', content: 'x' } });
+  });
+
+  it('lists every problem with its path', () => {
+    const { tool, issues } = validateTool({ tags: 'x', tool_call_template: { call_template_type: 'http' } }, 'tools[3]', { knownTypes });
+    expect(tool).toBeUndefined();
+    expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
+      'tools[3].name: required',
+      'tools[3].tags: expected an array of strings, got string',
+      'tools[3].tool_call_template.url: required',
+    ]);
+  });
+});
