@@ -1,0 +1,61 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { TransportError } from '../../core/errors.js';
+import { abortError, throwIfAborted } from '../../core/signals.js';
+import { socketDeadline, type SocketDeadline } from '../shared/socket-deadline.js';
+import type { SocketTarget } from '../shared/socket-target.js';
+import { ByteReader } from './byte-reader.js';
+
+export interface TcpExchangeOptions {
+  target: SocketTarget;
+  /** The framed request bytes. */
+  request: Buffer;
+  /** End the write side after sending. */
+  halfClose: boolean;
+  signal: AbortSignal;
+  /** Connect + whole read, in ms. */
+  timeoutMs: number;
+  /** The caller's own deadline, for messages. */
+  callerTimeoutMs?: number;
+  /** e.g. "TCP call demo.echo to 127.0.0.1:4000". */
+  what: string;
+}
+
+/** An open request/response exchange on one fresh connection. */
+export interface TcpExchange {
+  reader: ByteReader;
+  deadline: SocketDeadline;
+  /** Destroys the socket and clears the timer. Safe to call twice. */
+  close(): void;
+}
+
+/**
+ * Connects, sends the request and returns a reader for the response. The socket is destroyed
+ * when the signal aborts, when the timeout passes and on `close()`.
+ * @throws UtcpTimeoutError / UtcpAbortError, or TransportError when the connection fails.
+ */
+export async function openTcpExchange(options: TcpExchangeOptions): Promise<TcpExchange> {
+  const { target, what } = options;
+  throwIfAborted(options.signal, what, options.callerTimeoutMs);
+  const deadline = socketDeadline(options.signal, options.timeoutMs, what);
+  const socket = connect({ host: target.host, port: target.port, noDelay: true });
+  socket.on('error', () => {}); // surfaced through the reader; this only keeps an error between reads from crashing the process
+  const onAbort = () => socket.destroy();
+  deadline.signal.addEventListener('abort', onAbort, { once: true });
+  const close = () => {
+    deadline.signal.removeEventListener('abort', onAbort);
+    deadline.clear();
+    socket.destroy();
+  };
+  try {
+    await once(socket, 'connect', { signal: deadline.signal });
+  } catch (cause) {
+    close();
+    if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.callerTimeoutMs);
+    throw new TransportError(`${what}: cannot connect (${(cause as Error).message})`, { cause });
+  }
+  const reader = new ByteReader(socket, deadline.signal, what, options.callerTimeoutMs);
+  if (options.halfClose) socket.end(options.request);
+  else socket.write(options.request);
+  return { reader, deadline, close };
+}
