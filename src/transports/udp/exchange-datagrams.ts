@@ -1,0 +1,108 @@
+import { createSocket, type RemoteInfo } from 'node:dgram';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { TransportError, UtcpError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { abortError, raceSignal, throwIfAborted } from '../../core/signals.js';
+import { socketDeadline } from '../shared/socket-deadline.js';
+import type { SocketTarget } from '../shared/socket-target.js';
+
+/** Largest UDP payload over IPv4 (65,535 − 8-byte UDP header − 20-byte IP header). */
+export const MAX_UDP_PAYLOAD_BYTES = 65_507;
+/** How long to wait for each reply datagram after the first. */
+export const NEXT_DATAGRAM_WAIT_MS = 1000;
+
+export interface DatagramExchangeOptions {
+  target: SocketTarget;
+  payload: Buffer;
+  /** Reply datagrams to collect; 0 sends and returns at once. */
+  responseCount: number;
+  signal: AbortSignal;
+  /** Wait for the first reply, in ms. */
+  timeoutMs: number;
+  callerTimeoutMs?: number;
+  /** Cap on the total reply bytes. */
+  maxBytes: number;
+  what: string;
+  logger: Logger;
+}
+
+/** The address datagrams are sent to (and accepted from) and the socket family it needs. */
+async function resolveTarget(host: string, signal: AbortSignal, what: string, callerTimeoutMs?: number): Promise<{ address: string; family: 4 | 6 }> {
+  const literal = isIP(host);
+  if (literal) return { address: host.toLowerCase(), family: literal as 4 | 6 };
+  try {
+    const found = await raceSignal(lookup(host), signal, what, callerTimeoutMs);
+    return { address: found.address.toLowerCase(), family: found.family === 6 ? 6 : 4 };
+  } catch (cause) {
+    if (cause instanceof UtcpError) throw cause;
+    throw new TransportError(`${what}: cannot resolve the host (${(cause as Error).message})`, { cause });
+  }
+}
+
+/**
+ * Sends one datagram and collects up to `responseCount` replies from the target address:
+ * the first within `timeoutMs`, each later one within 1000 ms (a miss ends collection).
+ * Datagrams from any other address are ignored. The socket is closed on every path.
+ * @throws UtcpTimeoutError when no reply arrives in time, UtcpAbortError on abort,
+ *   TransportError on socket errors, oversized requests (INVALID_ARGUMENTS) or replies (RESPONSE_TOO_LARGE).
+ */
+export async function exchangeDatagrams(options: DatagramExchangeOptions): Promise<Buffer[]> {
+  const { target, payload, what } = options;
+  if (payload.length > MAX_UDP_PAYLOAD_BYTES) {
+    throw new TransportError(`${what}: request of ${payload.length} bytes exceeds the ${MAX_UDP_PAYLOAD_BYTES}-byte UDP limit`, { code: 'INVALID_ARGUMENTS' });
+  }
+  throwIfAborted(options.signal, what, options.callerTimeoutMs);
+  const { address, family } = await resolveTarget(target.host, options.signal, what, options.callerTimeoutMs);
+  const deadline = socketDeadline(options.signal, options.timeoutMs, what);
+  const socket = createSocket({ type: family === 6 ? 'udp6' : 'udp4' });
+  let gapTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const cleanup = () => {
+    deadline.clear();
+    if (gapTimer) clearTimeout(gapTimer);
+    if (!closed) {
+      closed = true;
+      socket.close();
+    }
+  };
+  try {
+    return await new Promise<Buffer[]>((resolve, reject) => {
+      const replies: Buffer[] = [];
+      let total = 0;
+      const onAbort = () => reject(abortError(deadline.signal, what, options.callerTimeoutMs));
+      if (deadline.signal.aborted) return onAbort();
+      deadline.signal.addEventListener('abort', onAbort, { once: true });
+      const finish = (error?: Error) => {
+        deadline.signal.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(replies);
+      };
+      socket.on('error', (cause) => finish(new TransportError(`${what}: socket error (${cause.message})`, { cause })));
+      socket.on('message', (message: Buffer, from: RemoteInfo) => {
+        if (from.address.toLowerCase() !== address) {
+          options.logger.debug?.('udp: ignored a datagram from another address', { from: from.address });
+          return;
+        }
+        total += message.length;
+        if (total > options.maxBytes) {
+          finish(new TransportError(`${what}: response exceeds the ${options.maxBytes}-byte limit`, { code: 'RESPONSE_TOO_LARGE' }));
+          return;
+        }
+        replies.push(message);
+        if (replies.length >= options.responseCount) return finish();
+        // After the first reply the template timeout no longer applies; each later datagram gets its own wait.
+        deadline.clear();
+        if (gapTimer) clearTimeout(gapTimer);
+        gapTimer = setTimeout(() => finish(), NEXT_DATAGRAM_WAIT_MS);
+        gapTimer.unref?.();
+      });
+      socket.send(payload, target.port, address, (cause) => {
+        if (cause) finish(new TransportError(`${what}: cannot send (${cause.message})`, { cause }));
+        else if (options.responseCount <= 0) finish();
+      });
+    });
+  } finally {
+    cleanup();
+  }
+}
