@@ -1,6 +1,10 @@
 import type { Transport, TransportContext } from '../../core/transport.js';
-import { unavailableTransport } from '../shared/unavailable.js';
+import { GraphqlTransport } from './graphql-transport.js';
 
-export function createGraphqlTransport(_ctx: TransportContext): Transport {
-  return unavailableTransport('graphql');
+export { GraphqlTransport, DEFAULT_GRAPHQL_TIMEOUT_MS } from './graphql-transport.js';
+export { GraphqlError } from './graphql-error.js';
+
+/** Creates the `graphql` transport for one client. */
+export function createGraphqlTransport(ctx: TransportContext): Transport {
+  return new GraphqlTransport(ctx);
 }

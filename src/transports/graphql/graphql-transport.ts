@@ -1,0 +1,266 @@
+import type { WebSocket as WsWebSocket } from 'ws';
+import { UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import { abortError } from '../../core/signals.js';
+import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { GraphqlCallTemplate, JsonObject, Tool } from '../../core/types.js';
+import { assertUrlAllowed } from '../../core/url-policy.js';
+import { GraphqlError } from './graphql-error.js';
+import { buildDocument, isGeneratedDocument, type OperationType } from './graphql-document.js';
+import { INTROSPECTION_QUERY, type IntrospectionSchema } from './introspection-query.js';
+import { loadGraphqlParser, loadWebSocket, type GraphqlParser } from './load-modules.js';
+import { httpDispatcher } from '../shared/http-dispatcher.js';
+import { assertIntrospectionSchema, toolsFromIntrospection } from './manual-from-introspection.js';
+import { postGraphql, type GraphqlBody, type GraphqlResponse } from './post-graphql.js';
+import { buildRequestParts } from './request-parts.js';
+import { subscribeGraphql } from './subscribe-graphql.js';
+
+/** Template timeout in ms when `timeout` is absent or not a positive number. */
+export const DEFAULT_GRAPHQL_TIMEOUT_MS = 30_000;
+
+const OPERATIONS: ReadonlySet<string> = new Set(['query', 'mutation', 'subscription']);
+
+interface Deadline {
+  signal: AbortSignal;
+  clear(): void;
+}
+
+/**
+ * The `graphql` transport (protocols.md §11): discovery by introspection, queries and mutations
+ * over HTTP POST, subscriptions over graphql-transport-ws or legacy graphql-ws. One instance per client.
+ */
+export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
+  readonly type = 'graphql';
+  readonly #ctx: TransportContext;
+  readonly #closing = new AbortController();
+  /** Introspected schema per manual, kept from registration to deregistration. */
+  readonly #schemas = new Map<string, IntrospectionSchema>();
+  readonly #sockets = new Set<WsWebSocket>();
+  #parser: GraphqlParser | undefined;
+
+  constructor(ctx: TransportContext) {
+    this.#ctx = ctx;
+  }
+
+  async registerManual(template: GraphqlCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
+    const what = `GraphQL discovery of manual ${options.manualName}`;
+    const url = assertUrlAllowed(template.url, 'GraphQL manual discovery');
+    this.#assertOpen();
+    const deadline = this.#deadline(options.signal, template.timeout, what);
+    try {
+      const parser = await this.#loadParser();
+      const parts = await buildRequestParts(url, template, {}, this.#ctx, deadline.signal);
+      const response = await postGraphql(parts.url, { query: INTROSPECTION_QUERY, variables: {}, operationName: 'UtcpIntrospection' }, {
+        dispatcher: httpDispatcher(this.#ctx),
+        headers: parts.headers,
+        signal: deadline.signal,
+        maxBytes: this.#ctx.limits.max_document_bytes,
+        what,
+      });
+      if (Array.isArray(response.errors) && response.errors.length > 0) throw new GraphqlError(what, response.errors, response.data);
+      const schema = (response.data as { __schema?: unknown } | null | undefined)?.__schema;
+      assertIntrospectionSchema(schema);
+      this.#schemas.set(options.manualName, schema);
+      const raw = options.rawTemplate as GraphqlCallTemplate;
+      const { tools, warnings } = toolsFromIntrospection(schema, raw, parser);
+      return { manual: { utcp_version: '1.0.0', manual_version: '1.0.0', tools }, warnings };
+    } catch (error) {
+      throw this.#failure(error, deadline.signal, options, what);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  async callTool(tool: Tool, args: JsonObject, template: GraphqlCallTemplate, options: CallOptions): Promise<unknown> {
+    if (operationOf(template) === 'subscription') {
+      const what = `GraphQL subscription ${tool.name}`;
+      const deadline = this.#deadline(options.signal, template.timeout, what);
+      try {
+        for await (const item of this.#subscribe(tool, args, template, options, deadline.signal, deadline.signal)) return item;
+        return null;
+      } catch (error) {
+        throw this.#failure(error, deadline.signal, options, what);
+      } finally {
+        deadline.clear();
+      }
+    }
+    return this.#execute(tool, args, template, options);
+  }
+
+  async *callToolStream(tool: Tool, args: JsonObject, template: GraphqlCallTemplate, options: CallOptions): AsyncGenerator<unknown, void, undefined> {
+    if (operationOf(template) !== 'subscription') {
+      yield await this.#execute(tool, args, template, options);
+      return;
+    }
+    const what = `GraphQL subscription ${tool.name}`;
+    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
+    const setup = this.#deadline(signal, template.timeout, what);
+    try {
+      yield* this.#subscribe(tool, args, template, options, signal, setup.signal, () => setup.clear());
+    } catch (error) {
+      throw this.#failure(error, setup.signal, options, what);
+    } finally {
+      setup.clear();
+    }
+  }
+
+  async deregisterManual(_template: GraphqlCallTemplate, options: { manualName: string }): Promise<void> {
+    this.#schemas.delete(options.manualName);
+  }
+
+  async close(): Promise<void> {
+    if (!this.#closing.signal.aborted) this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The graphql transport was closed'));
+    for (const socket of this.#sockets) socket.terminate();
+    this.#sockets.clear();
+    this.#schemas.clear();
+  }
+
+  // ------------------------------------------------------------------ queries and mutations
+
+  async #execute(tool: Tool, args: JsonObject, template: GraphqlCallTemplate, options: CallOptions): Promise<unknown> {
+    const what = `GraphQL tool ${tool.name}`;
+    const url = assertUrlAllowed(template.url, 'GraphQL tool invocation');
+    this.#assertOpen();
+    const deadline = this.#deadline(options.signal, template.timeout, what);
+    try {
+      const field = wireName(tool, options);
+      const parts = await buildRequestParts(url, template, args, this.#ctx, deadline.signal);
+      const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
+      const response = await postGraphql(parts.url, body, {
+        dispatcher: httpDispatcher(this.#ctx),
+        headers: parts.headers,
+        signal: deadline.signal,
+        maxBytes: this.#ctx.limits.max_response_bytes,
+        what,
+      });
+      return resultOf(response, unwrap ? field : undefined, what);
+    } catch (error) {
+      throw this.#failure(error, deadline.signal, options, what);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  // ------------------------------------------------------------------ subscriptions
+
+  async *#subscribe(
+    tool: Tool,
+    args: JsonObject,
+    template: GraphqlCallTemplate,
+    options: CallOptions,
+    signal: AbortSignal,
+    setupSignal: AbortSignal,
+    onReady?: () => void,
+  ): AsyncGenerator<unknown, void, undefined> {
+    const what = `GraphQL subscription ${tool.name}`;
+    const url = assertUrlAllowed(subscriptionUrl(template), 'GraphQL subscription', 'ws');
+    this.#assertOpen();
+    const field = wireName(tool, options);
+    const parts = await buildRequestParts(url, template, args, this.#ctx, setupSignal);
+    const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
+    const WebSocket = await loadWebSocket();
+    const stream = subscribeGraphql({
+      WebSocket,
+      url: parts.url,
+      headers: parts.headers,
+      body,
+      signal: AbortSignal.any([signal, this.#closing.signal]),
+      setupSignal: AbortSignal.any([setupSignal, this.#closing.signal]),
+      maxMessageBytes: this.#ctx.limits.max_stream_item_bytes,
+      what,
+      onReady,
+      track: (socket) => {
+        this.#sockets.add(socket);
+        return () => this.#sockets.delete(socket);
+      },
+    });
+    for await (const payload of stream) yield resultOf(payload, unwrap ? field : undefined, what);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  /** The document to send and whether its result is `data[field]` (generated) or `data` (custom). */
+  async #document(field: string, template: GraphqlCallTemplate, variables: JsonObject, manualName: string): Promise<{ body: GraphqlBody; unwrap: boolean }> {
+    const op = operationOf(template);
+    let query = typeof template.query === 'string' && template.query.trim() !== '' ? template.query : undefined;
+    let unwrap: boolean;
+    if (query) {
+      unwrap = isGeneratedDocument(await this.#loadParser(), query, field);
+    } else {
+      query = this.#fromCachedSchema(manualName, op, field) ?? buildDocument(op, field, declaredVariables(variables, template.variable_types));
+      unwrap = true;
+    }
+    const body: GraphqlBody = { query, variables };
+    if (typeof template.operation_name === 'string' && template.operation_name) body.operationName = template.operation_name;
+    return { body, unwrap };
+  }
+
+  /** A template without `query` (from another implementation) gets a full document when this manual's schema is known. */
+  #fromCachedSchema(manualName: string, op: OperationType, field: string): string | undefined {
+    const schema = this.#schemas.get(manualName);
+    if (!schema || !this.#parser) return undefined;
+    const { tools } = toolsFromIntrospection(schema, { call_template_type: 'graphql', url: '' }, this.#parser);
+    const tool = tools.find((t) => t.name === field && t.tool_call_template.operation_type === op);
+    return tool?.tool_call_template.query ?? undefined;
+  }
+
+  async #loadParser(): Promise<GraphqlParser> {
+    this.#parser ??= await loadGraphqlParser();
+    return this.#parser;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing.signal.aborted) throw new UtcpError('CLIENT_CLOSED', 'The graphql transport was closed');
+  }
+
+  /** The caller's signal, this transport's close, and the template timeout, as one signal. */
+  #deadline(parent: AbortSignal, timeout: unknown, what: string): Deadline {
+    const ms = typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRAPHQL_TIMEOUT_MS;
+    const own = new AbortController();
+    const timer = setTimeout(() => own.abort(new UtcpTimeoutError(what, ms)), ms);
+    timer.unref();
+    return { signal: AbortSignal.any([parent, this.#closing.signal, own.signal]), clear: () => clearTimeout(timer) };
+  }
+
+  /** Maps an abort to its typed error (timeout, caller abort, close); passes other errors through. */
+  #failure(error: unknown, signal: AbortSignal, options: CallOptions, what: string): unknown {
+    if (signal.aborted) {
+      if (error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')) return error;
+      const typed = abortError(signal, what, options.timeoutMs);
+      if (!typed.cause && error !== signal.reason) (typed as { cause?: unknown }).cause = error;
+      return typed;
+    }
+    return error;
+  }
+}
+
+function operationOf(template: GraphqlCallTemplate): OperationType {
+  const op = template.operation_type ?? 'query';
+  if (!OPERATIONS.has(op)) throw new UtcpError('INVALID_MANUAL', `GraphQL operation_type must be query, mutation or subscription, not ${String(op)}`);
+  return op;
+}
+
+function wireName(tool: Tool, options: CallOptions): string {
+  const prefix = `${options.manualName}.`;
+  return tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;
+}
+
+/** Variables declared with their `variable_types` entry, `String` when unknown. */
+function declaredVariables(variables: JsonObject, types: Record<string, string> | null | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(variables)) out[name] = types?.[name] ?? 'String';
+  return out;
+}
+
+/** `subscription_url`, else `url` with http→ws and https→wss. */
+function subscriptionUrl(template: GraphqlCallTemplate): string {
+  if (typeof template.subscription_url === 'string' && template.subscription_url) return template.subscription_url;
+  return template.url.replace(/^http(s?):/i, (_m, s: string) => `ws${s}:`);
+}
+
+/** Raises `errors`; returns `data[field]` for generated documents and `data` otherwise. */
+function resultOf(response: GraphqlResponse, field: string | undefined, what: string): unknown {
+  if (Array.isArray(response.errors) && response.errors.length > 0) throw new GraphqlError(what, response.errors, response.data);
+  const data = response.data ?? null;
+  if (field === undefined) return data;
+  return typeof data === 'object' && data !== null ? ((data as Record<string, unknown>)[field] ?? null) : null;
+}
