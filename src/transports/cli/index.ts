@@ -1,6 +1,11 @@
+/** The `cli` transport (protocols.md §4): command templates run in one shell, arguments passed only through the environment. */
 import type { Transport, TransportContext } from '../../core/transport.js';
-import { unavailableTransport } from '../shared/unavailable.js';
+import { CliTransport } from './cli-transport.js';
 
-export function createCliTransport(_ctx: TransportContext): Transport {
-  return unavailableTransport('cli');
+export { CliTransport, DEFAULT_CALL_TIMEOUT_MS, DISCOVERY_TIMEOUT_MS, type CliTransportOptions } from './cli-transport.js';
+export { DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from './child-env.js';
+
+/** Creates the cli transport of one client; bash on Unix, PowerShell on Windows. */
+export function createCliTransport(ctx: TransportContext): Transport {
+  return new CliTransport(ctx);
 }

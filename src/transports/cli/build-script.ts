@@ -1,0 +1,48 @@
+/**
+ * The one script that runs every step of a CLI call in a single shell (protocols.md §4),
+ * so that `cd`, `export` and shell variables persist from step to step.
+ */
+
+/** Environment variable naming the private output directory of one bash invocation. */
+export function outDirEnvName(nonce: string): string {
+  return `__UTCP_OUT_${nonce}`;
+}
+
+/**
+ * Bash: each step in a `{ … }` group (the current shell, not a subshell) whose combined output goes to
+ * `$__UTCP_OUT_<nonce>/<i>`; `CMD_<i>_OUTPUT` holds it afterwards; the script exits with the last step's status.
+ * `commands` are already rewritten (no placeholders left).
+ */
+export function buildBashScript(commands: readonly string[], nonce: string): string {
+  const dir = `$${outDirEnvName(nonce)}`;
+  const lines: string[] = [];
+  commands.forEach((command, i) => {
+    lines.push('{', command, `} >"${dir}/${i}" 2>&1`);
+    if (i === commands.length - 1) lines.push('__utcp_rc=$?');
+    lines.push(`CMD_${i}_OUTPUT=$(<"${dir}/${i}")`);
+  });
+  lines.push('exit $__utcp_rc');
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * PowerShell (Windows): each step dot-sourced in the script scope (so variables and locations persist),
+ * its output captured as `$CMD_<i>_OUTPUT`; the appended outputs are written to stdout with `Write-Output`,
+ * each without trailing line breaks and joined with "\n"; the script exits with the last native exit code.
+ */
+export function buildPowerShellScript(commands: readonly string[], appended: readonly boolean[]): string {
+  const lines: string[] = [
+    '$ErrorActionPreference = "Stop"',
+    '[Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false)',
+  ];
+  commands.forEach((command, i) => {
+    lines.push('$global:LASTEXITCODE = 0', `$CMD_${i}_OUTPUT = . {`, command, '} 2>&1 | Out-String');
+  });
+  lines.push('$__utcp_rc = $LASTEXITCODE');
+  const outputs = commands.map((_, i) => `$CMD_${i}_OUTPUT`).filter((_, i) => appended[i]);
+  if (outputs.length > 0) {
+    lines.push(`Write-Output ((@(${outputs.join(', ')}) | ForEach-Object { ([string]$_).TrimEnd("\`r", "\`n") }) -join "\`n")`);
+  }
+  lines.push('exit $__utcp_rc');
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,310 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, readdir, rm, stat, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { CliExitError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import { argToText } from '../../core/stringify.js';
+import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { CliCallTemplate, JsonObject, Tool } from '../../core/types.js';
+import { buildBashScript, buildPowerShellScript, outDirEnvName } from './build-script.js';
+import { buildChildEnv } from './child-env.js';
+import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
+import type { ProcessGroup } from './process-group.js';
+import { argEnvName, rewritePlaceholders, type ShellDialect } from './rewrite-placeholders.js';
+import { runProcess } from './run-process.js';
+
+/** Call timeout when the template sets none, in milliseconds. */
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+/** Discovery timeout, in milliseconds. */
+export const DISCOVERY_TIMEOUT_MS = 60_000;
+const OUTPUT_TAIL_BYTES = 4096;
+
+export interface CliTransportOptions {
+  /** Selects bash or PowerShell. @default process.platform */
+  platform?: NodeJS.Platform;
+  /** Where inherited variables are read from. @default process.env */
+  hostEnv?: NodeJS.ProcessEnv;
+}
+
+interface Execution {
+  signal: AbortSignal;
+  callerTimeoutMs?: number;
+  ownTimeoutMs: number;
+  what: string;
+  maxBytes: number;
+  discovery: boolean;
+}
+
+/** Runs `cli` call templates: every step in one bash (or PowerShell) process, arguments passed only through the environment. */
+export class CliTransport implements Transport<CliCallTemplate> {
+  readonly type = 'cli';
+  readonly #ctx: TransportContext;
+  readonly #platform: NodeJS.Platform;
+  readonly #hostEnv: NodeJS.ProcessEnv;
+  readonly #closing = new AbortController();
+  readonly #running = new Set<Promise<unknown>>();
+  readonly #lingering = new Set<ProcessGroup>();
+
+  constructor(ctx: TransportContext, options: CliTransportOptions = {}) {
+    this.#ctx = ctx;
+    this.#platform = options.platform ?? process.platform;
+    this.#hostEnv = options.hostEnv ?? process.env;
+  }
+
+  async registerManual(template: CliCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
+    const what = `cli discovery for manual ${options.manualName}`;
+    const output = await this.#track(
+      this.#execute(template, {}, {
+        signal: options.signal,
+        callerTimeoutMs: options.timeoutMs,
+        ownTimeoutMs: DISCOVERY_TIMEOUT_MS,
+        what,
+        maxBytes: this.#ctx.limits.max_document_bytes,
+        discovery: true,
+      }),
+    );
+    return { manual: parseDiscoveryOutput(output, what) };
+  }
+
+  async callTool(tool: Tool, args: JsonObject, template: CliCallTemplate, options: CallOptions): Promise<unknown> {
+    const output = await this.#track(
+      this.#execute(template, args, {
+        signal: options.signal,
+        callerTimeoutMs: options.timeoutMs,
+        ownTimeoutMs: callTimeout(template),
+        what: `cli call ${tool.name}`,
+        maxBytes: this.#ctx.limits.max_response_bytes,
+        discovery: false,
+      }),
+    );
+    return parseCallOutput(output);
+  }
+
+  /** One item: the result of `callTool`. */
+  async *callToolStream(tool: Tool, args: JsonObject, template: CliCallTemplate, options: CallOptions): AsyncIterable<unknown> {
+    yield await this.callTool(tool, args, template, options);
+  }
+
+  async deregisterManual(): Promise<void> {
+    // Nothing is kept per manual: every call is its own process.
+  }
+
+  /** Kills running calls and background processes left by finished ones, then waits for the shells to exit. */
+  async close(): Promise<void> {
+    if (!this.#closing.signal.aborted) {
+      this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'cli transport was closed'));
+    }
+    for (const group of this.#lingering) group.terminate();
+    this.#lingering.clear();
+    await Promise.allSettled([...this.#running]);
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#running.add(work);
+    const forget = () => this.#running.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  async #execute(template: CliCallTemplate, args: JsonObject, run: Execution): Promise<string> {
+    if (this.#closing.signal.aborted) throw new UtcpError('CLIENT_CLOSED', `${run.what}: the cli transport is closed`);
+    const commands = checkCommands(template);
+    const dialect: ShellDialect = this.#platform === 'win32' ? 'powershell' : 'bash';
+    const nonce = randomBytes(8).toString('hex');
+    const rewritten = commands.map((step) => rewritePlaceholders(step.command, dialect, nonce));
+    const internal: Record<string, string> = {};
+    for (const name of new Set(rewritten.flatMap((r) => r.names))) {
+      internal[argEnvName(nonce, name)] = argumentText(args, name, run);
+    }
+    const appended = commands.map((step, i) => step.append_to_final_output ?? i === commands.length - 1);
+    const cwd = await this.#workingDir(template, run.what);
+    this.#pruneLingering();
+
+    const signal = this.#callSignal(run);
+    try {
+      if (dialect === 'powershell') {
+        const env = this.#env(template, internal);
+        const script = buildPowerShellScript(rewritten.map((r) => r.text), appended);
+        const result = await this.#spawn('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', script], cwd, env, signal.signal, run, run.maxBytes);
+        const output = result.stdout.toString('utf8');
+        if (result.exitCode !== 0) {
+          throw new CliExitError(result.exitCode, result.signal, tail(output + result.stderrTail), run.what);
+        }
+        return output;
+      }
+      const outDir = await mkdtemp(join(tmpdir(), 'utcp-cli-'));
+      try {
+        await chmod(outDir, 0o700);
+        internal[outDirEnvName(nonce)] = outDir;
+        const env = this.#env(template, internal);
+        const script = buildBashScript(rewritten.map((r) => r.text), nonce);
+        this.#ctx.logger.debug?.('cli: running', { what: run.what, steps: commands.length, cwd });
+        const result = await this.#spawn('/bin/bash', ['-c', script], cwd, env, signal.signal, run, run.maxBytes);
+        if (result.exitCode !== 0) {
+          const stepTail = await lastStepTail(outDir);
+          const shellTail = result.stderrTail.trim();
+          throw new CliExitError(result.exitCode, result.signal, tail(shellTail ? `${stepTail}\n${shellTail}` : stepTail), run.what);
+        }
+        return await readAppendedOutputs(outDir, appended, run);
+      } finally {
+        await rm(outDir, { recursive: true, force: true });
+      }
+    } finally {
+      signal.dispose();
+    }
+  }
+
+  #spawn(file: string, args: string[], cwd: string, env: Record<string, string>, signal: AbortSignal, run: Execution, maxStdoutBytes: number) {
+    return runProcess({
+      file,
+      args,
+      cwd,
+      env,
+      signal,
+      what: run.what,
+      timeoutMs: run.callerTimeoutMs,
+      maxStdoutBytes,
+      platform: this.#platform,
+      onLingering: (group) => {
+        this.#ctx.logger.debug?.('cli: background processes outlived the call; they are killed on close()', { what: run.what });
+        this.#lingering.add(group);
+      },
+    });
+  }
+
+  #env(template: CliCallTemplate, internal: Record<string, string>): Record<string, string> {
+    return buildChildEnv({
+      hostEnv: this.#hostEnv,
+      inherit: template.inherit_env_vars,
+      envVars: template.env_vars,
+      internal,
+      platform: this.#platform,
+    });
+  }
+
+  async #workingDir(template: CliCallTemplate, what: string): Promise<string> {
+    const dir = template.working_dir;
+    if (dir === null || dir === undefined) return this.#ctx.rootDir;
+    if (typeof dir !== 'string' || dir === '') throw new UtcpError('INVALID_MANUAL', `${what}: working_dir must be a non-empty string or null`);
+    const full = resolve(this.#ctx.rootDir, dir);
+    let isDir = false;
+    try {
+      isDir = (await stat(full)).isDirectory();
+    } catch (cause) {
+      throw new TransportError(`${what}: working_dir ${JSON.stringify(dir)} does not exist`, { cause });
+    }
+    if (!isDir) throw new TransportError(`${what}: working_dir ${JSON.stringify(dir)} is not a directory`);
+    return full;
+  }
+
+  /** Caller signal + template timeout + close(), combined; `dispose()` removes the listeners and the timer. */
+  #callSignal(run: Execution): { signal: AbortSignal; dispose(): void } {
+    const controller = new AbortController();
+    const sources = [run.signal, this.#closing.signal];
+    const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+    for (const source of sources) {
+      if (source.aborted) controller.abort(source.reason);
+      else source.addEventListener('abort', onAbort, { once: true });
+    }
+    const timer = setTimeout(() => controller.abort(new UtcpTimeoutError(run.what, run.ownTimeoutMs)), run.ownTimeoutMs);
+    return {
+      signal: controller.signal,
+      dispose: () => {
+        clearTimeout(timer);
+        for (const source of sources) source.removeEventListener('abort', onAbort);
+      },
+    };
+  }
+
+  #pruneLingering(): void {
+    for (const group of this.#lingering) if (!group.isAlive()) this.#lingering.delete(group);
+  }
+}
+
+function checkCommands(template: CliCallTemplate): { command: string; append_to_final_output?: boolean | null }[] {
+  const commands = template.commands;
+  if (!Array.isArray(commands) || commands.length === 0) {
+    throw new UtcpError('INVALID_MANUAL', 'cli: commands must be a non-empty array');
+  }
+  commands.forEach((step, i) => {
+    if (typeof step !== 'object' || step === null || typeof step.command !== 'string' || step.command === '') {
+      throw new UtcpError('INVALID_MANUAL', `cli: commands[${i}].command must be a non-empty string`);
+    }
+    const append = step.append_to_final_output;
+    if (append !== undefined && append !== null && typeof append !== 'boolean') {
+      throw new UtcpError('INVALID_MANUAL', `cli: commands[${i}].append_to_final_output must be a boolean or null`);
+    }
+    if (step.command.includes('\0')) throw new UtcpError('INVALID_MANUAL', `cli: commands[${i}].command contains a NUL character`);
+  });
+  return commands;
+}
+
+function callTimeout(template: CliCallTemplate): number {
+  const t = template.timeout;
+  if (t === undefined || t === null) return DEFAULT_CALL_TIMEOUT_MS;
+  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) {
+    throw new UtcpError('INVALID_MANUAL', 'cli: timeout must be a positive number of milliseconds');
+  }
+  return t;
+}
+
+function argumentText(args: JsonObject, name: string, run: Execution): string {
+  const placeholder = `UTCP_ARG_${name}_UTCP_END`;
+  if (run.discovery) {
+    throw new UtcpError('INVALID_MANUAL', `${run.what}: discovery commands cannot use argument placeholders (${placeholder})`);
+  }
+  const text = Object.hasOwn(args, name) ? argToText(args[name]) : undefined;
+  if (text === undefined) {
+    throw new UtcpError('INVALID_ARGUMENTS', `${run.what}: missing argument "${name}" for placeholder ${placeholder}`);
+  }
+  if (text.includes('\0')) throw new UtcpError('INVALID_ARGUMENTS', `${run.what}: argument "${name}" contains a NUL character`);
+  return text;
+}
+
+function tail(text: string): string {
+  return text.length > OUTPUT_TAIL_BYTES ? text.slice(-OUTPUT_TAIL_BYTES) : text;
+}
+
+/** Up to the last 4 KiB of the output of the step that ran last (the highest-numbered file). */
+async function lastStepTail(outDir: string): Promise<string> {
+  const steps = (await readdir(outDir)).filter((f) => /^\d+$/.test(f)).map(Number);
+  if (steps.length === 0) return '';
+  return readTail(join(outDir, String(Math.max(...steps))), OUTPUT_TAIL_BYTES);
+}
+
+async function readTail(path: string, maxBytes: number): Promise<string> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    const length = Math.min(size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    await file.read(buffer, 0, length, size - length);
+    return buffer.toString('utf8');
+  } finally {
+    await file.close();
+  }
+}
+
+/** Appended step outputs, trailing newlines stripped as `$( … )` does, joined with "\n". */
+async function readAppendedOutputs(outDir: string, appended: readonly boolean[], run: Execution): Promise<string> {
+  const parts: string[] = [];
+  let total = 0;
+  for (let i = 0; i < appended.length; i++) {
+    if (!appended[i]) continue;
+    const path = join(outDir, String(i));
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch {
+      parts.push(''); // the script ended (exit) before this step
+      continue;
+    }
+    total += size;
+    if (total > run.maxBytes) {
+      throw new UtcpError('RESPONSE_TOO_LARGE', `${run.what}: output exceeds ${run.maxBytes} bytes`);
+    }
+    const text = await readTail(path, size);
+    parts.push(text.replace(/\n+$/, ''));
+  }
+  return parts.join('\n');
+}

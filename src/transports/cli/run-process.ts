@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { TransportError, UtcpError } from '../../core/errors.js';
+import { abortError } from '../../core/signals.js';
+import { ProcessGroup } from './process-group.js';
+
+/** Bytes of the shell's own stderr kept for error messages. */
+const STDERR_TAIL_BYTES = 4096;
+
+export interface RunProcessOptions {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Aborting kills the whole process group; the promise then rejects with `abortError(signal, what, timeoutMs)`. */
+  signal: AbortSignal;
+  /** Names the operation in errors, e.g. `cli call demo.echo`. */
+  what: string;
+  /** Caller deadline, for timeout messages. */
+  timeoutMs?: number;
+  /** Cap on the shell's stdout; crossing it kills the group and rejects with RESPONSE_TOO_LARGE. */
+  maxStdoutBytes: number;
+  platform: NodeJS.Platform;
+  /** Receives the group when background processes outlive a shell that exited normally. */
+  onLingering?: (group: ProcessGroup) => void;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  /** Last bytes of the shell's stderr (decoded as UTF-8). */
+  stderrTail: string;
+}
+
+/**
+ * Spawns one shell as the leader of a new process group and waits for it.
+ * Abort or an oversized stdout sends SIGTERM to the group (SIGKILL after 2 s); the promise settles
+ * once the shell has exited. stdin is closed.
+ */
+export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+  if (options.signal.aborted) return Promise.reject(abortError(options.signal, options.what, options.timeoutMs));
+  return new Promise<ProcessResult>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(options.file, options.args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: options.platform !== 'win32',
+        windowsHide: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (cause) {
+      reject(new TransportError(`${options.what}: cannot start ${options.file}`, { cause }));
+      return;
+    }
+    const group = child.pid !== undefined ? new ProcessGroup(child.pid, options.platform) : undefined;
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr: Buffer = Buffer.alloc(0);
+    let failure: UtcpError | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let done = false;
+
+    const finish = () => {
+      if (done) return;
+      done = true;
+      options.signal.removeEventListener('abort', onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      if (group) {
+        if (group.terminating) group.settle();
+        else if (group.isAlive()) options.onLingering?.(group);
+      }
+      if (failure) reject(failure);
+      else resolve({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null, stdout: Buffer.concat(stdout), stderrTail: stderr.toString('utf8') });
+    };
+    const fail = (error: UtcpError) => {
+      failure ??= error;
+      group?.terminate();
+      if (exit) finish();
+    };
+    const onAbort = () => fail(abortError(options.signal, options.what, options.timeoutMs));
+    options.signal.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (failure) return;
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > options.maxStdoutBytes) {
+        fail(new UtcpError('RESPONSE_TOO_LARGE', `${options.what}: output exceeds ${options.maxStdoutBytes} bytes`));
+        return;
+      }
+      stdout.push(chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr = Buffer.concat([stderr, chunk]);
+      if (stderr.length > STDERR_TAIL_BYTES) stderr = stderr.subarray(stderr.length - STDERR_TAIL_BYTES);
+    });
+    child.on('error', (cause) => {
+      if (child.pid === undefined && !done) {
+        done = true;
+        options.signal.removeEventListener('abort', onAbort);
+        reject(new TransportError(`${options.what}: cannot start ${options.file}`, { cause }));
+      }
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // After an abort, do not wait for pipes that a surviving grandchild might hold open.
+      if (failure) finish();
+    });
+    child.on('close', (code, signal) => {
+      exit ??= { code, signal };
+      finish();
+    });
+  });
+}
