@@ -309,7 +309,8 @@ export class UtcpClientBase {
         return;
       }
       seen.add(full);
-      tools.push({ ...tool, name: full });
+      tool.name = full; // validateTool returned a fresh object
+      tools.push(tool);
     });
     const manual: UtcpManual = {
       utcp_version: typeof doc.utcp_version === 'string' ? doc.utcp_version : '1.0.0',

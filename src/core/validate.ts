@@ -130,12 +130,19 @@ export const TEMPLATE_FIELDS: Record<string, Record<string, FieldSpec>> = {
 /** Types whose `auth` must be null. */
 const NO_AUTH = new Set(['cli', 'text', 'file', 'tcp', 'udp', 'direct']);
 
+const NEEDS_EXTRA_CHECKS = new Set(['cli', 'mcp', 'websocket', 'tcp', 'udp', 'grpc']);
+
 const BASE_FIELDS: Record<string, FieldSpec> = {
   name: opt('string'),
   call_template_type: req('nonempty'),
   auth: opt('auth'),
   allowed_communication_protocols: opt('string[]'),
 };
+
+const BASE_ENTRIES = Object.entries(BASE_FIELDS);
+const TEMPLATE_ENTRIES: Record<string, ReadonlyArray<readonly [string, FieldSpec]>> = Object.fromEntries(
+  Object.entries(TEMPLATE_FIELDS).map(([k, v]) => [k, Object.entries(v)]),
+);
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
@@ -147,6 +154,19 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+function bad(issues: ValidationIssue[], path: string, expected: string, value: unknown): void {
+  issues.push({ path, message: `expected ${expected}, got ${typeName(value)}` });
+}
+
+function checkFields(obj: Record<string, unknown>, fields: ReadonlyArray<readonly [string, FieldSpec]>, prefix: string, issues: ValidationIssue[]): void {
+  for (let i = 0; i < fields.length; i++) {
+    const [key, spec] = fields[i];
+    const v = obj[key];
+    if (v === undefined && !spec.required) continue;
+    checkField(v, spec, prefix ? `${prefix}.${key}` : key, issues);
+  }
+}
+
 function checkField(value: unknown, spec: FieldSpec, path: string, issues: ValidationIssue[]): void {
   if (value === undefined) {
     if (spec.required) issues.push({ path, message: 'required' });
@@ -156,38 +176,37 @@ function checkField(value: unknown, spec: FieldSpec, path: string, issues: Valid
     if (!spec.nullable) issues.push({ path, message: spec.required ? 'required (got null)' : 'must not be null' });
     return;
   }
-  const bad = (expected: string) => issues.push({ path, message: `expected ${expected}, got ${typeName(value)}` });
   switch (spec.kind) {
     case 'string':
-      if (typeof value !== 'string') return void bad('a string');
+      if (typeof value !== 'string') return void bad(issues, path, 'a string', value);
       break;
     case 'nonempty':
-      if (typeof value !== 'string') return void bad('a string');
+      if (typeof value !== 'string') return void bad(issues, path, 'a string', value);
       if (value.trim() === '') return void issues.push({ path, message: 'must not be empty' });
       break;
     case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return void bad('an integer');
+      if (typeof value !== 'number' || !Number.isInteger(value)) return void bad(issues, path, 'an integer', value);
       break;
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return void bad('a number');
+      if (typeof value !== 'number' || !Number.isFinite(value)) return void bad(issues, path, 'a number', value);
       break;
     case 'boolean':
-      if (typeof value !== 'boolean') return void bad('a boolean');
+      if (typeof value !== 'boolean') return void bad(issues, path, 'a boolean', value);
       break;
     case 'object':
-      if (!isPlainObject(value)) return void bad('an object');
+      if (!isPlainObject(value)) return void bad(issues, path, 'an object', value);
       break;
     case 'array':
-      if (!Array.isArray(value)) return void bad('an array');
+      if (!Array.isArray(value)) return void bad(issues, path, 'an array', value);
       break;
     case 'string[]':
-      if (!Array.isArray(value)) return void bad('an array of strings');
+      if (!Array.isArray(value)) return void bad(issues, path, 'an array of strings', value);
       value.forEach((v, i) => {
         if (typeof v !== 'string') issues.push({ path: `${path}[${i}]`, message: `expected a string, got ${typeName(v)}` });
       });
       break;
     case 'string-map':
-      if (!isPlainObject(value)) return void bad('an object of strings');
+      if (!isPlainObject(value)) return void bad(issues, path, 'an object of strings', value);
       for (const [k, v] of Object.entries(value)) {
         if (typeof v !== 'string') issues.push({ path: `${path}.${k}`, message: `expected a string, got ${typeName(v)}` });
       }
@@ -196,10 +215,10 @@ function checkField(value: unknown, spec: FieldSpec, path: string, issues: Valid
       validateAuth(value, path, issues);
       break;
     case 'string|object':
-      if (typeof value !== 'string' && !isPlainObject(value)) return void bad('a string or an object');
+      if (typeof value !== 'string' && !isPlainObject(value)) return void bad(issues, path, 'a string or an object', value);
       break;
     case 'string|object|array':
-      if (typeof value !== 'string' && typeof value !== 'object') return void bad('a string, object or array');
+      if (typeof value !== 'string' && typeof value !== 'object') return void bad(issues, path, 'a string, object or array', value);
       break;
     case 'any':
       break;
@@ -215,6 +234,10 @@ const AUTH_FIELDS: Record<string, Record<string, FieldSpec>> = {
   oauth2: { token_url: req('nonempty'), client_id: req('string'), client_secret: req('string'), scope: opt('string'), refresh_token: opt('string') },
   oauth2_user: { access_token: req('string'), var_name: opt('nonempty'), prefix: opt('string') },
 };
+
+const AUTH_ENTRIES: Record<string, ReadonlyArray<readonly [string, FieldSpec]>> = Object.fromEntries(
+  Object.entries(AUTH_FIELDS).map(([k, v]) => [k, Object.entries(v)]),
+);
 
 /** Validates an auth object (discriminator `auth_type`). */
 export function validateAuth(value: unknown, path: string, issues: ValidationIssue[]): void {
@@ -232,7 +255,7 @@ export function validateAuth(value: unknown, path: string, issues: ValidationIss
     issues.push({ path: `${path}.auth_type`, message: `unknown auth type ${JSON.stringify(type)}; expected one of "api_key", "basic", "oauth2", "oauth2_user"` });
     return;
   }
-  for (const [key, spec] of Object.entries(fields)) checkField(value[key], spec, `${path}.${key}`, issues);
+  checkFields(value, AUTH_ENTRIES[type], path, issues);
   if (type === 'api_key' && typeof value.var_name === 'string' && /[\r\n\0]/.test(value.var_name)) {
     issues.push({ path: `${path}.var_name`, message: 'contains CR/LF or NUL characters' });
   }
@@ -249,20 +272,21 @@ export interface TemplateValidationOptions {
  */
 export function validateCallTemplate(value: unknown, path: string, options: TemplateValidationOptions): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const at = (k: string) => (path ? `${path}.${k}` : k);
   if (!isPlainObject(value)) {
     issues.push({ path, message: `expected a call template object, got ${typeName(value)}` });
     return issues;
   }
-  for (const [key, spec] of Object.entries(BASE_FIELDS)) checkField(value[key], spec, at(key), issues);
+  checkFields(value, BASE_ENTRIES, path, issues);
   const type = value.call_template_type;
   if (typeof type !== 'string' || issues.length > 0) return issues;
   if (!options.knownTypes.has(type)) {
-    issues.push({ path: at('call_template_type'), message: `unknown call_template_type ${JSON.stringify(type)}` });
+    issues.push({ path: path ? `${path}.call_template_type` : 'call_template_type', message: `unknown call_template_type ${JSON.stringify(type)}` });
     return issues;
   }
-  const fields = TEMPLATE_FIELDS[type];
-  if (fields) for (const [key, spec] of Object.entries(fields)) checkField(value[key], spec, at(key), issues);
+  const fields = TEMPLATE_ENTRIES[type];
+  if (fields) checkFields(value, fields, path, issues);
+  if (issues.length === 0 && !NEEDS_EXTRA_CHECKS.has(type) && (value.auth === undefined || value.auth === null)) return issues;
+  const at = (k: string) => (path ? `${path}.${k}` : k);
   if (NO_AUTH.has(type) && value.auth !== undefined && value.auth !== null) {
     issues.push({ path: at('auth'), message: `must be null for ${type} templates` });
   }

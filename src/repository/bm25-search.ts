@@ -38,19 +38,42 @@ export function stem(word: string): string {
   return word;
 }
 
-const CAMEL = /([a-z0-9])([A-Z])/g;
-const SPLIT = /[^\p{L}\p{N}]+/u;
-
-/** Splits text into search terms: camelCase and snake_case split, lowercased, stop words dropped, stemmed. */
+/**
+ * Splits text into search terms: camelCase and snake_case split, lowercased, stop words dropped, stemmed.
+ * A hand-written scanner (ASCII fast path, Unicode letters and digits kept) because registration tokenizes every tool.
+ */
 export function tokenize(text: string): string[] {
-  if (!text) return [];
-  const parts = text.replace(CAMEL, '$1 $2').toLowerCase().split(SPLIT);
   const out: string[] = [];
-  for (const p of parts) {
-    if (p.length < 2 || STOPWORDS.has(p)) continue;
-    out.push(stem(p));
+  if (!text) return out;
+  let start = -1;
+  let prevLowerOrDigit = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    let isWordChar: boolean;
+    let isUpper = false;
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) isWordChar = true;
+    else if (c >= 65 && c <= 90) isWordChar = isUpper = true;
+    else if (c < 128) isWordChar = false;
+    else {
+      const ch = text[i];
+      isWordChar = /[\p{L}\p{N}]/u.test(ch);
+      isUpper = isWordChar && ch.toLowerCase() !== ch;
+    }
+    // A word ends at a non-word character or at a lower→Upper (camelCase) boundary.
+    if (start !== -1 && (!isWordChar || (isUpper && prevLowerOrDigit))) {
+      pushTerm(out, text.slice(start, i));
+      start = -1;
+    }
+    if (isWordChar && start === -1) start = i;
+    prevLowerOrDigit = isWordChar && !isUpper;
   }
   return out;
+}
+
+function pushTerm(out: string[], raw: string): void {
+  if (raw.length < 2) return;
+  const word = raw.toLowerCase();
+  if (!STOPWORDS.has(word)) out.push(stem(word));
 }
 
 interface Posting {
@@ -116,6 +139,8 @@ export class Bm25Search implements ToolSearchStrategy {
   #alive = 0;
   #totalLen = 0;
   #scratch = new Float64Array(0);
+  readonly #tf = new Map<string, number>();
+  readonly #manualCache = new Map<string, string[]>();
 
   constructor(options: Bm25Options = {}) {
     this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...options };
@@ -123,22 +148,27 @@ export class Bm25Search implements ToolSearchStrategy {
 
   add(tools: readonly Tool[]): void {
     const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#opts;
+    const tf = this.#tf;
+    let len = 0;
+    const addTerms = (terms: string[], w: number) => {
+      for (let i = 0; i < terms.length; i++) tf.set(terms[i], (tf.get(terms[i]) ?? 0) + w);
+      len += terms.length * w;
+    };
     for (const tool of tools) {
       const id = this.#docs.length;
       this.#docs.push(tool);
       this.#idOf.set(tool, id);
-      const tf = new Map<string, number>();
-      let len = 0;
-      const addTerms = (terms: string[], w: number) => {
-        for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + w);
-        len += terms.length * w;
-      };
+      len = 0;
       const dot = tool.name.indexOf('.');
       addTerms(tokenize(dot === -1 ? tool.name : tool.name.slice(dot + 1)), nameWeight);
-      if (dot !== -1) addTerms(tokenize(tool.name.slice(0, dot)), manualWeight);
+      if (dot !== -1) addTerms(this.#manualTerms(tool.name.slice(0, dot)), manualWeight);
       addTerms(tokenize(tool.description), descriptionWeight);
-      for (const tag of tool.tags) addTerms(tokenize(tag), tagWeight);
-      this.#tags.push(tool.tags.map((t) => t.toLowerCase()));
+      const lowerTags: string[] = [];
+      for (const tag of tool.tags) {
+        addTerms(tokenize(tag), tagWeight);
+        lowerTags.push(tag.toLowerCase());
+      }
+      this.#tags.push(lowerTags);
       this.#lens.push(len);
       this.#totalLen += len;
       this.#alive++;
@@ -148,7 +178,15 @@ export class Bm25Search implements ToolSearchStrategy {
         p.ids.push(id);
         p.tfs.push(f);
       }
+      tf.clear();
     }
+  }
+
+  /** Manual names repeat for every tool of a manual: tokenize each once. */
+  #manualTerms(manual: string): string[] {
+    let terms = this.#manualCache.get(manual);
+    if (!terms) this.#manualCache.set(manual, (terms = tokenize(manual)));
+    return terms;
   }
 
   remove(tools: readonly Tool[]): void {
