@@ -9,6 +9,13 @@ export function proxyConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY);
 }
 
+export interface RoutingDispatcherOptions {
+  /** Where proxy variables are read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Extra socket/TLS options for every connection (tests use `lookup` and `ca`). */
+  connect?: Agent.Options['connect'];
+}
+
 /**
  * One keep-alive connection pool for a client. Loopback-like targets always connect directly;
  * other targets go through undici's `EnvHttpProxyAgent` (HTTPS_PROXY/HTTP_PROXY/NO_PROXY) when a proxy
@@ -19,11 +26,19 @@ export class RoutingDispatcher extends Dispatcher {
   readonly #proxy: EnvHttpProxyAgent | undefined;
   #closed = false;
 
-  constructor(env: NodeJS.ProcessEnv = process.env) {
+  constructor(options: RoutingDispatcherOptions = {}) {
     super();
-    const options = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
-    this.#direct = new Agent(options);
-    this.#proxy = proxyConfigured(env) ? new EnvHttpProxyAgent(options) : undefined;
+    const env = options.env ?? process.env;
+    const agentOptions = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, ...(options.connect ? { connect: options.connect } : {}) };
+    this.#direct = new Agent(agentOptions);
+    this.#proxy = proxyConfigured(env)
+      ? new EnvHttpProxyAgent({
+          ...agentOptions,
+          httpProxy: env.http_proxy ?? env.HTTP_PROXY,
+          httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
+          noProxy: env.no_proxy ?? env.NO_PROXY,
+        })
+      : undefined;
   }
 
   /** True when non-loopback requests are sent through a proxy. */

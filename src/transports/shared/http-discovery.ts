@@ -1,0 +1,132 @@
+import { HttpStatusError, UtcpError } from '../../core/errors.js';
+import { isOpenApiDocument, isUtcpManualDocument, parseDocumentText } from '../../core/document.js';
+import { normalizeManual } from '../../core/legacy.js';
+import { abortError } from '../../core/signals.js';
+import type { CallOptions, DiscoveryResult, TransportContext } from '../../core/transport.js';
+import type { HttpCallTemplate } from '../../core/types.js';
+import { assertUrlAllowed, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
+import { invalidateAuth, resolveAuth } from './auth.js';
+import { bodyExcerpt, discardBody, readBodyCapped, utf8 } from './http-body.js';
+import { createDeadline } from './http-deadline.js';
+import { appendQuery, mergeHeaders, type HttpRequestTemplate } from './http-request.js';
+import { sendHttpRequest, type HttpResponse } from './http-send.js';
+
+/** Discovery deadline for http, sse and streamable_http, in ms (protocols.md §0). */
+export const DISCOVERY_TIMEOUT_MS = 10_000;
+
+export interface DiscoverHttpOptions {
+  /** Names the protocol in messages: "HTTP", "SSE", "Streamable HTTP". */
+  label: string;
+  method: string;
+  /** Only `http` turns OpenAPI documents into manuals; sse/streamable_http need a UTCP manual. */
+  allowOpenApi: boolean;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Every host or URL a tool template would contact (url, subscription_url, host, token URL, MCP server URLs). */
+export function templateTargets(template: unknown): string[] {
+  if (!isObj(template)) return [];
+  const out: string[] = [];
+  for (const key of ['url', 'subscription_url', 'host']) {
+    if (typeof template[key] === 'string') out.push(template[key] as string);
+  }
+  if (isObj(template.auth) && typeof template.auth.token_url === 'string') out.push(template.auth.token_url);
+  const servers = isObj(template.config) && isObj(template.config.mcpServers) ? template.config.mcpServers : undefined;
+  for (const server of Object.values(servers ?? {})) {
+    if (isObj(server) && typeof server.url === 'string') out.push(server.url);
+  }
+  return out;
+}
+
+/**
+ * The remote→loopback rule for discovered UTCP manuals (security.md §3): a manual fetched from a
+ * remote origin loses every tool that would contact a loopback-like host, each with a warning.
+ */
+export function dropLoopbackTools(manual: Obj, sourceUrl: string, warnings: string[]): Obj {
+  if (!Array.isArray(manual.tools)) return manual;
+  const tools = manual.tools.filter((tool, i) => {
+    const target = templateTargets(isObj(tool) ? tool.tool_call_template : undefined).find((t) => violatesRemoteLoopback(sourceUrl, t));
+    if (target === undefined) return true;
+    const name = isObj(tool) && typeof tool.name === 'string' ? tool.name : `#${i}`;
+    warnings.push(`Dropped tool ${name}: a manual from remote ${redactUrl(sourceUrl)} may not target the loopback address ${redactUrl(target)}`);
+    return false;
+  });
+  return { ...manual, tools };
+}
+
+async function fetchDocument(
+  template: HttpRequestTemplate,
+  ctx: TransportContext,
+  signal: AbortSignal,
+  what: string,
+  method: string,
+  timeoutMs: number | undefined,
+): Promise<{ response: HttpResponse; bytes: Uint8Array }> {
+  const url = assertUrlAllowed(template.url, 'manual discovery');
+  url.hash = '';
+  for (let attempt = 0; ; attempt++) {
+    const auth = await resolveAuth(template.auth, ctx, signal);
+    const headers = mergeHeaders(template.headers, [], auth).toObject();
+    const response = await sendHttpRequest(
+      { url: appendQuery(url, auth.query), method, headers, authHeaderNames: auth.authHeaderNames },
+      ctx,
+      { signal, context: 'manual discovery', followRedirects: true, what, timeoutMs },
+    );
+    if (response.statusCode === 401 && attempt === 0 && template.auth?.auth_type === 'oauth2') {
+      await discardBody(response.body);
+      invalidateAuth(template.auth, ctx);
+      continue;
+    }
+    if (response.statusCode >= 400) {
+      const excerpt = await bodyExcerpt(response.body);
+      throw new HttpStatusError(response.statusCode, redactUrl(response.url), excerpt, response.statusText);
+    }
+    const bytes = await readBodyCapped(response.body, response.headers, ctx.limits.max_document_bytes, `${what} (${redactUrl(response.url)})`);
+    return { response, bytes };
+  }
+}
+
+/**
+ * Discovery for http, sse and streamable_http (protocols.md §1–3): one request with headers + auth,
+ * redirects followed by the rules, 10 s deadline, then a UTCP manual (remote→loopback tools dropped)
+ * or, for http, an OpenAPI document handed to the converter with the final URL as spec URL.
+ */
+export async function discoverHttpManual(
+  template: HttpRequestTemplate,
+  ctx: TransportContext,
+  options: CallOptions,
+  discover: DiscoverHttpOptions,
+): Promise<DiscoveryResult> {
+  const what = `${discover.label} discovery of manual ${options.manualName}`;
+  const deadline = createDeadline(options.signal, DISCOVERY_TIMEOUT_MS, what);
+  try {
+    const { response, bytes } = await fetchDocument(template, ctx, deadline.signal, what, discover.method, options.timeoutMs);
+    const sourceUrl = redactUrl(response.url);
+    const doc = await parseDocumentText(utf8(bytes), { what: `manual document from ${sourceUrl}`, limits: ctx.limits });
+    if (isUtcpManualDocument(doc)) {
+      const warnings: string[] = [];
+      const normalized = normalizeManual(doc, options.rawTemplate as unknown as Obj, warnings) as Obj;
+      return { manual: dropLoopbackTools(normalized, response.url.href, warnings), warnings };
+    }
+    if (discover.allowOpenApi && isOpenApiDocument(doc)) {
+      const raw = options.rawTemplate as HttpCallTemplate;
+      const { manual, warnings } = await ctx.convertOpenApi(doc, {
+        manualName: options.manualName,
+        specUrl: sourceUrl,
+        authTools: raw.auth_tools ?? null,
+        filter: raw.openapi_filter ?? null,
+        limits: ctx.limits,
+      });
+      return { manual, warnings, openapi: true };
+    }
+    const expected = discover.allowOpenApi ? 'a UTCP manual (an object with a "tools" array) or an OpenAPI document' : 'a UTCP manual (an object with a "tools" array)';
+    throw new UtcpError('INVALID_MANUAL', `${what}: the document from ${sourceUrl} is not ${expected}`);
+  } catch (error) {
+    if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.timeoutMs);
+    throw error;
+  } finally {
+    deadline.cancel();
+  }
+}

@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { UtcpError } from '../../core/errors.js';
+import { argToText } from '../../core/stringify.js';
+import type { TransportContext } from '../../core/transport.js';
+import type { Auth, JsonObject } from '../../core/types.js';
+import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
+import { assertCookieSafe, resolveAuth, type AuthMaterial } from './auth.js';
+
+/** A request ready to send: URL checked by the URL policy, headers checked for CR/LF. */
+export interface HttpRequestSpec {
+  url: URL;
+  method: string;
+  /** Header names in their configured case; one entry per case-insensitive name. */
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  /** Header names set by the auth object (stripped on cross-origin redirects). */
+  authHeaderNames: string[];
+}
+
+/** The request-shaping fields shared by http, sse and streamable_http templates. */
+export interface HttpRequestTemplate {
+  url: string;
+  headers?: Record<string, string> | null;
+  body_field?: string | null;
+  header_fields?: string[] | null;
+  cookie_fields?: string[] | null;
+  auth?: Auth | null;
+}
+
+export interface BuildHttpRequestOptions {
+  method: string | ((hasBody: boolean) => string);
+  /** Body Content-Type when no header sets one. */
+  contentType: string;
+  /** The template's `body_field`, or this default when the key is absent (http: "body"; sse/streamable: null). */
+  defaultBodyField: string | null;
+  /** URL-policy context. @default "tool invocation" */
+  context?: string;
+  signal: AbortSignal;
+}
+
+/** Percent-encodes every byte except `A-Z a-z 0-9 - . _ ~` (protocols.md §1 step 2). */
+export function encodeStrict(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+/** Case-insensitive header map that remembers the configured spelling of each name. */
+export class HeaderBag {
+  readonly #map = new Map<string, [string, string]>();
+  set(name: string, value: string): void {
+    assertHeaderSafe(name, value);
+    this.#map.set(name.toLowerCase(), [name, value]);
+  }
+  get(name: string): string | undefined {
+    return this.#map.get(name.toLowerCase())?.[1];
+  }
+  /** The stored spelling of a header name, or `fallback` when absent. */
+  nameOf(name: string, fallback = name): string {
+    return this.#map.get(name.toLowerCase())?.[0] ?? fallback;
+  }
+  delete(name: string): void {
+    this.#map.delete(name.toLowerCase());
+  }
+  toObject(): Record<string, string> {
+    return Object.fromEntries(this.#map.values());
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+}
+
+function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function multipartName(name: string): string {
+  return name.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+}
+
+/**
+ * Encodes a body by effective Content-Type (protocols.md §1 step 6).
+ * @returns the bytes/text and the Content-Type to send (multipart gets its generated boundary).
+ */
+export function encodeBody(body: unknown, contentType: string): { body: string | Uint8Array; contentType: string } {
+  const type = contentType.toLowerCase();
+  if (type.includes('json')) {
+    if (typeof body === 'string' && isJsonText(body)) return { body, contentType };
+    return { body: JSON.stringify(body), contentType };
+  }
+  if (type.startsWith('application/x-www-form-urlencoded') && isPlainObject(body)) {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(body)) {
+      const text = argToText(v);
+      if (text !== undefined) params.append(k, text);
+    }
+    return { body: params.toString(), contentType };
+  }
+  if (type.startsWith('multipart/form-data') && isPlainObject(body)) {
+    const boundary = `----utcpkit${randomBytes(12).toString('hex')}`;
+    let out = '';
+    for (const [k, v] of Object.entries(body)) {
+      const text = argToText(v);
+      if (text === undefined) continue;
+      out += `--${boundary}\r\nContent-Disposition: form-data; name="${multipartName(k)}"\r\n\r\n${text}\r\n`;
+    }
+    out += `--${boundary}--\r\n`;
+    return { body: out, contentType: `multipart/form-data; boundary=${boundary}` };
+  }
+  if (typeof body === 'string' || body instanceof Uint8Array) return { body, contentType };
+  return { body: JSON.stringify(body), contentType };
+}
+
+/** Appends `key=value` pairs (strictly encoded) after any query already in the URL. */
+export function appendQuery(url: URL, pairs: ReadonlyArray<[string, string]>): URL {
+  if (pairs.length === 0) return url;
+  const added = pairs.map(([k, v]) => `${encodeStrict(k)}=${encodeStrict(v)}`).join('&');
+  const existing = url.search.length > 1 ? url.search.slice(1) + '&' : '';
+  const out = new URL(url.href);
+  out.search = '?' + existing + added;
+  return out;
+}
+
+/** Headers from static headers < extra < auth, with auth cookies and `cookies` merged into one Cookie header. */
+export function mergeHeaders(
+  staticHeaders: Record<string, string> | null | undefined,
+  extra: ReadonlyArray<[string, string]>,
+  auth: AuthMaterial,
+  cookies: ReadonlyArray<[string, string]> = [],
+): HeaderBag {
+  const bag = new HeaderBag();
+  for (const [k, v] of Object.entries(staticHeaders ?? {})) {
+    if (typeof v !== 'string') throw new UtcpError('INVALID_MANUAL', `Header ${k} must have a string value`);
+    bag.set(k, v);
+  }
+  for (const [k, v] of extra) bag.set(k, v);
+  for (const [k, v] of Object.entries(auth.headers)) bag.set(k, v);
+  const allCookies = [...cookies, ...auth.cookies];
+  if (allCookies.length > 0) {
+    const existing = bag.get('cookie');
+    const joined = allCookies.map(([k, v]) => `${k}=${v}`).join('; ');
+    bag.set(bag.nameOf('cookie', 'Cookie'), existing ? `${existing}; ${joined}` : joined);
+  }
+  return bag;
+}
+
+/**
+ * Builds a tool request (protocols.md §1 steps 1–6): header/cookie/body args, `{path}` placeholders,
+ * URL policy, query string for every method (auth query last), merged headers, encoded body.
+ * @throws INVALID_ARGUMENTS on a missing path parameter, URL_POLICY, HEADER_INJECTION.
+ */
+export async function buildHttpRequest(
+  template: HttpRequestTemplate,
+  args: JsonObject,
+  ctx: TransportContext,
+  options: BuildHttpRequestOptions,
+): Promise<HttpRequestSpec> {
+  const remaining: Record<string, unknown> = { ...args };
+  const headerArgs: Array<[string, string]> = [];
+  for (const name of template.header_fields ?? []) {
+    if (!(name in remaining)) continue;
+    const text = argToText(remaining[name]);
+    delete remaining[name];
+    if (text === undefined) continue;
+    assertHeaderSafe(name, text);
+    headerArgs.push([name, text]);
+  }
+  const cookieArgs: Array<[string, string]> = [];
+  for (const name of template.cookie_fields ?? []) {
+    if (!(name in remaining)) continue;
+    const text = argToText(remaining[name]);
+    delete remaining[name];
+    if (text === undefined) continue;
+    assertCookieSafe(name, text);
+    cookieArgs.push([name, text]);
+  }
+  const bodyField = template.body_field === undefined ? options.defaultBodyField : template.body_field;
+  let body: unknown;
+  if (bodyField && bodyField in remaining) {
+    body = remaining[bodyField];
+    delete remaining[bodyField];
+  }
+  const hasBody = body !== undefined && body !== null;
+
+  const substituted = template.url.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const text = argToText(remaining[name]);
+    if (text === undefined) throw new UtcpError('INVALID_ARGUMENTS', `Missing required path parameter: ${name}`);
+    delete remaining[name];
+    return encodeStrict(text);
+  });
+  let url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
+  url.hash = '';
+
+  const query: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(remaining)) {
+    if (Array.isArray(v)) {
+      for (const item of v) {
+        const text = argToText(item);
+        if (text !== undefined) query.push([k, text]);
+      }
+      continue;
+    }
+    const text = argToText(v);
+    if (text !== undefined) query.push([k, text]);
+  }
+  const auth = await resolveAuth(template.auth, ctx, options.signal);
+  url = appendQuery(url, [...query, ...auth.query]);
+
+  const headers = mergeHeaders(template.headers, headerArgs, auth, cookieArgs);
+  let encoded: string | Uint8Array | undefined;
+  if (hasBody) {
+    const effective = headers.get('content-type') ?? options.contentType;
+    const result = encodeBody(body, effective);
+    encoded = result.body;
+    if (headers.get('content-type') !== result.contentType) headers.set(headers.nameOf('content-type', 'Content-Type'), result.contentType);
+  }
+  const method = typeof options.method === 'function' ? options.method(hasBody) : options.method;
+  return { url, method, headers: headers.toObject(), body: encoded, authHeaderNames: auth.authHeaderNames };
+}
