@@ -1,0 +1,89 @@
+import type { Logger, Tool, UtcpClient } from '../index.js';
+import { toCallToolResult, toErrorResult, toMcpTool } from './mcp-bridge-convert.js';
+import { encodeMcpToolName } from './mcp-bridge-names.js';
+import type { McpServerSdk } from './mcp-bridge-sdk.js';
+
+/** What the bridge needs from a client. */
+export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'>;
+
+/** Which tools to serve: full UTCP names (`<manual>.<tool>`), or a predicate. */
+export type McpToolFilter = readonly string[] | ((tool: Tool) => boolean);
+
+export interface BridgeServerSettings {
+  client: McpBridgeClient;
+  filter?: McpToolFilter;
+  serverInfo: { name: string; version: string };
+  instructions?: string;
+  listChanged: boolean;
+  outputSchemas: boolean;
+  timeoutMs?: number;
+  /** Aborts every running call when the bridge closes. */
+  closing: AbortSignal;
+  logger: Required<Logger>;
+}
+
+function compileFilter(filter: McpToolFilter | undefined): (tool: Tool) => boolean {
+  if (filter === undefined) return () => true;
+  if (typeof filter === 'function') return filter;
+  const names = new Set(filter);
+  return (tool) => names.has(tool.name);
+}
+
+/** The served tools by MCP name, read from the client on every request so registrations show up at once. */
+export async function servedTools(settings: BridgeServerSettings): Promise<Map<string, Tool>> {
+  const accept = compileFilter(settings.filter);
+  const byName = new Map<string, Tool>();
+  for (const tool of await settings.client.getTools()) {
+    if (!accept(tool)) continue;
+    const mcpName = encodeMcpToolName(tool.name);
+    const taken = byName.get(mcpName);
+    if (taken) {
+      settings.logger.warn(`MCP bridge: ${tool.name} and ${taken.name} share the MCP name ${mcpName}; serving only ${taken.name}`);
+      continue;
+    }
+    byName.set(mcpName, tool);
+  }
+  return byName;
+}
+
+/** One MCP `Server` (one per connection or session) that lists and calls the client's tools. */
+export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSettings) {
+  const { types } = sdk;
+  const server = new sdk.Server(settings.serverInfo, {
+    capabilities: { tools: { listChanged: settings.listChanged } },
+    ...(settings.instructions ? { instructions: settings.instructions } : {}),
+  });
+  server.onerror = (error) => settings.logger.warn('MCP bridge: protocol error', { error: error.message });
+
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => {
+    const tools = await servedTools(settings);
+    return { tools: [...tools].map(([mcpName, tool]) => toMcpTool(tool, mcpName, settings.outputSchemas)) };
+  });
+
+  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const tool = (await servedTools(settings)).get(name);
+    if (!tool) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const progressToken = extra._meta?.progressToken;
+    const onProgress =
+      progressToken === undefined
+        ? undefined
+        : (event: { progress: number; total?: number; message?: string }) => {
+            extra
+              .sendNotification({ method: 'notifications/progress', params: { progressToken, ...event } })
+              .catch((error: Error) => settings.logger.debug('MCP bridge: progress notification failed', { tool: tool.name, error: error.message }));
+          };
+    const signal = AbortSignal.any([extra.signal, settings.closing]);
+    try {
+      const result = await settings.client.callTool(tool.name, args ?? {}, { signal, timeoutMs: settings.timeoutMs, onProgress });
+      return toCallToolResult(result);
+    } catch (error) {
+      // A cancelled request gets no response at all (the SDK drops it); anything else is a tool error the host can read.
+      if (extra.signal.aborted) throw error;
+      settings.logger.debug('MCP bridge: tool call failed', { tool: tool.name, error: error instanceof Error ? error.message : String(error) });
+      return toErrorResult(error);
+    }
+  });
+
+  return server;
+}

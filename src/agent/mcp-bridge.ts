@@ -1,0 +1,156 @@
+/**
+ * The MCP bridge: serves a UtcpClient's tools as an MCP server (stdio or streamable HTTP),
+ * so any MCP host can call UTCP tools. The MCP SDK is imported on first use.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { UtcpError, type Logger } from '../index.js';
+import { startHttpBridge, type HttpBridge } from './mcp-bridge-http.js';
+import { loadMcpServerSdk, loadStdioServerTransport } from './mcp-bridge-sdk.js';
+import { createBridgeServer, type BridgeServerSettings, type McpBridgeClient, type McpToolFilter } from './mcp-bridge-server.js';
+
+export type { McpBridgeClient, McpToolFilter } from './mcp-bridge-server.js';
+export { encodeMcpToolName } from './mcp-bridge-names.js';
+
+/** Serve over the process's stdin/stdout (or the given streams), for hosts that spawn the bridge. */
+export interface McpStdioTransportOptions {
+  transport: 'stdio';
+  /** @default process.stdin */
+  stdin?: Readable;
+  /** @default process.stdout */
+  stdout?: Writable;
+}
+
+/** Serve MCP streamable HTTP on a local port. */
+export interface McpHttpTransportOptions {
+  transport: 'http';
+  /** @default 0 (any free port; read the handle's `url`) */
+  port?: number;
+  /** Address to bind. Loopback binds also reject non-loopback Host and Origin headers. @default "127.0.0.1" */
+  host?: string;
+  /** @default "/mcp" */
+  path?: string;
+}
+
+export type McpBridgeTransportOptions = McpStdioTransportOptions | McpHttpTransportOptions;
+
+export interface ServeMcpOptions {
+  /** Which tools to serve: full UTCP names (`<manual>.<tool>`) or a predicate. @default every tool */
+  filter?: McpToolFilter;
+  /** Advertise `tools.listChanged`, so `notifyToolListChanged()` can tell hosts to re-list. @default false */
+  listChanged?: boolean;
+  /**
+   * List a tool's `outputs` as MCP `outputSchema` when it is an object schema. Strict MCP clients then
+   * validate every result against it; turn this off when the schemas are only approximate. @default true
+   */
+  outputSchemas?: boolean;
+  /** Deadline per tool call, in milliseconds. @default the client's own */
+  timeoutMs?: number;
+  /** @default { name: "utcp-kit", version: "0.1.0" } */
+  serverInfo?: { name: string; version: string };
+  /** Sent to hosts at initialisation. */
+  instructions?: string;
+  /** Receives diagnostics. @default silent */
+  logger?: Logger;
+}
+
+export interface McpBridgeHandle {
+  /** The endpoint URL (http only). */
+  readonly url?: string;
+  /** Settles when the bridge has closed (after `close()`, or when a stdio host closes stdin). */
+  readonly closed: Promise<void>;
+  /**
+   * Sends `notifications/tools/list_changed` to every connected host.
+   * @throws UtcpError NOT_SUPPORTED unless the bridge was started with `listChanged: true`.
+   */
+  notifyToolListChanged(): Promise<void>;
+  /** Stops serving, aborts running calls and frees sockets. Safe to call twice. Does not close the client. */
+  close(): Promise<void>;
+}
+
+function fillLogger(logger: Logger | undefined): Required<Logger> {
+  const noop = () => {};
+  return {
+    debug: logger?.debug?.bind(logger) ?? noop,
+    info: logger?.info?.bind(logger) ?? noop,
+    warn: logger?.warn?.bind(logger) ?? noop,
+    error: logger?.error?.bind(logger) ?? noop,
+  };
+}
+
+/**
+ * Serves the client's tools (`tools/list`, `tools/call`) as an MCP server.
+ * Tool names stay `<manual>.<tool>` when MCP accepts them, else they are encoded (see `encodeMcpToolName`).
+ * @throws UtcpError DEPENDENCY_MISSING without the MCP SDK; TransportError when the port cannot be bound.
+ */
+export async function serveMcp(client: McpBridgeClient, transport: McpBridgeTransportOptions, options: ServeMcpOptions = {}): Promise<McpBridgeHandle> {
+  const sdk = await loadMcpServerSdk();
+  const closing = new AbortController();
+  const settings: BridgeServerSettings = {
+    client,
+    filter: options.filter,
+    serverInfo: options.serverInfo ?? { name: 'utcp-kit', version: '0.1.0' },
+    instructions: options.instructions,
+    listChanged: options.listChanged ?? false,
+    outputSchemas: options.outputSchemas ?? true,
+    timeoutMs: options.timeoutMs,
+    closing: closing.signal,
+    logger: fillLogger(options.logger),
+  };
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+
+  let servers: () => Array<ReturnType<typeof createBridgeServer>> = () => [];
+  let shutdown: (() => Promise<void>) | undefined;
+  let url: string | undefined;
+  let closing$: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing$ ??= (async () => {
+      closing.abort(new UtcpError('ABORTED', 'The MCP bridge was closed'));
+      try {
+        await shutdown?.();
+      } finally {
+        resolveClosed();
+      }
+    })();
+    return closing$;
+  };
+
+  if (transport.transport === 'stdio') {
+    const StdioServerTransport = await loadStdioServerTransport();
+    const stdin = transport.stdin ?? process.stdin;
+    const stdout = transport.stdout ?? process.stdout;
+    const server = createBridgeServer(sdk, settings);
+    const onEnd = () => void close();
+    stdin.once('end', onEnd);
+    stdin.once('close', onEnd);
+    await server.connect(new StdioServerTransport(stdin, stdout));
+    servers = () => [server];
+    shutdown = async () => {
+      stdin.off('end', onEnd);
+      stdin.off('close', onEnd);
+      await server.close();
+    };
+  } else if (transport.transport === 'http') {
+    const http: HttpBridge = await startHttpBridge(sdk, settings, {
+      host: transport.host ?? '127.0.0.1',
+      port: transport.port ?? 0,
+      path: transport.path ?? '/mcp',
+    });
+    url = http.url;
+    servers = () => http.servers();
+    shutdown = () => http.close();
+  } else {
+    throw new UtcpError('INVALID_CONFIG', `serveMcp: unknown transport "${(transport as { transport?: unknown }).transport}"; expected "stdio" or "http"`);
+  }
+
+  if (closing.signal.aborted) await shutdown?.(); // stdin ended while we were connecting
+  return {
+    url,
+    closed,
+    async notifyToolListChanged() {
+      if (!settings.listChanged) throw new UtcpError('NOT_SUPPORTED', 'serveMcp: start the bridge with { listChanged: true } to send tools/list_changed');
+      await Promise.all(servers().map((s) => s.sendToolListChanged().catch((error: Error) => settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }))));
+    },
+    close,
+  };
+}
