@@ -1,0 +1,97 @@
+/**
+ * Timeout, abort and close() kill the whole process group of a CLI call: no grandchild survives.
+ * The fixture starts `sleep 1000 &`, publishes its pid in a file and blocks on `wait`.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CliExitError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
+import { cliTemplate, FIXTURES, isGone, makeHarness, sq, tempDir, waitForFile, waitUntilGone } from '../fixtures/cli/harness.js';
+
+const spawnBackground = (pidFile: string, mode = '') =>
+  cliTemplate(`bash ${sq(join(FIXTURES, 'spawn-background.sh'))} ${sq(pidFile)} ${mode}`);
+
+describe('cli process groups', () => {
+  it('abort kills the grandchild and rejects with UtcpAbortError', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    const controller = new AbortController();
+    const call = h.call(spawnBackground(join(dir, 'pid')), {}, { signal: controller.signal });
+    const pid = Number(await waitForFile(dir, 'pid'));
+    expect(isGone(pid)).toBe(false);
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(UtcpAbortError);
+    expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('the template timeout kills the grandchild and rejects with UtcpTimeoutError', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    const template = { ...spawnBackground(join(dir, 'pid')), timeout: 1500 };
+    const call = h.call(template);
+    call.catch(() => {});
+    const pid = Number(await waitForFile(dir, 'pid'));
+    const error = await call.catch((e) => e);
+    expect(error).toBeInstanceOf(UtcpTimeoutError);
+    expect(error).toMatchObject({ code: 'TIMEOUT', timeoutMs: 1500 });
+    expect(error.message).toContain('cli call demo.t');
+    expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('a caller deadline (TimeoutError reason) becomes UtcpTimeoutError with the caller timeout', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    const controller = new AbortController();
+    const call = h.call(spawnBackground(join(dir, 'pid')), {}, { signal: controller.signal, timeoutMs: 250 });
+    const pid = Number(await waitForFile(dir, 'pid'));
+    controller.abort(new DOMException('deadline', 'TimeoutError'));
+    await expect(call).rejects.toMatchObject({ code: 'TIMEOUT', timeoutMs: 250 });
+    expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('escalates to SIGKILL for a grandchild that ignores SIGTERM', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    const controller = new AbortController();
+    const call = h.call(spawnBackground(join(dir, 'pid'), 'ignore-term'), {}, { signal: controller.signal });
+    const pid = Number(await waitForFile(dir, 'pid'));
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(UtcpAbortError);
+    expect(await waitUntilGone(pid, 8000)).toBe(true);
+  });
+
+  it('close() kills a running call and rejects it with CLIENT_CLOSED', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    const call = h.call(spawnBackground(join(dir, 'pid')));
+    call.catch(() => {});
+    const pid = Number(await waitForFile(dir, 'pid'));
+    await h.transport.close();
+    await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('close() kills background processes left behind by a finished call', async () => {
+    const h = makeHarness();
+    const pid = Number(await h.call(cliTemplate('sleep 1000 >/dev/null 2>&1 & echo $!')));
+    expect(isGone(pid)).toBe(false);
+    await h.transport.close();
+    expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('rejects at once without spawning when the signal is already aborted', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    const controller = new AbortController();
+    controller.abort();
+    await expect(h.call(cliTemplate('touch ran'), {}, { signal: controller.signal })).rejects.toBeInstanceOf(UtcpAbortError);
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(dir, 'ran'))).toBe(false);
+  });
+
+  it('reports a shell killed by a signal as a CliExitError with the signal', async () => {
+    const h = makeHarness();
+    const error = await h.call(cliTemplate('kill -KILL $$')).catch((e) => e);
+    expect(error).toBeInstanceOf(CliExitError);
+    expect(error).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+  });
+});
