@@ -1,6 +1,11 @@
 import type { Transport, TransportContext } from '../../core/transport.js';
-import { unavailableTransport } from '../shared/unavailable.js';
+import type { McpCallTemplate } from '../../core/types.js';
+import { McpTransport } from './mcp-transport.js';
 
-export function createMcpTransport(_ctx: TransportContext): Transport {
-  return unavailableTransport('mcp');
+export { McpTransport } from './mcp-transport.js';
+export { McpServerError } from './mcp-server-error.js';
+
+/** Creates the `mcp` transport of one client (the MCP SDK is loaded on first use). */
+export function createMcpTransport(ctx: TransportContext): Transport<McpCallTemplate> {
+  return new McpTransport(ctx);
 }

@@ -1,0 +1,19 @@
+import { TransportError } from '../../core/errors.js';
+
+/** Most of the stderr tail shown in a message, in characters (the whole ~4 KiB tail is on `stderrTail`). */
+const STDERR_IN_MESSAGE = 1000;
+
+/** An MCP server could not be started, or its connection failed. Carries the tail of a stdio server's stderr. */
+export class McpServerError extends TransportError {
+  override name = 'McpServerError';
+  readonly server: string;
+  /** The last ~4 KiB the server wrote to stderr (stdio servers), else "". */
+  readonly stderrTail: string;
+  constructor(server: string, message: string, stderrTail = '', options?: ErrorOptions) {
+    const tail = stderrTail.trim();
+    const shown = tail.length > STDERR_IN_MESSAGE ? `…${tail.slice(-STDERR_IN_MESSAGE)}` : tail;
+    super(shown ? `${message}; server stderr: ${shown}` : message, options);
+    this.server = server;
+    this.stderrTail = stderrTail;
+  }
+}

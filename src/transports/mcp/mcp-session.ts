@@ -1,0 +1,429 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport as SdkTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { HttpStatusError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import { abortError, raceSignal } from '../../core/signals.js';
+import type { ProgressEvent, TransportContext } from '../../core/transport.js';
+import type { Auth } from '../../core/types.js';
+import { redactUrl } from '../../core/url-policy.js';
+import { invalidateAuth } from '../shared/auth.js';
+import { buildChildEnv } from './build-child-env.js';
+import { createMcpFetch, newHttpConnectionState, type HttpConnectionState } from './create-mcp-fetch.js';
+import type { McpSdk } from './load-mcp-sdk.js';
+import type { McpToolResult } from './map-tool-result.js';
+import { McpServerError } from './mcp-server-error.js';
+import type { HttpServer, ResolvedServer, StdioServer } from './resolve-server-config.js';
+import { STDERR_TAIL_CHARS, StdioProcessTransport } from './stdio-process-transport.js';
+
+/** How long closing an HTTP session waits for the server to acknowledge its DELETE, in ms. */
+const TERMINATE_SESSION_WAIT_MS = 1000;
+const CLIENT_INFO = { name: 'utcp-kit', version: '0.1.0' };
+
+/** One live MCP connection (a child process or an HTTP session) and what is known about its health. */
+interface Connection {
+  client: Client;
+  transport: SdkTransport;
+  kind: 'stdio' | 'streamable-http' | 'sse';
+  /** The transport closed (process exited, stream ended, or we closed it). */
+  closed: boolean;
+  stdio?: StdioProcessTransport;
+  stderr: () => string;
+  http?: HttpConnectionState;
+  /** A `tools/list` completed on this connection: later `list_changed` notifications are real changes. */
+  listed: boolean;
+}
+
+export interface McpSessionOptions {
+  manualName: string;
+  server: ResolvedServer;
+  /** The manual's substituted auth (HTTP servers only). */
+  auth: Auth | null | undefined;
+  /** Identifies the configuration the session was opened with; a different one needs a new session. */
+  fingerprint: string;
+  ctx: TransportContext;
+  loadSdk: () => Promise<McpSdk>;
+  /** The server said its tool list changed (after this session had listed it). */
+  onListChanged: () => void;
+}
+
+/** Per-call settings. */
+export interface SessionCallOptions {
+  signal: AbortSignal;
+  /** The caller's deadline (already part of `signal`), for messages. */
+  timeoutMs?: number;
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** What a paginated listing returns. */
+export interface Listing<T> {
+  items: T[];
+  warnings: string[];
+}
+
+/**
+ * One persistent session with one MCP server for one manual of one client (protocols.md §5):
+ * opened lazily, shared by concurrent calls, re-opened after a crash or an expired HTTP session
+ * (one reconnect-and-retry per request), and closed without leaving processes or timers.
+ */
+export class McpSession {
+  readonly manualName: string;
+  readonly server: ResolvedServer;
+  readonly fingerprint: string;
+  readonly #opts: McpSessionOptions;
+  readonly #closing = new AbortController();
+  #current: Connection | undefined;
+  #connecting: Promise<Connection> | undefined;
+  #closed: Promise<void> | undefined;
+  #toolNames: Set<string> | undefined;
+  #resources: Map<string, Resource> | undefined;
+
+  constructor(opts: McpSessionOptions) {
+    this.#opts = opts;
+    this.manualName = opts.manualName;
+    this.server = opts.server;
+    this.fingerprint = opts.fingerprint;
+  }
+
+  get #label(): string {
+    return `MCP server '${this.server.name}'`;
+  }
+
+  /** The pid of the running stdio server, if any (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.#current && !this.#current.closed ? this.#current.stdio?.pid : undefined;
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  /** `tools/list`, following `nextCursor` until it ends, repeats, or `limits.max_list_pages` is reached. */
+  async listTools(options: SessionCallOptions): Promise<Listing<McpTool>> {
+    const sdk = await this.#opts.loadSdk();
+    const listing = await this.#paginate('tools/list', options, (conn, cursor, req) =>
+      conn.client
+        .request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, sdk.types.ListToolsResultSchema, req)
+        .then((r) => {
+          conn.listed = true;
+          return { items: r.tools, nextCursor: r.nextCursor };
+        }),
+    );
+    this.#toolNames = new Set(listing.items.map((t) => t.name));
+    return listing;
+  }
+
+  /** `resources/list`, paginated like `listTools`. */
+  async listResources(options: SessionCallOptions): Promise<Listing<Resource>> {
+    const sdk = await this.#opts.loadSdk();
+    const listing = await this.#paginate('resources/list', options, (conn, cursor, req) =>
+      conn.client
+        .request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, sdk.types.ListResourcesResultSchema, req)
+        .then((r) => ({ items: r.resources, nextCursor: r.nextCursor })),
+    );
+    this.#resources = new Map(listing.items.map((r) => [r.name, r]));
+    return listing;
+  }
+
+  /** Whether the server offers a tool of that name (lists the tools once if not yet known). */
+  async hasTool(name: string, options: SessionCallOptions): Promise<boolean> {
+    if (!this.#toolNames) await this.listTools(options);
+    return this.#toolNames!.has(name);
+  }
+
+  /** The resource of that name, listing resources when it is not in the last listing. */
+  async findResource(name: string, options: SessionCallOptions): Promise<Resource | undefined> {
+    const known = this.#resources?.get(name);
+    if (known) return known;
+    await this.listResources(options);
+    return this.#resources!.get(name);
+  }
+
+  /** `tools/call` with progress, cancellation and the server's per-request timeout. Returns the raw result. */
+  async callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
+    const sdk = await this.#opts.loadSdk();
+    return this.#run(`tools/call ${name}`, options, (conn, req) =>
+      conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, sdk.types.CallToolResultSchema, req),
+    ) as Promise<McpToolResult>;
+  }
+
+  /** `resources/read`; returns `{contents}`. */
+  async readResource(uri: string, options: SessionCallOptions): Promise<{ contents: unknown[] }> {
+    const sdk = await this.#opts.loadSdk();
+    const result = await this.#run(`resources/read ${uri}`, options, (conn, req) =>
+      conn.client.request({ method: 'resources/read', params: { uri } }, sdk.types.ReadResourceResultSchema, req),
+    );
+    return { contents: result.contents };
+  }
+
+  /** Ends the connection (and the child process). Safe to call twice; later operations fail. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#closing.abort(new UtcpError('CLIENT_CLOSED', `${this.#label} session closed`));
+      const pending = this.#connecting;
+      if (pending) await pending.catch(() => undefined);
+      const conn = this.#current;
+      this.#current = undefined;
+      if (conn) await this.#closeConnection(conn);
+    })();
+    return this.#closed;
+  }
+
+  // ------------------------------------------------------------------ requests
+
+  async #paginate<T>(
+    method: string,
+    options: SessionCallOptions,
+    page: (conn: Connection, cursor: string | undefined, req: RequestOptions) => Promise<{ items: T[]; nextCursor?: string }>,
+  ): Promise<Listing<T>> {
+    const maxPages = this.#opts.ctx.limits.max_list_pages;
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let n = 0; n < maxPages; n++) {
+      const result = await this.#run(method, options, (conn, req) => page(conn, cursor, req));
+      items.push(...result.items);
+      const next = result.nextCursor;
+      if (next === undefined || next === null || next === '') return { items, warnings: [] };
+      if (seen.has(next)) {
+        return { items, warnings: [`${this.#label}: ${method} repeated a pagination cursor; stopped after ${n + 1} pages`] };
+      }
+      seen.add(next);
+      cursor = next;
+    }
+    return { items, warnings: [`${this.#label}: ${method} still had more pages after ${maxPages} (limits.max_list_pages); the rest was ignored`] };
+  }
+
+  /**
+   * Runs one request on the live connection (opening it if needed). A connection failure
+   * (process gone, transport closed, HTTP 404 for an expired session, reset, 401 with OAuth2)
+   * reopens the connection and retries once.
+   */
+  async #run<T>(what: string, options: SessionCallOptions, request: (conn: Connection, req: RequestOptions) => Promise<T>): Promise<T> {
+    const label = `MCP ${what} on server '${this.server.name}'`;
+    for (let attempt = 0; ; attempt++) {
+      if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
+      const conn = await raceSignal(this.#connection(), options.signal, label, options.timeoutMs);
+      // A per-request signal, so the SDK's abort listener never outlives the request.
+      const link = linkSignal(options.signal);
+      const onProgress = options.onProgress;
+      try {
+        return await request(conn, {
+          signal: link.signal,
+          timeout: this.server.timeoutMs,
+          resetTimeoutOnProgress: true,
+          // Always ask for progress: servers that report it then keep long calls alive past `timeout`.
+          onprogress: (p) => onProgress?.({ progress: p.progress, total: p.total, message: p.message }),
+        });
+      } catch (error) {
+        if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
+        if (attempt === 0 && !this.#closed && this.#isConnectionFailure(conn)) {
+          this.#opts.ctx.logger.debug?.(`${this.#label}: connection failed during ${what}; reconnecting`, { manual: this.manualName });
+          this.#drop(conn);
+          continue;
+        }
+        throw await this.#mapError(error, conn, what);
+      } finally {
+        link.dispose();
+      }
+    }
+  }
+
+  #isConnectionFailure(conn: Connection): boolean {
+    if (conn.closed) return true;
+    const http = conn.http;
+    if (!http) return false;
+    if (http.expired || http.broken) return true;
+    if (http.unauthorized && this.#opts.auth?.auth_type === 'oauth2') {
+      invalidateAuth(this.#opts.auth, this.#opts.ctx);
+      return true;
+    }
+    return false;
+  }
+
+  async #mapError(error: unknown, conn: Connection | undefined, what: string): Promise<UtcpError> {
+    if (error instanceof UtcpError) return error;
+    const sdk = await this.#opts.loadSdk();
+    const { McpError, ErrorCode } = sdk.types;
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return new UtcpTimeoutError(`MCP ${what} on server '${this.server.name}'`, this.server.timeoutMs, { cause: error });
+    }
+    const status = httpStatusOf(error, sdk);
+    if (status !== undefined && status >= 400 && this.server.kind !== 'stdio') {
+      return new HttpStatusError(status, redactUrl((this.server as HttpServer).url), '', '', { cause: error });
+    }
+    if (conn?.closed || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+      const why = conn?.stdio?.endReason;
+      // Let the process's last words arrive before quoting them.
+      if (conn?.stdio) await conn.stdio.close();
+      return new McpServerError(this.server.name, `${this.#label} closed the connection during ${what}${why ? ` (${why})` : ''}`, conn?.stderr() ?? '', { cause: error });
+    }
+    if (error instanceof McpError) {
+      return new TransportError(`${this.#label} rejected ${what}: ${bounded(error.message)}`, { code: 'PROTOCOL_ERROR', cause: error });
+    }
+    return new McpServerError(this.server.name, `MCP ${what} on server '${this.server.name}' failed: ${bounded(messageOf(error))}`, conn?.stderr() ?? '', { cause: error });
+  }
+
+  // ------------------------------------------------------------------ connections
+
+  #connection(): Promise<Connection> {
+    if (this.#closed) return Promise.reject(new UtcpError('CLIENT_CLOSED', `${this.#label}: the session of manual ${this.manualName} is closed`));
+    if (this.#current && !this.#current.closed) return Promise.resolve(this.#current);
+    if (!this.#connecting) {
+      const opening = this.#open().then(async (conn) => {
+        if (this.#closed) {
+          await this.#closeConnection(conn);
+          throw new UtcpError('CLIENT_CLOSED', `${this.#label}: the session of manual ${this.manualName} is closed`);
+        }
+        this.#current = conn;
+        return conn;
+      });
+      this.#connecting = opening;
+      const clear = () => {
+        if (this.#connecting === opening) this.#connecting = undefined;
+      };
+      opening.then(clear, clear);
+    }
+    return this.#connecting;
+  }
+
+  /** Forgets a failed connection and closes it in the background. */
+  #drop(conn: Connection): void {
+    if (this.#current === conn) this.#current = undefined;
+    this.#toolNames = undefined;
+    void this.#closeConnection(conn);
+  }
+
+  async #open(): Promise<Connection> {
+    const sdk = await this.#opts.loadSdk();
+    const server = this.server;
+    if (server.kind === 'stdio') return this.#initialize(sdk, await this.#stdioTransport(sdk, server));
+    if (server.kind !== 'http-auto') return this.#initialize(sdk, this.#httpTransport(sdk, server, server.kind));
+    try {
+      return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'streamable-http'));
+    } catch (error) {
+      const status = error instanceof UtcpError ? httpStatusOf((error as { cause?: unknown }).cause, sdk) : undefined;
+      if (this.#closing.signal.aborted || status === undefined || status < 400 || status >= 500) throw error;
+      this.#opts.ctx.logger.debug?.(`${this.#label}: streamable HTTP failed with HTTP ${status}; trying the legacy SSE transport`);
+      return this.#initialize(sdk, this.#httpTransport(sdk, server, 'sse'));
+    }
+  }
+
+  async #stdioTransport(sdk: McpSdk, server: StdioServer): Promise<Omit<Connection, 'client' | 'closed' | 'listed'>> {
+    const env = buildChildEnv(server.env);
+    if (process.platform === 'win32') {
+      // The SDK's transport resolves `npx`-style `.cmd` shims on Windows (we cannot without a shell).
+      const StdioClientTransport = await sdk.loadStdioClientTransport();
+      const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: server.cwd, stderr: 'pipe' });
+      let tail = '';
+      transport.stderr?.on('data', (chunk: Buffer | string) => {
+        tail = (tail + String(chunk)).slice(-STDERR_TAIL_CHARS);
+      });
+      return { transport, kind: 'stdio', stderr: () => tail };
+    }
+    const stdio = new StdioProcessTransport(
+      { command: server.command, args: server.args, env, cwd: server.cwd, maxMessageBytes: Math.max(this.#opts.ctx.limits.max_response_bytes, 1024 * 1024) },
+      sdk,
+    );
+    return { transport: stdio, kind: 'stdio', stdio, stderr: () => stdio.stderrTail };
+  }
+
+  #httpTransport(sdk: McpSdk, server: HttpServer, kind: 'streamable-http' | 'sse'): Omit<Connection, 'client' | 'closed' | 'listed'> {
+    const http = newHttpConnectionState();
+    const fetch = createMcpFetch(this.#opts.ctx, this.#opts.auth, http, this.#closing.signal);
+    const requestInit = { headers: server.headers };
+    const transport =
+      kind === 'sse'
+        ? new sdk.SSEClientTransport(server.url, { requestInit, fetch })
+        : new sdk.StreamableHTTPClientTransport(server.url, { requestInit, fetch });
+    return { transport, kind, http, stderr: () => '' };
+  }
+
+  async #initialize(sdk: McpSdk, parts: Omit<Connection, 'client' | 'closed' | 'listed'>): Promise<Connection> {
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    const conn: Connection = { ...parts, client, closed: false, listed: false };
+    client.onclose = () => {
+      conn.closed = true;
+    };
+    client.onerror = (error) => this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.manualName });
+    client.setNotificationHandler(sdk.types.ToolListChangedNotificationSchema, () => {
+      if (!conn.listed || conn.closed || this.#closed) return;
+      this.#toolNames = undefined;
+      this.#opts.onListChanged();
+    });
+    const link = linkSignal(this.#closing.signal);
+    try {
+      await client.connect(conn.transport, { timeout: this.server.timeoutMs, signal: link.signal });
+    } catch (error) {
+      await this.#closeConnection(conn);
+      if (this.#closing.signal.aborted) throw abortError(this.#closing.signal, `${this.#label} initialisation`);
+      throw await this.#mapInitError(error, conn, sdk);
+    } finally {
+      link.dispose();
+    }
+    if (conn.http) conn.http.ready = true;
+    return conn;
+  }
+
+  async #mapInitError(error: unknown, conn: Connection, sdk: McpSdk): Promise<UtcpError> {
+    if (error instanceof sdk.types.McpError && error.code === sdk.types.ErrorCode.RequestTimeout) {
+      return new UtcpTimeoutError(`${this.#label} initialisation`, this.server.timeoutMs, { cause: error });
+    }
+    const status = httpStatusOf(error, sdk);
+    const server = this.server;
+    if (server.kind === 'stdio') {
+      const why = conn.stdio?.endReason;
+      const what = `${this.#label} (command '${server.command}') failed to start`;
+      return new McpServerError(server.name, `${what}: ${why ?? bounded(messageOf(error))}`, conn.stderr(), { cause: error });
+    }
+    const where = redactUrl(server.url);
+    if (status !== undefined && status >= 400) {
+      return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: HTTP ${status}`, '', { cause: error });
+    }
+    return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: ${bounded(messageOf(error))}`, '', { cause: error });
+  }
+
+  async #closeConnection(conn: Connection): Promise<void> {
+    conn.closed = true;
+    if (conn.kind === 'streamable-http' && conn.http?.ready && !conn.http.expired && conn.transport.sessionId) {
+      // Tell the server the session is over (DELETE), without letting a slow server hold up close().
+      await settleWithin((conn.transport as unknown as { terminateSession(): Promise<void> }).terminateSession().catch(() => undefined), TERMINATE_SESSION_WAIT_MS);
+    }
+    await conn.client.close().catch(() => undefined);
+    // Client.close() closes the transport, but not when connect() never attached it.
+    await conn.transport.close().catch(() => undefined);
+  }
+}
+
+function httpStatusOf(error: unknown, sdk: McpSdk): number | undefined {
+  if (error instanceof sdk.StreamableHTTPError && typeof error.code === 'number' && error.code >= 100) return error.code;
+  const legacy = /\(HTTP (\d{3})\)|SSE error: Non-200 status code \((\d{3})\)/.exec(messageOf(error));
+  if (legacy) return Number(legacy[1] ?? legacy[2]);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof Error && error.name === 'SseError' && typeof code === 'number' && code >= 100) return code;
+  return undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function bounded(text: string, max = 500): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** A signal that follows `parent` until `dispose()`, after which `parent` holds no reference to it. */
+function linkSignal(parent: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  const local = new AbortController();
+  if (parent.aborted) {
+    local.abort(parent.reason);
+    return { signal: local.signal, dispose() {} };
+  }
+  const forward = () => local.abort(parent.reason);
+  parent.addEventListener('abort', forward, { once: true });
+  return { signal: local.signal, dispose: () => parent.removeEventListener('abort', forward) };
+}

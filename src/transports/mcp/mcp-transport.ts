@@ -1,0 +1,268 @@
+import { createHash } from 'node:crypto';
+import { TransportError, UtcpError } from '../../core/errors.js';
+import { abortError } from '../../core/signals.js';
+import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { JsonObject, JsonSchema, McpCallTemplate, Tool } from '../../core/types.js';
+import { loadMcpSdk, type McpSdk } from './load-mcp-sdk.js';
+import { mapToolResult } from './map-tool-result.js';
+import { McpSession, type SessionCallOptions } from './mcp-session.js';
+import { resolveServerConfig, serverEntries, type ResolvedServer } from './resolve-server-config.js';
+
+/** Prefix of the tools generated for resources (`register_resources_as_tools`). */
+const RESOURCE_PREFIX = 'resource_';
+
+const RESOURCE_INPUTS: JsonSchema = Object.freeze({ type: 'object', properties: {}, required: [] }) as JsonSchema;
+const RESOURCE_OUTPUTS: JsonSchema = Object.freeze({ type: 'object', properties: { contents: { type: 'array' } } }) as JsonSchema;
+
+interface DiscoveredServer {
+  tools: Tool[];
+  warnings: string[];
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The `mcp` transport (protocols.md §5): discovers the tools of every configured MCP server and
+ * calls them over one persistent session per (manual, server). Each client has its own instance,
+ * so sessions are never shared between clients, nor between manuals.
+ */
+export class McpTransport implements Transport<McpCallTemplate> {
+  readonly type = 'mcp';
+  readonly #ctx: TransportContext;
+  /** manual name → server name → session. */
+  readonly #sessions = new Map<string, Map<string, McpSession>>();
+  /** Manuals whose refresh was requested and has not started yet (coalesces `list_changed` bursts). */
+  readonly #refreshRequested = new Set<string>();
+  /** Sessions being closed in the background (replaced or removed from the config); awaited by close(). */
+  readonly #closing = new Set<Promise<void>>();
+  #sdk: Promise<McpSdk> | undefined;
+  #closed = false;
+
+  constructor(ctx: TransportContext) {
+    this.#ctx = ctx;
+  }
+
+  #loadSdk = (): Promise<McpSdk> => {
+    this.#sdk ??= loadMcpSdk().catch((error) => {
+      this.#sdk = undefined;
+      throw error;
+    });
+    return this.#sdk;
+  };
+
+  #assertOpen(): void {
+    if (this.#closed) throw new UtcpError('CLIENT_CLOSED', 'The mcp transport is closed');
+  }
+
+  // ------------------------------------------------------------------ discovery
+
+  async registerManual(template: McpCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
+    this.#assertOpen();
+    const manualName = options.manualName;
+    this.#refreshRequested.delete(manualName);
+    const entries = serverEntries(template);
+    this.#closeSessionsNotIn(manualName, new Set(entries.map(([name]) => name)));
+    const outcomes = await Promise.all(
+      entries.map(([name, config]) =>
+        this.#discoverServer(template, name, config, options).then(
+          (ok) => ({ name, ok, error: undefined }),
+          (error: unknown) => ({ name, ok: undefined, error }),
+        ),
+      ),
+    );
+    if (options.signal.aborted) throw abortError(options.signal, `MCP discovery of manual ${manualName}`, options.timeoutMs);
+    const tools: Tool[] = [];
+    const warnings: string[] = [];
+    const failures: string[] = [];
+    for (const outcome of outcomes) {
+      if (outcome.ok) {
+        tools.push(...outcome.ok.tools);
+        warnings.push(...outcome.ok.warnings);
+      } else {
+        failures.push(`MCP server '${outcome.name}' failed: ${messageOf(outcome.error)}`);
+        await this.#closeSession(manualName, outcome.name);
+      }
+    }
+    if (entries.length === 0) warnings.push(`MCP manual ${manualName} configures no servers`);
+    if (entries.length > 0 && failures.length === entries.length) {
+      const first = outcomes[0].error;
+      if (entries.length === 1 && first instanceof UtcpError) throw first;
+      throw new TransportError(`Every MCP server of manual ${manualName} failed: ${failures.join('; ')}`, { cause: first });
+    }
+    return { manual: { utcp_version: '1.0.0', manual_version: '1.0.0', tools }, warnings: [...failures, ...warnings] };
+  }
+
+  async #discoverServer(template: McpCallTemplate, name: string, config: unknown, options: CallOptions): Promise<DiscoveredServer> {
+    const server = resolveServerConfig(name, config, this.#ctx.rootDir);
+    const session = this.#session(options.manualName, server, template);
+    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs };
+    const listing = await session.listTools(callOptions);
+    const raw = options.rawTemplate;
+    const tools: Tool[] = listing.items.map((t) => ({
+      name: `${name}.${t.name}`,
+      description: t.description ?? '',
+      inputs: (t.inputSchema ?? { type: 'object', properties: {} }) as JsonSchema,
+      outputs: (t.outputSchema ?? {}) as JsonSchema,
+      tags: [],
+      tool_call_template: raw,
+    }));
+    const warnings = [...listing.warnings];
+    if (template.register_resources_as_tools === true) {
+      try {
+        const resources = await session.listResources(callOptions);
+        warnings.push(...resources.warnings);
+        for (const r of resources.items) {
+          tools.push({
+            name: `${name}.${RESOURCE_PREFIX}${r.name}`,
+            description: `Read resource: ${r.description || r.name}. URI: ${r.uri}`,
+            inputs: structuredClone(RESOURCE_INPUTS),
+            outputs: structuredClone(RESOURCE_OUTPUTS),
+            tags: [],
+            tool_call_template: raw,
+          });
+        }
+      } catch (error) {
+        if (options.signal.aborted) throw error;
+        warnings.push(`MCP server '${name}': listing resources failed: ${messageOf(error)}`);
+      }
+    }
+    return { tools, warnings };
+  }
+
+  // ------------------------------------------------------------------ calls
+
+  async callTool(tool: Tool, args: JsonObject, template: McpCallTemplate, options: CallOptions): Promise<unknown> {
+    this.#assertOpen();
+    const manualName = options.manualName;
+    const rest = tool.name.startsWith(`${manualName}.`) ? tool.name.slice(manualName.length + 1) : tool.name;
+    const entries = serverEntries(template);
+    const configs = new Map(entries);
+    const dot = rest.indexOf('.');
+    const named = dot > 0 && configs.has(rest.slice(0, dot));
+    const candidates = named ? [rest.slice(0, dot)] : entries.map(([name]) => name);
+    const toolName = named ? rest.slice(dot + 1) : rest;
+    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs, onProgress: options.onProgress };
+    const sessionOf = (name: string) => this.#session(manualName, resolveServerConfig(name, configs.get(name), this.#ctx.rootDir), template);
+
+    if (template.register_resources_as_tools === true && toolName.startsWith(RESOURCE_PREFIX)) {
+      const resourceName = toolName.slice(RESOURCE_PREFIX.length);
+      const found = await this.#search(candidates, callOptions, async (name) => {
+        const session = sessionOf(name);
+        const resource = await session.findResource(resourceName, callOptions);
+        return resource ? { session, uri: resource.uri } : undefined;
+      });
+      if (!found) throw new UtcpError('TOOL_NOT_FOUND', `Resource '${resourceName}' not found in any configured server`);
+      return found.session.readResource(found.uri, callOptions);
+    }
+
+    const found = named
+      ? { session: sessionOf(candidates[0]) }
+      : await this.#search(candidates, callOptions, async (name) => {
+          const session = sessionOf(name);
+          return (await session.hasTool(toolName, callOptions)) ? { session } : undefined;
+        });
+    if (!found) throw new UtcpError('TOOL_NOT_FOUND', `Tool '${toolName}' not found in any configured server`);
+    const result = await found.session.callTool(toolName, args, callOptions);
+    return mapToolResult(result, `${found.session.server.name}.${toolName}`);
+  }
+
+  /** Tries servers in config order; a server that fails to answer is skipped unless none has the item. */
+  async #search<T>(servers: string[], options: SessionCallOptions, probe: (server: string) => Promise<T | undefined>): Promise<T | undefined> {
+    let firstError: unknown;
+    for (const name of servers) {
+      try {
+        const hit = await probe(name);
+        if (hit) return hit;
+      } catch (error) {
+        if (options.signal.aborted) throw error;
+        firstError ??= error;
+      }
+    }
+    if (firstError !== undefined) throw firstError;
+    return undefined;
+  }
+
+  async *callToolStream(tool: Tool, args: JsonObject, template: McpCallTemplate, options: CallOptions): AsyncIterable<unknown> {
+    yield await this.callTool(tool, args, template, options);
+  }
+
+  // ------------------------------------------------------------------ sessions
+
+  #session(manualName: string, server: ResolvedServer, template: McpCallTemplate): McpSession {
+    this.#assertOpen();
+    const auth = server.kind === 'stdio' ? undefined : template.auth;
+    const fingerprint = createHash('sha256').update(JSON.stringify([server, auth ?? null])).digest('hex');
+    let byServer = this.#sessions.get(manualName);
+    if (!byServer) this.#sessions.set(manualName, (byServer = new Map()));
+    let session = byServer.get(server.name);
+    if (session && session.fingerprint !== fingerprint) {
+      this.#closeInBackground(session);
+      session = undefined;
+    }
+    if (!session) {
+      session = new McpSession({
+        manualName,
+        server,
+        auth,
+        fingerprint,
+        ctx: this.#ctx,
+        loadSdk: this.#loadSdk,
+        onListChanged: () => this.#onListChanged(manualName),
+      });
+      byServer.set(server.name, session);
+    }
+    return session;
+  }
+
+  #onListChanged(manualName: string): void {
+    if (this.#closed || this.#refreshRequested.has(manualName)) return;
+    this.#refreshRequested.add(manualName);
+    this.#ctx.logger.debug?.(`MCP tool list of manual ${manualName} changed; refreshing`);
+    this.#ctx.requestRefresh(manualName);
+  }
+
+  async #closeSession(manualName: string, serverName: string): Promise<void> {
+    const byServer = this.#sessions.get(manualName);
+    const session = byServer?.get(serverName);
+    if (!session) return;
+    byServer!.delete(serverName);
+    await session.close();
+  }
+
+  #closeSessionsNotIn(manualName: string, keep: Set<string>): void {
+    const byServer = this.#sessions.get(manualName);
+    if (!byServer) return;
+    for (const [name, session] of byServer) {
+      if (keep.has(name)) continue;
+      byServer.delete(name);
+      this.#closeInBackground(session);
+    }
+  }
+
+  #closeInBackground(session: McpSession): void {
+    const closing = session.close().finally(() => this.#closing.delete(closing));
+    this.#closing.add(closing);
+  }
+
+  async deregisterManual(_template: McpCallTemplate, options: { manualName: string }): Promise<void> {
+    const byServer = this.#sessions.get(options.manualName);
+    this.#sessions.delete(options.manualName);
+    this.#refreshRequested.delete(options.manualName);
+    if (byServer) await Promise.all([...byServer.values()].map((s) => s.close()));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const sessions = [...this.#sessions.values()].flatMap((byServer) => [...byServer.values()]);
+    this.#sessions.clear();
+    this.#refreshRequested.clear();
+    await Promise.all([...sessions.map((s) => s.close()), ...this.#closing]);
+  }
+
+  /** Live sessions, for diagnostics and tests: `<manual>/<server>` → pid of the stdio server (if any). */
+  sessionInfo(): Array<{ manual: string; server: string; pid: number | undefined }> {
+    return [...this.#sessions].flatMap(([manual, byServer]) => [...byServer].map(([server, s]) => ({ manual, server, pid: s.pid })));
+  }
+}

@@ -1,0 +1,198 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Transport as SdkTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { McpSdk } from './load-mcp-sdk.js';
+
+/** How much of the server's stderr is kept for error messages, in characters. */
+export const STDERR_TAIL_CHARS = 4096;
+/** After closing stdin, how long a server gets to exit on its own before SIGTERM, in ms. */
+export const STDIN_CLOSE_GRACE_MS = 500;
+/** Between SIGTERM and SIGKILL, in ms. */
+export const TERM_GRACE_MS = 1000;
+
+export interface StdioProcessOptions {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Largest JSON-RPC line accepted from the server, in bytes. */
+  maxMessageBytes: number;
+}
+
+/**
+ * An MCP client transport over a child process's stdin/stdout, for the SDK `Client`.
+ * Unlike the SDK's own stdio transport it starts the server in its own process group (so
+ * `close()` also ends grandchildren), keeps the tail of stderr for error messages, and
+ * closes within ~1.5 s at worst, leaving no timers behind.
+ */
+export class StdioProcessTransport implements SdkTransport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #options: StdioProcessOptions;
+  readonly #readBuffer: InstanceType<McpSdk['ReadBuffer']>;
+  readonly #serialize: McpSdk['serializeMessage'];
+  #child: ChildProcess | undefined;
+  #stderrTail = '';
+  #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  #failure: string | undefined;
+  #closed: Promise<void> | undefined;
+  #streamsClosed: Promise<void> | undefined;
+
+  constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'ReadBuffer' | 'serializeMessage'>) {
+    this.#options = options;
+    this.#readBuffer = new sdk.ReadBuffer({ maxBufferSize: options.maxMessageBytes });
+    this.#serialize = sdk.serializeMessage;
+  }
+
+  /** The last ~4 KiB the server wrote to stderr. */
+  get stderrTail(): string {
+    return this.#stderrTail;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Why the connection ended, for error messages (exit status, protocol failure), or undefined while running. */
+  get endReason(): string | undefined {
+    if (this.#failure) return this.#failure;
+    if (!this.#exit) return undefined;
+    return this.#exit.code !== null ? `the server process exited with code ${this.#exit.code}` : `the server process was killed by ${this.#exit.signal}`;
+  }
+
+  start(): Promise<void> {
+    if (this.#child) return Promise.reject(new Error('StdioProcessTransport already started'));
+    const { command, args, env, cwd } = this.#options;
+    return new Promise<void>((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(command, args, {
+          cwd,
+          env,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          shell: false,
+          windowsHide: true,
+          // Own process group, so close() can signal the server's own children too.
+          detached: process.platform !== 'win32',
+        });
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      this.#child = child;
+      let spawned = false;
+      child.once('spawn', () => {
+        spawned = true;
+        resolve();
+      });
+      child.on('error', (error) => {
+        if (!spawned) {
+          this.#failure = `the server process could not be started (${(error as NodeJS.ErrnoException).code ?? error.message})`;
+          reject(error);
+        } else {
+          this.onerror?.(error);
+        }
+      });
+      child.once('exit', (code, signal) => {
+        this.#exit = { code, signal };
+      });
+      this.#streamsClosed = new Promise<void>((done) => child.once('close', (code, signal) => {
+        this.#exit ??= { code, signal };
+        done();
+        this.onclose?.();
+      }));
+      child.stdin!.on('error', (error) => this.onerror?.(error));
+      child.stdout!.on('error', (error) => this.onerror?.(error));
+      child.stderr!.on('error', () => {});
+      child.stderr!.setEncoding('utf8');
+      child.stderr!.on('data', (text: string) => {
+        this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL_CHARS);
+      });
+      child.stdout!.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    });
+  }
+
+  #onStdout(chunk: Buffer): void {
+    try {
+      this.#readBuffer.append(chunk);
+    } catch (error) {
+      this.#failure = `the server sent a message larger than ${this.#options.maxMessageBytes} bytes`;
+      this.onerror?.(error as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.#readBuffer.readMessage();
+      } catch (error) {
+        // A line that is not JSON-RPC (a stray log line on stdout): report it and go on.
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) break;
+      this.onmessage?.(message);
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (!stdin || !stdin.writable || this.#exit || this.#closed) {
+      return Promise.reject(new Error(`Not connected${this.endReason ? `: ${this.endReason}` : ''}`));
+    }
+    return new Promise<void>((resolve, reject) => {
+      stdin.write(this.#serialize(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /** Ends the server: closes stdin, then SIGTERM and SIGKILL to its process group if it lingers. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closed ??= this.#terminate();
+    return this.#closed;
+  }
+
+  async #terminate(): Promise<void> {
+    const child = this.#child;
+    if (!child || !this.#streamsClosed) return;
+    try {
+      child.stdin?.end();
+    } catch {
+      // already closed
+    }
+    if (!(await settledWithin(this.#streamsClosed, STDIN_CLOSE_GRACE_MS))) {
+      this.#signalGroup(child, 'SIGTERM');
+      if (!(await settledWithin(this.#streamsClosed, TERM_GRACE_MS))) {
+        this.#signalGroup(child, 'SIGKILL');
+        // Something else holds the pipes open: stop reading so the handles close.
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        await settledWithin(this.#streamsClosed, TERM_GRACE_MS);
+      }
+    }
+    this.#readBuffer.clear();
+  }
+
+  #signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+    try {
+      if (process.platform !== 'win32' && child.pid !== undefined) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    } catch {
+      // ESRCH: already gone
+    }
+  }
+}
+
+/** True when `promise` settled within `ms`; the timer is cleared either way. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
