@@ -201,7 +201,8 @@ describe('http tool calls: responses', () => {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('missing ' + 'x'.repeat(5000));
     });
-    const error = await call(testContext(), tpl(`${s.url}/nope`, { auth: { auth_type: 'api_key', api_key: 'QUERYSECRET', var_name: 'k', location: 'query' } }), { a: 1 }).catch((e) => e);
+    const template = tpl(`${s.url}/nope`, { auth: { auth_type: 'api_key', api_key: 'QUERYSECRET', var_name: 'k', location: 'query' } });
+    const error = (await call(testContext(), template, { a: 1 }).catch((e: unknown) => e)) as HttpStatusError;
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error).toMatchObject({ status: 404, statusText: 'Not Found', url: `${s.url}/nope`, code: 'HTTP_STATUS' });
     expect(error.bodyExcerpt.startsWith('missing x')).toBe(true);

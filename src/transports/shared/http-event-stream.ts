@@ -1,0 +1,94 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { UtcpError } from '../../core/errors.js';
+
+/** One dispatched server-sent event. */
+export interface ServerSentEvent {
+  /** `event` field, `"message"` when absent. */
+  type: string;
+  data: string;
+  id?: string;
+}
+
+/**
+ * Incremental `text/event-stream` decoding (WHATWG rules via eventsource-parser): UTF-8 decoded
+ * across chunk boundaries, CR/LF/CRLF line ends, comments, `id` and `retry` tracked.
+ * Events with empty data are not dispatched (protocols.md §2). One event above `maxItemBytes` fails.
+ */
+export class EventStreamDecoder {
+  /** Last `id` seen (sent back as `Last-Event-ID` on reconnect). */
+  lastEventId: string | undefined;
+  /** Last `retry` the server asked for, in ms. */
+  retryMs: number | undefined;
+  readonly #maxItemBytes: number;
+  readonly #what: string;
+  #decoder = new TextDecoder('utf-8');
+  #parser: EventSourceParser;
+  #pending: ServerSentEvent[] = [];
+  #error: UtcpError | undefined;
+
+  constructor(maxItemBytes: number, what: string) {
+    this.#maxItemBytes = maxItemBytes;
+    this.#what = what;
+    this.#parser = this.#createParser();
+  }
+
+  #createParser(): EventSourceParser {
+    return createParser({
+      maxBufferSize: this.#maxItemBytes,
+      onEvent: (event) => {
+        if (event.id !== undefined) this.lastEventId = event.id;
+        if (event.data === '') return;
+        if (Buffer.byteLength(event.data, 'utf8') > this.#maxItemBytes) {
+          this.#error ??= this.#tooLarge();
+          return;
+        }
+        this.#pending.push({ type: event.event ?? 'message', data: event.data, ...(event.id !== undefined ? { id: event.id } : {}) });
+      },
+      onRetry: (ms) => {
+        this.retryMs = ms;
+      },
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.#error ??= this.#tooLarge();
+      },
+    });
+  }
+
+  #tooLarge(): UtcpError {
+    return new UtcpError('RESPONSE_TOO_LARGE', `${this.#what}: an event is larger than the ${this.#maxItemBytes}-byte stream item limit`);
+  }
+
+  /**
+   * Feeds bytes; returns the events completed by them. Call `throwIfFailed()` after handling them:
+   * events before an oversized one are still delivered.
+   */
+  push(chunk: Uint8Array): ServerSentEvent[] {
+    this.throwIfFailed();
+    const text = this.#decoder.decode(chunk, { stream: true });
+    if (text) this.#parser.feed(text);
+    const out = this.#pending;
+    this.#pending = [];
+    return out;
+  }
+
+  /** @throws RESPONSE_TOO_LARGE when an event passed the stream item limit. */
+  throwIfFailed(): void {
+    if (this.#error) throw this.#error;
+  }
+
+  /** Starts a new connection: partial data is dropped; `lastEventId` and `retryMs` are kept. */
+  reset(): void {
+    this.#decoder = new TextDecoder('utf-8');
+    this.#parser = this.#createParser();
+    this.#pending = [];
+    this.#error = undefined;
+  }
+}
+
+/** An event's item: `JSON.parse(data)`, else the data string. */
+export function eventItem(event: ServerSentEvent): unknown {
+  try {
+    return JSON.parse(event.data);
+  } catch {
+    return event.data;
+  }
+}

@@ -1,0 +1,134 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TransportError, UtcpError } from '../../core/errors.js';
+import { abortError } from '../../core/signals.js';
+import type { CallOptions, TransportContext } from '../../core/transport.js';
+import type { JsonObject, SseCallTemplate, Tool } from '../../core/types.js';
+import { createDeadline } from '../shared/http-deadline.js';
+import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
+import { openStreamingResponse } from '../shared/http-open-stream.js';
+import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../shared/http-request.js';
+import { networkError, type HttpResponse } from '../shared/http-send.js';
+
+/** Deadline until the response headers arrive, in ms; the stream itself is open-ended. */
+export const SSE_HEADERS_TIMEOUT_MS = 30_000;
+/** Reconnect delay when the server sent no `retry`, in ms. */
+export const SSE_DEFAULT_RETRY_MS = 1_000;
+/** Total reconnect budget when the template sets no `retry_timeout`, in ms. */
+export const SSE_DEFAULT_RETRY_TIMEOUT_MS = 30_000;
+
+/** One yielded item and the size of its event data, for aggregate limits. */
+export interface SseItem {
+  item: unknown;
+  bytes: number;
+}
+
+function withHeaders(spec: HttpRequestSpec, extra: Record<string, string>): HttpRequestSpec {
+  const bag = new HeaderBag();
+  for (const [k, v] of Object.entries(spec.headers)) bag.set(k, v);
+  for (const [k, v] of Object.entries(extra)) bag.set(bag.nameOf(k), v);
+  return { ...spec, headers: bag.toObject() };
+}
+
+/**
+ * Streams an `sse` tool call (protocols.md §2): POST when a body argument is present, else GET;
+ * each event yielded as it arrives (filtered by `event_type`); GET streams reconnect after network
+ * errors with `Last-Event-ID`, waiting the server's `retry`, within `retry_timeout`.
+ * Stopping iteration cancels the request.
+ */
+export async function* streamSseEvents(
+  tool: Tool,
+  args: JsonObject,
+  template: SseCallTemplate,
+  ctx: TransportContext,
+  options: CallOptions,
+): AsyncGenerator<SseItem, void, undefined> {
+  const what = `SSE call of tool ${tool.name}`;
+  const stop = new AbortController();
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  const decoder = new EventStreamDecoder(ctx.limits.max_stream_item_bytes, what);
+  const retryTimeoutMs = template.retry_timeout ?? SSE_DEFAULT_RETRY_TIMEOUT_MS;
+  let hasBody = false;
+
+  const open = async (): Promise<HttpResponse> => {
+    const deadline = createDeadline(signal, SSE_HEADERS_TIMEOUT_MS, `${what} (waiting for the response)`);
+    try {
+      const response = await openStreamingResponse(
+        async () => {
+          const spec = await buildHttpRequest(template, args, ctx, {
+            method: (body) => (body ? 'POST' : 'GET'),
+            contentType: 'application/json',
+            defaultBodyField: null,
+            signal: deadline.signal,
+          });
+          hasBody = spec.body !== undefined;
+          const extra: Record<string, string> = { Accept: 'text/event-stream' };
+          if (decoder.lastEventId) extra['Last-Event-ID'] = decoder.lastEventId;
+          return withHeaders(spec, extra);
+        },
+        ctx,
+        { signal: deadline.signal, what, label: 'SSE', auth: template.auth, timeoutMs: options.timeoutMs },
+      );
+      return response;
+    } catch (error) {
+      if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.timeoutMs);
+      throw error;
+    } finally {
+      deadline.clearTimer();
+    }
+  };
+
+  let response: HttpResponse | undefined;
+  try {
+    response = await open();
+    let failedAt: number | undefined;
+    for (;;) {
+      try {
+        for await (const chunk of response.body) {
+          for (const event of decoder.push(chunk)) {
+            failedAt = undefined;
+            if (template.event_type && event.type !== template.event_type) continue;
+            yield { item: eventItem(event), bytes: Buffer.byteLength(event.data, 'utf8') };
+          }
+          decoder.throwIfFailed();
+        }
+        return;
+      } catch (error) {
+        if (signal.aborted) throw abortError(signal, what, options.timeoutMs);
+        if (error instanceof UtcpError) throw error;
+        const failure = networkError(error, signal, `${what} (stream)`, response.url, options.timeoutMs);
+        if (template.reconnect === false || hasBody) throw failure;
+        failedAt ??= Date.now();
+        response.body.destroy();
+        response = await reconnect(failure, failedAt);
+      }
+    }
+  } finally {
+    stop.abort();
+    response?.body.destroy();
+  }
+
+  async function reconnect(failure: Error, failedAt: number): Promise<HttpResponse> {
+    let last = failure;
+    for (;;) {
+      const delayMs = decoder.retryMs ?? SSE_DEFAULT_RETRY_MS;
+      if (Date.now() + delayMs - failedAt > retryTimeoutMs) {
+        throw new TransportError(`${what}: the stream failed and reconnecting gave up after ${retryTimeoutMs} ms`, { cause: last });
+      }
+      ctx.logger.debug?.(`${what}: reconnecting in ${delayMs} ms`);
+      try {
+        await sleep(delayMs, undefined, { signal });
+      } catch {
+        throw abortError(signal, what, options.timeoutMs);
+      }
+      decoder.reset();
+      try {
+        return await open();
+      } catch (error) {
+        if (signal.aborted) throw abortError(signal, what, options.timeoutMs);
+        const retryable = error instanceof UtcpError && (error.code === 'TRANSPORT_FAILED' || error.code === 'TIMEOUT');
+        if (!retryable) throw error;
+        last = error;
+      }
+    }
+  }
+}
