@@ -279,3 +279,16 @@ describe('serveMcp over streamable HTTP', () => {
     await expect(rawPost(handle.url!, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 });
+
+describe('serveMcp round trip through the mcp transport', () => {
+  it('lets another UtcpClient call the bridged tools as an MCP manual', async () => {
+    const { handle } = await startBridge([add, { name: 'fail', handler: () => { throw new Error('bridged failure'); } }]);
+    const other = await UtcpClient.create({});
+    onTestFinished(() => other.close());
+    const reg = await other.registerManual({ name: 'bridged', call_template_type: 'mcp', config: { mcpServers: { local: { url: handle.url!, transport: 'http' } } } });
+    expect(reg.errors).toEqual([]);
+    expect((await other.getTools()).map((t) => t.name)).toEqual(['bridged.local.demo.add', 'bridged.local.demo.fail']);
+    expect(await other.callTool('bridged.local.demo.add', { a: 20, b: 22 })).toEqual({ sum: 42 });
+    await expect(other.callTool('bridged.local.demo.fail', {})).rejects.toThrow('bridged failure');
+  });
+});
