@@ -1,5 +1,5 @@
 import type { WebSocket as WsWebSocket } from 'ws';
-import { UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { GraphqlCallTemplate, JsonObject, Tool } from '../../core/types.js';
@@ -221,7 +221,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     return { signal: AbortSignal.any([parent, this.#closing.signal, own.signal]), clear: () => clearTimeout(timer) };
   }
 
-  /** Maps an abort to its typed error (timeout, caller abort, close); passes other errors through. */
+  /** Maps an abort to its typed error (timeout, caller abort, close) and wraps untyped failures in TransportError. */
   #failure(error: unknown, signal: AbortSignal, options: CallOptions, what: string): unknown {
     if (signal.aborted) {
       if (error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')) return error;
@@ -229,7 +229,9 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       if (!typed.cause && error !== signal.reason) (typed as { cause?: unknown }).cause = error;
       return typed;
     }
-    return error;
+    if (error instanceof UtcpError) return error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return new TransportError(`${what} failed: ${reason}`, { cause: error });
   }
 }
 
