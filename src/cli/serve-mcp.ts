@@ -1,0 +1,22 @@
+/** `utcp serve-mcp`: expose the tools of the given sources as an MCP server (stdio or streamable HTTP). */
+import { serveMcp } from '../agent/mcp-bridge.js';
+import { EXIT, type Common } from './commands.js';
+import { dim, green } from './output.js';
+import { createCliClient } from './sources.js';
+
+export async function serveMcpCommand(c: Common, opts: { http: boolean; port: number }): Promise<number> {
+  const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl });
+  for (const r of results) if (!r.success) c.out.info(`✗ ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
+  const tools = await client.getTools();
+  const handle = await serveMcp(client, opts.http ? { transport: 'http', port: opts.port } : { transport: 'stdio' }, { timeoutMs: c.timeoutMs });
+  // stdout belongs to the MCP protocol in stdio mode: everything else goes to stderr.
+  c.out.info(`${green(c.out, '✓')} serving ${tools.length} tool(s) over MCP ${opts.http ? `at ${handle.url}` : 'on stdio'}${dim(c.out, opts.http ? ' (Ctrl-C to stop)' : '')}`);
+  const stop = () => void handle.close();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await handle.closed;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  await client.close();
+  return EXIT.OK;
+}

@@ -1,0 +1,147 @@
+/**
+ * Turns command-line sources (a manual or OpenAPI file or URL, a config file, an MCP server command)
+ * into manual call templates, and builds a client from them plus the discovered config.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, loadConfig, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
+import { progress } from './output.js';
+
+export const CONFIG_NAMES = ['utcp.config.json', 'utcp.config.yaml', 'utcp.config.yml'];
+
+export interface ResolvedSource {
+  /** A manual call template, or a config file to merge. */
+  template?: Record<string, unknown>;
+  configPath?: string;
+}
+
+/** Splits a command line into words, honouring single and double quotes. */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  let cur = '';
+  let quote: string | null = null;
+  let has = false;
+  for (const ch of line) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      else cur += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      has = true;
+    } else if (/\s/.test(ch)) {
+      if (has || cur) words.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += ch;
+      has = true;
+    }
+  }
+  if (has || cur) words.push(cur);
+  return words;
+}
+
+function uniqueName(base: string, used: Set<string>): string {
+  let name = base.replace(/[^A-Za-z0-9_]/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '') || 'manual';
+  if (/^\d/.test(name)) name = `m_${name}`;
+  let candidate = name;
+  for (let i = 2; used.has(candidate); i++) candidate = `${name}_${i}`;
+  used.add(candidate);
+  return candidate;
+}
+
+function looksLikeConfig(doc: unknown): boolean {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return false;
+  return ['manual_call_templates', 'variables', 'load_variables_from', 'providers_file_path', 'providers', 'post_processing'].some((k) => k in doc);
+}
+
+/**
+ * Resolves one source. `mcp:<command line>` or `mcp:<url>` is an MCP server; an http(s) URL is fetched by the
+ * http transport (a UTCP manual or an OpenAPI spec); anything else is a local file (manual, spec or config).
+ */
+export async function resolveSource(source: string, cwd: string, used: Set<string>, options: { name?: string; baseUrl?: string } = {}): Promise<ResolvedSource> {
+  if (source.startsWith('mcp:')) {
+    const rest = source.slice(4).trim();
+    if (/^https?:\/\//i.test(rest)) {
+      const name = uniqueName(options.name ?? new URL(rest).hostname.split('.')[0], used);
+      return { template: { name, call_template_type: 'mcp', config: { mcpServers: { server: { url: rest } } } } };
+    }
+    const [command, ...args] = splitCommand(rest);
+    if (!command) throw new Error('mcp: needs a command, e.g. mcp:"npx -y @modelcontextprotocol/server-everything"');
+    const pkg = [command, ...args].find((w) => /server|mcp/i.test(w) && !w.startsWith('-')) ?? command;
+    const base = basename(pkg).replace(/^@[^/]*\//, '').replace(/^(mcp-)?server-/, '').replace(/\.(m?js|ts|py)$/, '');
+    return { template: { name: uniqueName(options.name ?? base, used), call_template_type: 'mcp', config: { mcpServers: { [base.replace(/\./g, '_') || 'server']: { command, args } } } } };
+  }
+  if (/^https?:\/\//i.test(source)) {
+    const url = new URL(source);
+    const stem = basename(url.pathname).replace(/\.(json|ya?ml)$/i, '');
+    const base = options.name ?? (['', 'openapi', 'swagger', 'utcp', 'manual', 'spec', 'api'].includes(stem.toLowerCase()) ? url.hostname.split('.')[0] : stem);
+    return { template: { name: uniqueName(base, used), call_template_type: 'http', url: source, http_method: 'GET' } };
+  }
+  const path = resolve(cwd, source);
+  if (!existsSync(path)) throw new Error(`No such file: ${source} (a source is a file, an http(s) URL, or mcp:<command>)`);
+  const text = readFileSync(path, 'utf8');
+  const ext = extname(path).toLowerCase();
+  let doc: unknown;
+  try {
+    doc = ext === '.json' ? JSON.parse(text) : (await import('yaml')).parse(text, { maxAliasCount: 100 });
+  } catch {
+    doc = undefined;
+  }
+  if (looksLikeConfig(doc)) return { configPath: path };
+  const template: Record<string, unknown> = {
+    name: uniqueName(options.name ?? basename(path, extname(path)), used),
+    call_template_type: 'text',
+    content: text,
+    // A local file named on the command line is the user's own: its tools may use any protocol.
+    allowed_communication_protocols: [...BUILTIN_CALL_TEMPLATE_TYPES],
+  };
+  if (options.baseUrl) template.base_url = options.baseUrl;
+  return { template };
+}
+
+export interface CliClientOptions {
+  cwd: string;
+  sources: string[];
+  configPath?: string;
+  timeoutMs?: number;
+  baseUrl?: string;
+  name?: string;
+  onResult?: (result: RegisterManualResult) => void;
+}
+
+/** Finds the config (`--config`, else utcp.config.{json,yaml,yml} in cwd), adds `.env`, registers everything. */
+export async function createCliClient(options: CliClientOptions): Promise<{ client: UtcpClient; results: RegisterManualResult[] }> {
+  const used = new Set<string>();
+  const resolved: ResolvedSource[] = [];
+  for (const s of options.sources) resolved.push(await resolveSource(s, options.cwd, used, { baseUrl: options.baseUrl, name: options.sources.length === 1 ? options.name : undefined }));
+  let configPath = options.configPath ? resolve(options.cwd, options.configPath) : undefined;
+  if (!configPath && resolved.every((r) => !r.configPath)) configPath = CONFIG_NAMES.map((n) => resolve(options.cwd, n)).find((p) => existsSync(p));
+  const configPaths = [...(configPath ? [configPath] : []), ...resolved.flatMap((r) => (r.configPath ? [r.configPath] : []))];
+  const rootDir = configPaths[0] ? dirname(configPaths[0]) : options.cwd;
+  const merged: UtcpClientConfig = { variables: {}, manual_call_templates: [], load_variables_from: [] };
+  for (const p of configPaths) {
+    const { config } = await loadConfig(p, dirname(p));
+    Object.assign(merged.variables!, config.variables);
+    merged.manual_call_templates!.push(...config.manual_call_templates.map((t) => (t.call_template_type === 'file' && typeof (t as { file_path?: unknown }).file_path === 'string' ? { ...t, file_path: resolve(dirname(p), (t as unknown as { file_path: string }).file_path) } : t)));
+    merged.load_variables_from!.push(...(config.load_variables_from ?? []).map((l) => ({ ...l, env_file_path: resolve(dirname(p), l.env_file_path) })));
+    for (const key of ['post_processing', 'tool_search_strategy', 'limits'] as const) if (config[key] !== undefined) (merged as Record<string, unknown>)[key] = config[key];
+  }
+  if (existsSync(resolve(options.cwd, '.env'))) merged.load_variables_from!.push({ variable_loader_type: 'dotenv', env_file_path: resolve(options.cwd, '.env') });
+  for (const t of merged.manual_call_templates!) if (typeof t.name === 'string') used.add(t.name);
+  const templates = [...merged.manual_call_templates!, ...resolved.flatMap((r) => (r.template ? [r.template] : []))];
+  merged.manual_call_templates = [];
+  const client = await UtcpClient.create(rootDir, merged, { timeoutMs: options.timeoutMs });
+  const bar = progress('Registering manuals');
+  let done = 0;
+  const results = await Promise.all(
+    templates.map(async (t) => {
+      const r = await client.registerManual(t);
+      bar.update(++done, templates.length);
+      options.onResult?.(r);
+      return r;
+    }),
+  );
+  bar.done();
+  return { client, results };
+}

@@ -1,0 +1,117 @@
+/** Runs the built `utcp` binary as a child process and checks its output and exit codes. */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+
+const BIN = resolve(__dirname, '../../dist/cli/main.js');
+const FIXTURES = resolve(__dirname, '../fixtures/cli-sources');
+
+function run(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd ?? FIXTURES, env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...options.env }, timeout: 20_000 }, (error, stdout, stderr) => {
+      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error('dist/cli/main.js is missing: run `npm run build` (npm test does it first)');
+});
+
+describe('utcp', () => {
+  it('prints help and exits 2 without a command, 0 with --help', async () => {
+    const bare = await run([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toContain('Commands:');
+    const help = await run(['call', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: utcp call <tool> [sources...] [--arg k=v ...] [--json '{...}']");
+  });
+
+  it('lists tools as an aligned table, and as JSON with --json', async () => {
+    const r = await run(['tools', 'greet.json']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^TOOL\s+DESCRIPTION\s+TAGS$/);
+    expect(lines[1]).toMatch(/^greet\.greet\s+Say hello to someone\s+demo$/);
+    expect(lines[1].indexOf('Say')).toBe(lines[0].indexOf('DESCRIPTION'));
+    const json = JSON.parse((await run(['tools', 'greet.json', '--json'])).stdout);
+    expect(json.map((t: { name: string }) => t.name)).toEqual(['greet.greet', 'greet.add', 'greet.fail']);
+  });
+
+  it('ranks tools with search', async () => {
+    const r = await run(['search', 'add numbers', 'greet.json', '--json']);
+    expect(JSON.parse(r.stdout)[0].name).toBe('greet.add');
+  });
+
+  it('calls a tool with --arg, coercing by schema, and never lets a value reach the shell', async () => {
+    const hello = await run(['call', 'greet.greet', 'greet.json', '--arg', 'who=Bob; echo pwned']);
+    expect(hello).toMatchObject({ code: 0, stdout: 'hello Bob; echo pwned\n' });
+    const sum = await run(['call', 'add', 'greet.json', '--arg', 'a=2', '--json', '{"b": 40}']);
+    expect(sum.code).toBe(0);
+    expect(JSON.parse(sum.stdout)).toEqual({ sum: 42 });
+  });
+
+  it('exits 1 with a one-line error and a hint when a call fails', async () => {
+    const missing = await run(['call', 'greet', 'greet.json']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error [INVALID_ARGUMENTS]: Invalid arguments for greet.greet: who: required');
+    expect(missing.stderr).toContain('hint: pass arguments');
+    const failed = await run(['call', 'fail', 'greet.json']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/\[PROCESS_EXIT\].*exited with code 3.*broken/);
+    const unknown = await run(['call', 'nope', 'greet.json']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Tool not found: nope');
+  });
+
+  it('exits 2 on usage errors and 3 when a source fails to load', async () => {
+    expect((await run(['call', 'greet', 'greet.json', '--bogus'])).code).toBe(2);
+    expect((await run(['frobnicate'])).code).toBe(2);
+    const bad = await run(['tools', 'no-such-file.json']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('No such file: no-such-file.json');
+    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    writeFileSync(join(dir, 'broken.json'), '{"tools": "nope"}');
+    const broken = await run(['tools', 'broken.json'], { cwd: dir });
+    expect(broken.code).toBe(3);
+    expect(broken.stderr).toContain('broken');
+  });
+
+  it('discovers utcp.config.json in the current directory and reads variables from .env', async () => {
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.url === '/utcp') {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        res.end(JSON.stringify({ tools: [{ name: 'whoami', description: 'Echo the api key header', tool_call_template: { call_template_type: 'http', url: `${base}/me`, headers: { 'X-Key': '${KEY}' } } }] }));
+      } else res.end(JSON.stringify({ key: req.headers['x-key'] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
+    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/utcp`;
+    writeFileSync(join(dir, 'utcp.config.json'), JSON.stringify({ manual_call_templates: [{ name: 'api', call_template_type: 'http', url }] }));
+    writeFileSync(join(dir, '.env'), 'api_KEY=from-dotenv\n');
+    const r = await run(['call', 'api.whoami'], { cwd: dir });
+    expect(r).toMatchObject({ code: 0 });
+    expect(JSON.parse(r.stdout)).toEqual({ key: 'from-dotenv' });
+    const inspect = await run(['inspect', '--json'], { cwd: dir });
+    expect(JSON.parse(inspect.stdout)[0]).toMatchObject({ name: 'api', success: true, tools: 1 });
+  });
+
+  it('inspect lists required variables and exits 1 when one is missing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    copyFileSync(join(FIXTURES, 'greet.json'), join(dir, 'greet.json'));
+    writeFileSync(join(dir, 'secret.json'), JSON.stringify({ tools: [{ name: 't', tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo x' }], env_vars: { TOKEN: '${TOKEN}' } } }] }));
+    const r = await run(['inspect', 'secret.json'], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/missing\s+secret_TOKEN/);
+    const ok = await run(['inspect', 'secret.json'], { cwd: dir, env: { secret_TOKEN: 'x' } });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/set\s+secret_TOKEN/);
+  });
+});
