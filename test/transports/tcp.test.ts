@@ -273,8 +273,9 @@ describe('tcp transport: failures, timeouts and cancellation', () => {
     const { server, transport, template, tool } = await setup(() => {});
     const call = transport.callTool(tool, {}, template, callOptions(template));
     await server.nextConnection();
+    const failed = expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
     await transport.close();
-    await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await failed;
     await server.closedConnection(0);
     await transport.close();
     await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
@@ -284,8 +285,9 @@ describe('tcp transport: failures, timeouts and cancellation', () => {
     const { server, transport, template, tool } = await setup(() => {});
     const call = transport.callTool(tool, {}, template, callOptions(template));
     await server.nextConnection();
+    const failed = expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
     await transport.deregisterManual!(template, { manualName: 'demo' });
-    await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await failed;
   });
 
   it('rejects a template without a valid port before any I/O', async () => {

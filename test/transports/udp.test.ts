@@ -134,8 +134,9 @@ describe('udp transport: failures and cleanup', () => {
     const { server, transport, template, tool } = await setup(() => {});
     const call = transport.callTool(tool, {}, template, callOptions(template));
     await server.nextDatagram();
+    const failed = expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
     await transport.close();
-    await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await failed;
     await transport.close();
     await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
   });

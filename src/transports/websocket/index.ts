@@ -1,6 +1,273 @@
-import type { Transport, TransportContext } from '../../core/transport.js';
-import { unavailableTransport } from '../shared/unavailable.js';
+/**
+ * The `websocket` transport (protocols.md §8): pooled persistent connections per
+ * (manual, url, protocol), discovery by message, message templates, request-id correlation,
+ * `first_message` / `until_close` responses and streaming until `stream_end`, `complete` or close.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { ToolExecutionError, TransportError, type UtcpError } from '../../core/errors.js';
+import { argToText } from '../../core/stringify.js';
+import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { JsonObject, Tool, WebSocketCallTemplate } from '../../core/types.js';
+import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
+import { socketDeadline } from '../shared/socket-deadline.js';
+import { isManualDocument, socketDiscoveryResult } from '../shared/socket-discovery.js';
+import { buildWebSocketMessage, discoveryMessageText, templateMentions, wireToolName } from '../shared/socket-payload.js';
+import { AbortScopes } from '../shared/socket-scopes.js';
+import { decodeFrame } from './decode-frame.js';
+import { FrameQueue } from './frame-queue.js';
+import { handshakeRequest } from './handshake-request.js';
+import { loadWs, type WebSocketClass } from './load-ws.js';
+import { openWebSocket } from './open-websocket.js';
+import type { WsConnection } from './ws-connection.js';
+import { WsPool } from './ws-pool.js';
+import { toolPathUrl, wsSettings, type WsSettings } from './ws-settings.js';
 
-export function createWebSocketTransport(_ctx: TransportContext): Transport {
-  return unavailableTransport('websocket');
+/** Creates the websocket transport of one client; `ws` is imported on the first connection. */
+export function createWebSocketTransport(ctx: TransportContext): Transport<WebSocketCallTemplate> {
+  return new WebSocketTransport(ctx);
+}
+
+/** A connection held by one discovery or call. */
+interface Lease {
+  connection: WsConnection;
+  /** Pooled leases give the slot back; a lease that ended mid-exchange drops its socket (late frames would reach the next call). */
+  release(clean: boolean): void;
+}
+
+interface LeaseRequest {
+  template: WebSocketCallTemplate;
+  settings: WsSettings;
+  manualName: string;
+  url: string;
+  extraHeaders: Record<string, string>;
+  dedicated: boolean;
+  exclusive: boolean;
+  signal: AbortSignal;
+  callerTimeoutMs?: number;
+  what: string;
+}
+
+type Purpose = 'first' | 'all' | 'stream';
+
+const NEVER = new AbortController().signal;
+
+function fingerprint(parts: unknown): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+/** Removes `header_fields` arguments from the message and returns them as header values (null/absent omitted). */
+function splitHeaderFields(args: JsonObject, fields: string[]): { messageArgs: JsonObject; headerValues: Record<string, string> } {
+  const messageArgs: JsonObject = { ...args };
+  const headerValues: Record<string, string> = {};
+  for (const name of fields) {
+    if (!(name in messageArgs)) continue;
+    const text = argToText(messageArgs[name]);
+    delete messageArgs[name];
+    if (text !== undefined) headerValues[name] = text;
+  }
+  return { messageArgs, headerValues };
+}
+
+function toolErrorOf(envelope: Record<string, unknown>, what: string): ToolExecutionError {
+  const error = envelope.error;
+  const message =
+    typeof error === 'string'
+      ? error
+      : typeof (error as { message?: unknown } | null)?.message === 'string'
+        ? (error as { message: string }).message
+        : JSON.stringify(error ?? null);
+  return new ToolExecutionError(`${what}: the tool reported an error: ${message.slice(0, 500)}`, error);
+}
+
+class WebSocketTransport implements Transport<WebSocketCallTemplate> {
+  readonly type = 'websocket';
+  readonly #ctx: TransportContext;
+  readonly #scopes = new AbortScopes('websocket');
+  readonly #pool = new WsPool();
+  #ws: Promise<WebSocketClass> | undefined;
+
+  constructor(ctx: TransportContext) {
+    this.#ctx = ctx;
+  }
+
+  async registerManual(template: WebSocketCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
+    this.#scopes.assertOpen();
+    const settings = wsSettings(template);
+    assertUrlAllowed(settings.url, 'manual discovery', 'ws');
+    const message = discoveryMessageText(template.discovery_message);
+    if (message === undefined) {
+      return { manual: { tools: [] }, warnings: ['websocket discovery is disabled (discovery_message is null): register the tools with a static manual'] };
+    }
+    const what = `WebSocket discovery from ${redactUrl(settings.url)}`;
+    const signal = this.#scopes.signalFor(options.manualName, options.signal);
+    const lease = await this.#lease({
+      template, settings, manualName: options.manualName, url: settings.url, extraHeaders: {},
+      dedicated: false, exclusive: true, signal, callerTimeoutMs: options.timeoutMs, what,
+    });
+    const queue = new FrameQueue();
+    const unsubscribe = lease.connection.subscribe(queue);
+    const deadline = socketDeadline(signal, settings.timeoutMs, what);
+    let clean = false;
+    try {
+      await lease.connection.send(message);
+      for (;;) {
+        const item = await queue.next(deadline.signal, what, options.timeoutMs);
+        if (item.kind === 'closed') throw item.error ?? new TransportError(`${what}: connection closed before the manual arrived`);
+        if (item.isBinary) continue;
+        const { envelope } = decodeFrame(item, 'json');
+        if (!isManualDocument(envelope)) continue; // other frames (greetings, notifications) are ignored
+        clean = true;
+        return socketDiscoveryResult(envelope, { rawTemplate: options.rawTemplate, sourceHost: settings.url, what });
+      }
+    } finally {
+      deadline.clear();
+      unsubscribe();
+      queue.dispose();
+      lease.release(clean);
+    }
+  }
+
+  async callTool(tool: Tool, args: JsonObject, template: WebSocketCallTemplate, options: CallOptions): Promise<unknown> {
+    if ((template.response_mode ?? 'first_message') === 'until_close') {
+      const items: unknown[] = [];
+      for await (const item of this.#exchange(tool, args, template, options, 'all')) items.push(item);
+      return items;
+    }
+    for await (const item of this.#exchange(tool, args, template, options, 'first')) return item;
+    throw new TransportError(`WebSocket call ${tool.name}: no response`); // unreachable: 'first' yields or throws
+  }
+
+  callToolStream(tool: Tool, args: JsonObject, template: WebSocketCallTemplate, options: CallOptions): AsyncGenerator<unknown> {
+    return this.#exchange(tool, args, template, options, 'stream');
+  }
+
+  async deregisterManual(_template: WebSocketCallTemplate, options: { manualName: string }): Promise<void> {
+    this.#scopes.abortManual(options.manualName);
+    await this.#pool.closeManual(options.manualName);
+  }
+
+  async close(): Promise<void> {
+    this.#scopes.closeAll();
+    await this.#pool.closeAll();
+  }
+
+  /**
+   * Sends the tool message and yields decoded frames. `first` yields one frame; `all` and `stream`
+   * continue until `stream_end`/`complete` or the server closes. `timeout` applies between frames.
+   */
+  async *#exchange(tool: Tool, args: JsonObject, template: WebSocketCallTemplate, options: CallOptions, purpose: Purpose): AsyncGenerator<unknown> {
+    this.#scopes.assertOpen();
+    const settings = wsSettings(template);
+    assertUrlAllowed(settings.url, 'tool invocation', 'ws');
+    const what = `WebSocket call ${tool.name} to ${redactUrl(settings.url)}`;
+    const { messageArgs, headerValues } = splitHeaderFields(args, settings.headerFields);
+    let requestId: string | undefined;
+    if (templateMentions(settings.message, 'request_id')) {
+      if (messageArgs.request_id === undefined || messageArgs.request_id === null) messageArgs.request_id = randomUUID();
+      requestId = argToText(messageArgs.request_id);
+    }
+    const text = buildWebSocketMessage(settings.message, messageArgs);
+    const perTool = settings.toolRouting === 'path_per_tool';
+    const url = perTool ? toolPathUrl(settings.url, wireToolName(tool, options.manualName, 'bare')) : settings.url;
+    const signal = this.#scopes.signalFor(options.manualName, options.signal);
+    const lease = await this.#lease({
+      template, settings, manualName: options.manualName, url, extraHeaders: headerValues,
+      dedicated: perTool || Object.keys(headerValues).length > 0, exclusive: requestId === undefined,
+      signal, callerTimeoutMs: options.timeoutMs, what,
+    });
+    // Flow control only when no other call shares the socket.
+    const queue = new FrameQueue(requestId === undefined ? lease.connection : undefined);
+    const unsubscribe = lease.connection.subscribe(queue);
+    const idle = socketDeadline(signal, settings.timeoutMs, what);
+    const maxTotal = this.#ctx.limits.max_response_bytes;
+    let total = 0;
+    let clean = false;
+    try {
+      await lease.connection.send(text);
+      for (;;) {
+        const item = await queue.next(idle.signal, what, options.timeoutMs);
+        if (item.kind === 'closed') {
+          if (item.error) throw item.error;
+          if (purpose === 'first') throw new TransportError(`${what}: connection closed before a response (code ${item.code})`);
+          clean = true;
+          return;
+        }
+        const frame = decodeFrame(item, settings.responseFormat);
+        if (requestId !== undefined && argToText(frame.envelope?.request_id) !== requestId) continue;
+        idle.reset();
+        const type = frame.envelope?.type;
+        if (type === 'tool_error') {
+          clean = true;
+          throw toolErrorOf(frame.envelope!, what);
+        }
+        if ((type === 'stream_end' || type === 'complete') && purpose !== 'first') {
+          clean = true;
+          return;
+        }
+        if (purpose === 'all') {
+          total += item.data.length;
+          if (total > maxTotal) throw new TransportError(`${what}: response exceeds the ${maxTotal}-byte limit`, { code: 'RESPONSE_TOO_LARGE' });
+        }
+        const value = type === 'tool_response' ? frame.envelope!.result : frame.value;
+        if (purpose === 'first') {
+          clean = true;
+          yield value;
+          return;
+        }
+        yield value;
+      }
+    } finally {
+      idle.clear();
+      unsubscribe();
+      queue.dispose();
+      lease.release(clean);
+    }
+  }
+
+  async #lease(request: LeaseRequest): Promise<Lease> {
+    const { settings, template } = request;
+    const open = (signal: AbortSignal, pooled: boolean) => async (): Promise<WsConnection> => {
+      const WebSocket = await this.#loadWs();
+      const handshake = await handshakeRequest(request.url, settings.headers, template.auth, request.extraHeaders, this.#ctx, signal);
+      return openWebSocket(WebSocket, {
+        request: handshake,
+        protocol: settings.protocol,
+        maxPayloadBytes: this.#ctx.limits.max_stream_item_bytes,
+        keepAlive: pooled && settings.keepAlive,
+        signal,
+        timeoutMs: settings.timeoutMs,
+        callerTimeoutMs: pooled ? undefined : request.callerTimeoutMs,
+        what: request.what,
+        logger: this.#ctx.logger,
+      });
+    };
+    if (request.dedicated) {
+      const connection = await open(request.signal, false)();
+      this.#pool.trackDedicated(connection);
+      return { connection, release: () => void connection.close() };
+    }
+    const key = fingerprint([request.manualName, request.url, settings.protocol ?? null, settings.headers, template.auth ?? null, settings.keepAlive]);
+    const entry = this.#pool.entry(key, request.manualName);
+    const release = await entry.gate.acquire(request.exclusive, request.signal, request.what, request.callerTimeoutMs);
+    try {
+      // The shared connection must not die with the first caller's signal: open it under the manual's scope only.
+      const connection = await this.#pool.connection(entry, open(this.#scopes.signalFor(request.manualName, NEVER), true), request.signal, request.what, request.callerTimeoutMs);
+      return {
+        connection,
+        release: (clean) => {
+          if (!clean && request.exclusive) connection.terminate();
+          release();
+        },
+      };
+    } catch (error) {
+      release();
+      throw error as UtcpError;
+    }
+  }
+
+  #loadWs(): Promise<WebSocketClass> {
+    this.#ws ??= loadWs();
+    this.#ws.catch(() => (this.#ws = undefined));
+    return this.#ws;
+  }
 }
