@@ -207,19 +207,18 @@ export async function convertCommand(c: Common, input: string, opts: { output?: 
     });
   }
   const t0 = performance.now();
-  const bar = process.stderr.isTTY && text.length > 1_000_000 ? (c.out.info(dim(c.out, `Converting ${(text.length / 2 ** 20).toFixed(1)} MB…`)), true) : false;
-  void bar;
+  if (process.stderr.isTTY && text.length > 1_000_000) c.out.info(dim(c.out, `Converting ${(text.length / 2 ** 20).toFixed(1)} MB…`));
   const { manual, report } = await convertOpenApiDocument(text, { manualName: opts.name ?? 'openapi', specUrl, baseUrl: opts.baseUrl ?? null });
   const ms = performance.now() - t0;
   const body = JSON.stringify(manual, null, 2) + '\n';
   if (opts.output) await writeFile(resolve(c.cwd, opts.output), body);
   else process.stdout.write(body);
-  const r = report as { operations?: number; tools?: number; skipped?: unknown[]; warnings?: string[]; filtered?: number };
   const tools = (manual as { tools: unknown[] }).tools.length;
   if (c.out.json && opts.output) c.out.print(JSON.stringify({ output: opts.output, tools, report }, null, 2));
   else {
-    c.out.info(`${green(c.out, '✓')} ${tools} tool(s) from ${r.operations ?? '?'} operation(s) in ${ms.toFixed(0)} ms${opts.output ? ` → ${opts.output}` : ''}`);
-    for (const w of r.warnings ?? []) c.out.info(`  ${yellow(c.out, 'warning')} ${w}`);
+    const n = report.counts;
+    c.out.info(`${green(c.out, '✓')} OpenAPI ${report.specVersion}: ${n.tools} tool(s) from ${n.operations} operation(s), ${n.skipped} skipped, ${n.filtered} filtered, in ${ms.toFixed(0)} ms${opts.output ? ` → ${opts.output}` : ''}`);
+    for (const w of report.warnings) c.out.info(`  ${yellow(c.out, 'warning')} ${w}`);
   }
   return EXIT.OK;
 }

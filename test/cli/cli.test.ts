@@ -1,6 +1,6 @@
 /** Runs the built `utcp` binary as a child process and checks its output and exit codes. */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync, copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -113,5 +113,16 @@ describe('utcp', () => {
     const ok = await run(['inspect', 'secret.json'], { cwd: dir, env: { secret_TOKEN: 'x' } });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/set\s+secret_TOKEN/);
+  });
+
+  it('converts an OpenAPI spec to a manual file and prints the report', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    copyFileSync(join(FIXTURES, 'pets.yaml'), join(dir, 'pets.yaml'));
+    const r = await run(['convert', 'pets.yaml', '-o', 'pets.json', '--name', 'pets'], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/OpenAPI 3\.0: 1 tool\(s\) from 2 operation\(s\), 1 skipped/);
+    expect(r.stderr).toMatch(/warning.*HEAD \/pets\/\{petId\}/);
+    const manual = JSON.parse(readFileSync(join(dir, 'pets.json'), 'utf8'));
+    expect(manual.tools[0]).toMatchObject({ name: 'getPet', tool_call_template: { url: 'https://pets.example.com/v1/pets/{petId}', http_method: 'GET' } });
   });
 });
