@@ -1,0 +1,102 @@
+import type { Tool, UtcpClient } from '../index.js';
+import type { ModelToolDefinition } from './chat-model.js';
+import { matchGlob } from './match-glob.js';
+import { SEARCH_TOOLS_NAME, searchToolsDefinition } from './search-tools-tool.js';
+import { toolDefinition } from './tool-definitions.js';
+import type { ToolNameCodec } from './tool-names.js';
+
+/** Which registered tools an agent may use: names or globs (`github.*`), or a predicate. */
+export type ToolSelection = readonly string[] | ((tool: Tool) => boolean);
+
+/** Providers reject requests with more tools than this. */
+export const MAX_TOOLS_PER_REQUEST = 128;
+
+function selects(selection: ToolSelection | undefined, tool: Tool): boolean {
+  if (selection === undefined) return true;
+  if (typeof selection === 'function') return selection(tool);
+  return selection.some((pattern) => matchGlob(pattern, tool.name));
+}
+
+/**
+ * @internal The tools one run may use, snapshotted at its start. Up to `inlineLimit` tools are all sent every turn;
+ * past that only `search_tools` and the tools found so far are (deferred loading), the oldest dropped beyond the limit.
+ */
+export class AgentToolSet {
+  readonly #all: ReadonlyMap<string, Tool>;
+  readonly #restricted: boolean;
+  readonly #inlineLimit: number;
+  readonly #names: ToolNameCodec;
+  readonly #maxDescriptionChars: number;
+  readonly #loaded = new Set<string>();
+
+  private constructor(all: Map<string, Tool>, restricted: boolean, inlineLimit: number, names: ToolNameCodec, maxDescriptionChars: number) {
+    this.#all = all;
+    this.#restricted = restricted;
+    this.#inlineLimit = inlineLimit;
+    this.#names = names;
+    this.#maxDescriptionChars = maxDescriptionChars;
+  }
+
+  static async create(
+    client: Pick<UtcpClient, 'getTools'>,
+    options: { selection?: ToolSelection; inlineLimit: number; names: ToolNameCodec; maxDescriptionChars: number },
+  ): Promise<AgentToolSet> {
+    const all = new Map<string, Tool>();
+    for (const tool of await client.getTools()) if (selects(options.selection, tool)) all.set(tool.name, tool);
+    const inlineLimit = Math.min(options.inlineLimit, MAX_TOOLS_PER_REQUEST - 1);
+    return new AgentToolSet(all, options.selection !== undefined, inlineLimit, options.names, options.maxDescriptionChars);
+  }
+
+  /** True when the catalog is too large to send whole and the model searches it instead. */
+  get deferred(): boolean {
+    return this.#all.size > this.#inlineLimit;
+  }
+
+  get size(): number {
+    return this.#all.size;
+  }
+
+  /** The tool a model-side name refers to: an encoded name, or the exact client name. */
+  resolve(modelName: string): Tool | undefined {
+    return this.#all.get(this.#names.decode(modelName) ?? modelName);
+  }
+
+  /** The client name to store for a name the model used (unknown names are kept as they are). */
+  clientName(modelName: string): string {
+    return this.resolve(modelName)?.name ?? modelName;
+  }
+
+  /** The definitions to send this turn. */
+  definitions(): ModelToolDefinition[] {
+    const tools = this.deferred ? [...this.#loaded].map((n) => this.#all.get(n)!) : [...this.#all.values()];
+    const defs = tools.map((t) => toolDefinition(t, this.#names, this.#maxDescriptionChars));
+    return this.deferred ? [searchToolsDefinition(this.#all.size), ...defs] : defs;
+  }
+
+  /** True when `name` is the search meta tool of this run. */
+  isSearchTool(name: string): boolean {
+    return this.deferred && name === SEARCH_TOOLS_NAME;
+  }
+
+  /** Ranked search within this run's tools; the tools found are sent from the next turn on. */
+  async search(client: Pick<UtcpClient, 'searchTools'>, query: string, limit: number): Promise<Tool[]> {
+    const hits = await client.searchTools(query, { limit: this.#restricted ? 0 : limit });
+    const found = hits.filter((t) => this.#all.has(t.name)).slice(0, limit);
+    for (const tool of found) {
+      this.#loaded.delete(tool.name);
+      this.#loaded.add(tool.name);
+    }
+    for (const name of this.#loaded) {
+      if (this.#loaded.size <= this.#inlineLimit) break;
+      this.#loaded.delete(name);
+    }
+    return found;
+  }
+
+  /** Marks a called tool as recently used, so it is the last to be dropped. */
+  touch(name: string): void {
+    if (!this.#loaded.has(name)) return;
+    this.#loaded.delete(name);
+    this.#loaded.add(name);
+  }
+}

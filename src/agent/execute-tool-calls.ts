@@ -1,0 +1,165 @@
+import { ToolNotFoundError, UtcpArgumentsError, UtcpError, type JsonObject, type Tool, type UtcpClient } from '../index.js';
+import type { AgentEventListener } from './agent-events.js';
+import type { AgentToolSet } from './agent-tool-set.js';
+import { approvalActionFor, type ApprovalDecision, type ApprovalOptions } from './approval.js';
+import type { ChatModel } from './chat-model.js';
+import { describeToolError } from './describe-tool-error.js';
+import { mapConcurrent } from './map-concurrent.js';
+import type { ToolCall, ToolResultMessage } from './messages.js';
+import { parseToolArguments } from './parse-tool-arguments.js';
+import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
+import { SEARCH_TOOLS_NAME, parseSearchArguments, searchResultText } from './search-tools-tool.js';
+import type { ToolNameCodec } from './tool-names.js';
+import { toolOutputText } from './tool-output-text.js';
+import { truncateOutput } from './truncate-output.js';
+
+/** @internal Everything one turn's tool calls need. */
+export interface ToolRunContext {
+  client: Pick<UtcpClient, 'callTool' | 'searchTools'>;
+  model: ChatModel;
+  tools: AgentToolSet;
+  names: ToolNameCodec;
+  approval?: ApprovalOptions;
+  concurrency: number;
+  maxOutputChars: number;
+  toolTimeoutMs?: number;
+  signal: AbortSignal;
+  step: number;
+  emit: AgentEventListener;
+}
+
+type PlannedCall =
+  | { kind: 'result'; message: ToolResultMessage }
+  | { kind: 'search'; call: ToolCall; args: JsonObject; query: string; limit: number }
+  | { kind: 'call'; call: ToolCall; tool: Tool; args: JsonObject; note: string };
+
+const MAX_LISTED_TOOLS = 40;
+
+/** The name the model knows a call by. */
+function modelNameOf(call: ToolCall, ctx: ToolRunContext): string {
+  return ctx.tools.resolve(call.name) ? ctx.names.encode(call.name) : call.name;
+}
+
+function resultMessage(call: ToolCall, content: string, isError: boolean, ctx: ToolRunContext): ToolResultMessage {
+  return { type: 'tool_result', toolCallId: call.id, toolName: call.name, content: truncateOutput(content, ctx.maxOutputChars).text, isError };
+}
+
+function failure(call: ToolCall, content: string, error: unknown, ctx: ToolRunContext): PlannedCall {
+  ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: call.id, toolName: call.name, error });
+  return { kind: 'result', message: resultMessage(call, content, true, ctx) };
+}
+
+function unknownToolText(call: ToolCall, ctx: ToolRunContext): string {
+  if (ctx.tools.deferred) return `Error: unknown tool "${call.name}". Call ${SEARCH_TOOLS_NAME} to find tools, then call them by the names it returns.`;
+  const names = ctx.tools.definitions().map((d) => d.name);
+  const listed = names.slice(0, MAX_LISTED_TOOLS).join(', ') + (names.length > MAX_LISTED_TOOLS ? ', …' : '');
+  return `Error: unknown tool "${call.name}". Available tools: ${listed || '(none)'}.`;
+}
+
+function checkDecision(decision: ApprovalDecision): ApprovalDecision {
+  const ok =
+    decision?.type === 'allow' ||
+    decision?.type === 'deny' ||
+    (decision?.type === 'edit' && typeof decision.args === 'object' && decision.args !== null && !Array.isArray(decision.args));
+  if (!ok) throw new UtcpError('INVALID_CONFIG', 'approve() must return { type: "allow" }, { type: "deny", reason? } or { type: "edit", args: {...} }');
+  return decision;
+}
+
+async function decideApproval(call: ToolCall, tool: Tool, args: JsonObject, ctx: ToolRunContext): Promise<ApprovalDecision> {
+  if (!ctx.approval) return { type: 'allow' };
+  const { action, rule } = approvalActionFor(tool, ctx.approval);
+  if (action === 'allow') return { type: 'allow' };
+  const base = { type: 'approval', step: ctx.step, toolCallId: call.id, toolName: tool.name } as const;
+  if (action === 'deny' || !ctx.approval.approve) {
+    const reason = action === 'deny' ? (rule?.reason ?? 'the policy does not allow this tool') : 'it needs approval and no approver is configured';
+    ctx.emit({ ...base, decision: 'deny', by: 'policy', reason });
+    return { type: 'deny', reason };
+  }
+  const decision = checkDecision(await ctx.approval.approve({ toolCallId: call.id, toolName: tool.name, args, tool, ...(rule ? { rule } : {}) }, { signal: ctx.signal }));
+  throwIfRunAborted(ctx.signal);
+  ctx.emit({ ...base, decision: decision.type, by: 'approver', ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}) });
+  return decision;
+}
+
+/** Parses, checks and approves one call, in model order; the calls themselves run afterwards. */
+async function planCall(call: ToolCall, ctx: ToolRunContext): Promise<PlannedCall> {
+  const modelName = modelNameOf(call, ctx);
+  if (ctx.tools.isSearchTool(call.name)) {
+    const parsed = parseToolArguments(call.arguments);
+    const search = 'error' in parsed ? parsed : parseSearchArguments(parsed.args);
+    if ('error' in search) return failure(call, `Error: ${SEARCH_TOOLS_NAME}: ${search.error}`, new UtcpArgumentsError(SEARCH_TOOLS_NAME, [{ path: '(arguments)', message: search.error }]), ctx);
+    return { kind: 'search', call, args: (parsed as { args: JsonObject }).args, ...search };
+  }
+  const tool = ctx.tools.resolve(call.name);
+  if (!tool) return failure(call, unknownToolText(call, ctx), new ToolNotFoundError(call.name), ctx);
+  const parsed = parseToolArguments(call.arguments);
+  if ('error' in parsed) return failure(call, `Error: ${modelName}: ${parsed.error}`, new UtcpArgumentsError(tool.name, [{ path: '(arguments)', message: parsed.error }]), ctx);
+  const args = ctx.model.prepareArguments ? ctx.model.prepareArguments(parsed.args, tool.inputs) : parsed.args;
+  const decision = await decideApproval(call, tool, args, ctx);
+  if (decision.type === 'deny') {
+    const content = `Denied: the call to ${modelName} was not approved${decision.reason ? `: ${decision.reason}` : ''}. Do not retry it unchanged.`;
+    return { kind: 'result', message: resultMessage(call, content, true, ctx) };
+  }
+  if (decision.type === 'edit') {
+    return { kind: 'call', call, tool, args: decision.args, note: `[The user changed the arguments to ${JSON.stringify(decision.args)}]\n` };
+  }
+  return { kind: 'call', call, tool, args, note: '' };
+}
+
+async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx: ToolRunContext): Promise<{ content: string; isError: boolean }> {
+  try {
+    const found = await ctx.tools.search(ctx.client, planned.query, planned.limit);
+    ctx.emit({ type: 'tools_loaded', step: ctx.step, query: planned.query, toolNames: found.map((t) => t.name) });
+    return { content: searchResultText(found, ctx.names), isError: false };
+  } catch (error) {
+    if (ctx.signal.aborted) throw runAbortError(ctx.signal);
+    ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: planned.call.id, toolName: SEARCH_TOOLS_NAME, error });
+    return { content: describeToolError(error, SEARCH_TOOLS_NAME), isError: true };
+  }
+}
+
+async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: ToolRunContext): Promise<{ content: string; isError: boolean }> {
+  const { call, tool, args } = planned;
+  try {
+    const value = await ctx.client.callTool(tool.name, args, { signal: ctx.signal, ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}) });
+    ctx.tools.touch(tool.name);
+    return { content: planned.note + toolOutputText(value), isError: false };
+  } catch (error) {
+    if (ctx.signal.aborted) throw runAbortError(ctx.signal);
+    ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: call.id, toolName: tool.name, error });
+    return { content: planned.note + describeToolError(error, modelNameOf(call, ctx)), isError: true };
+  }
+}
+
+async function runPlanned(planned: PlannedCall, ctx: ToolRunContext): Promise<ToolResultMessage> {
+  if (planned.kind === 'result') return planned.message;
+  throwIfRunAborted(ctx.signal);
+  const { call } = planned;
+  const toolName = planned.kind === 'call' ? planned.tool.name : SEARCH_TOOLS_NAME;
+  ctx.emit({ type: 'tool_call_start', step: ctx.step, toolCallId: call.id, toolName, args: planned.args });
+  const started = performance.now();
+  const outcome = planned.kind === 'call' ? await runTool(planned, ctx) : await runSearch(planned, ctx);
+  const truncated = truncateOutput(outcome.content, ctx.maxOutputChars);
+  ctx.emit({
+    type: 'tool_call_end',
+    step: ctx.step,
+    toolCallId: call.id,
+    toolName,
+    isError: outcome.isError,
+    durationMs: performance.now() - started,
+    outputChars: outcome.content.length,
+    truncated: truncated.truncated,
+  });
+  return { type: 'tool_result', toolCallId: call.id, toolName, content: truncated.text, isError: outcome.isError };
+}
+
+/**
+ * Runs one turn's tool calls: each is parsed, looked up and approved in model order, then the calls run
+ * with at most `ctx.concurrency` in flight. Every failure becomes a tool result for the model;
+ * only the run's abort rejects. Results keep the model's order.
+ */
+export async function executeToolCalls(calls: readonly ToolCall[], ctx: ToolRunContext): Promise<ToolResultMessage[]> {
+  const planned: PlannedCall[] = [];
+  for (const call of calls) planned.push(await planCall(call, ctx));
+  return mapConcurrent(planned, ctx.concurrency, (p) => runPlanned(p, ctx));
+}
