@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliExitError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
-import { cliTemplate, FIXTURES, isGone, makeHarness, sq, tempDir, waitForFile, waitUntilGone } from '../fixtures/cli/harness.js';
+import { cliTemplate, FIXTURES, isGone, makeHarness, sq, tempDir, waitForFile, waitUntilGone, caught } from '../fixtures/cli/harness.js';
 
 const spawnBackground = (pidFile: string, mode = '') =>
   cliTemplate(`bash ${sq(join(FIXTURES, 'spawn-background.sh'))} ${sq(pidFile)} ${mode}`);
@@ -30,7 +30,7 @@ describe('cli process groups', () => {
     const call = h.call(template);
     call.catch(() => {});
     const pid = Number(await waitForFile(dir, 'pid'));
-    const error = await call.catch((e) => e);
+    const error = await caught(call);
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     expect(error).toMatchObject({ code: 'TIMEOUT', timeoutMs: 1500 });
     expect(error.message).toContain('cli call demo.t');
@@ -90,7 +90,7 @@ describe('cli process groups', () => {
 
   it('reports a shell killed by a signal as a CliExitError with the signal', async () => {
     const h = makeHarness();
-    const error = await h.call(cliTemplate('kill -KILL $$')).catch((e) => e);
+    const error = await caught(h.call(cliTemplate('kill -KILL $$')));
     expect(error).toBeInstanceOf(CliExitError);
     expect(error).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
   });

@@ -114,6 +114,12 @@ describe('bash placeholder rewriting', () => {
     );
   });
 
+  it('handles <<- here-documents with tab-indented delimiters and several here-documents on one line', () => {
+    expect(bash('cat <<-A - <<B\n\tUTCP_ARG_x_UTCP_END\n\tA\nit\'s\nB\necho UTCP_ARG_y_UTCP_END').text).toBe(
+      `cat <<-A - <<B\n\t\${${V('x')}}\n\tA\nit's\nB\necho "$${V('y')}"`,
+    );
+  });
+
   it('refuses a placeholder inside a here-document with a quoted delimiter', () => {
     expect(() => bash("cat <<'EOF'\nUTCP_ARG_x_UTCP_END\nEOF")).toThrow(/quoted delimiter/);
   });
@@ -121,6 +127,8 @@ describe('bash placeholder rewriting', () => {
   it('does not mistake a here-string or an arithmetic shift for a here-document', () => {
     expect(bash('cat <<< UTCP_ARG_x_UTCP_END').text).toBe(`cat <<< "$${V('x')}"`);
     expect(bash('echo $((1 << 2)) UTCP_ARG_x_UTCP_END').text).toBe(`echo $((1 << 2)) "$${V('x')}"`);
+    expect(bash('(( y = 1 << 2 )); echo UTCP_ARG_x_UTCP_END').text).toBe(`(( y = 1 << 2 )); echo "$${V('x')}"`);
+    expect(bash('(( y = 1 << $n ))\necho UTCP_ARG_x_UTCP_END').text).toBe(`(( y = 1 << $n ))\necho "$${V('x')}"`);
   });
 
   it('never copies anything but references into the text', () => {

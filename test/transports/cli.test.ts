@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CliExitError, UtcpError } from '../../src/core/errors.js';
 import { createTestContext } from '../helpers/context.js';
 import { createCliTransport } from '../../src/transports/cli/index.js';
-import { cliTemplate, makeHarness, nodeFixture, tempDir } from '../fixtures/cli/harness.js';
+import { cliTemplate, makeHarness, nodeFixture, tempDir, caught } from '../fixtures/cli/harness.js';
 
 describe('cli calls: results', () => {
   it('returns the trimmed text output of the last step', async () => {
@@ -125,7 +125,7 @@ describe('cli calls: one shell for all steps', () => {
 describe('cli calls: exit status', () => {
   it('throws CliExitError with the exit code and the output tail', async () => {
     const h = makeHarness();
-    const error = await h.call(cliTemplate('echo working; echo "disk full" >&2; exit 3')).catch((e) => e);
+    const error = await caught(h.call(cliTemplate('echo working; echo "disk full" >&2; exit 3')));
     expect(error).toBeInstanceOf(CliExitError);
     expect(error).toMatchObject({ code: 'PROCESS_EXIT', exitCode: 3 });
     expect(error.outputTail).toContain('disk full');
@@ -141,7 +141,7 @@ describe('cli calls: exit status', () => {
   it('ends the script early when a step calls exit', async () => {
     const dir = await tempDir();
     const h = makeHarness({ rootDir: dir });
-    const error = await h.call(cliTemplate(['echo bye; exit 7', 'touch second-ran'])).catch((e) => e);
+    const error = await caught(h.call(cliTemplate(['echo bye; exit 7', 'touch second-ran'])));
     expect(error).toMatchObject({ exitCode: 7 });
     expect(error.outputTail).toContain('bye');
     expect(existsSync(join(dir, 'second-ran'))).toBe(false);
@@ -154,7 +154,7 @@ describe('cli calls: exit status', () => {
 
   it('keeps at most 4 KiB of output in the error', async () => {
     const h = makeHarness();
-    const error = await h.call(cliTemplate('head -c 10000 /dev/zero | tr "\\0" a; echo END; exit 2')).catch((e) => e);
+    const error = await caught(h.call(cliTemplate('head -c 10000 /dev/zero | tr "\\0" a; echo END; exit 2')));
     expect(error.outputTail.length).toBeLessThanOrEqual(4096);
     expect(error.outputTail.trim().endsWith('END')).toBe(true);
   });
@@ -185,7 +185,7 @@ describe('cli calls: arguments', () => {
   it('throws INVALID_ARGUMENTS for a missing argument before anything runs', async () => {
     const dir = await tempDir();
     const h = makeHarness({ rootDir: dir });
-    const error = await h.call(cliTemplate(['touch ran', 'echo UTCP_ARG_name_UTCP_END']), { other: 1 }).catch((e) => e);
+    const error = await caught(h.call(cliTemplate(['touch ran', 'echo UTCP_ARG_name_UTCP_END']), { other: 1 }));
     expect(error).toBeInstanceOf(UtcpError);
     expect(error).toMatchObject({ code: 'INVALID_ARGUMENTS' });
     expect(error.message).toContain('UTCP_ARG_name_UTCP_END');
@@ -205,7 +205,7 @@ describe('cli calls: arguments', () => {
   it('rejects a value containing NUL before anything runs', async () => {
     const dir = await tempDir();
     const h = makeHarness({ rootDir: dir });
-    const error = await h.call(cliTemplate(['touch ran', 'echo UTCP_ARG_x_UTCP_END']), { x: 'a\0b' }).catch((e) => e);
+    const error = await caught(h.call(cliTemplate(['touch ran', 'echo UTCP_ARG_x_UTCP_END']), { x: 'a\0b' }));
     expect(error).toMatchObject({ code: 'INVALID_ARGUMENTS' });
     expect(error.message).toContain('NUL');
     expect(existsSync(join(dir, 'ran'))).toBe(false);
@@ -267,7 +267,7 @@ describe('cli calls: working directory and output directory', () => {
 
   it('removes the output directory after a failed call too', async () => {
     const h = makeHarness();
-    const error = await h.call(cliTemplate('env | sed -n "s/^__UTCP_OUT_[0-9a-f]*=//p"; exit 1')).catch((e) => e);
+    const error = await caught(h.call(cliTemplate('env | sed -n "s/^__UTCP_OUT_[0-9a-f]*=//p"; exit 1')));
     const dir = (error as CliExitError).outputTail.trim();
     expect(dir).toMatch(/utcp-cli-/);
     expect(existsSync(dir)).toBe(false);

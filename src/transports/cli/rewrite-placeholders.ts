@@ -86,6 +86,8 @@ function bashReference(quote: BashQuote | 'heredoc', v: string): string {
  * Bash: escapes with `\` outside quotes and `\"` `\\` `` \` `` `\$` `\<newline>` inside double quotes;
  * `'…'`, `$'…'`, `"…"`, `$( … )` and backticks (each with its own quote state), comments and
  * here-documents are tracked. An escaped placeholder (`\UTCP_ARG_…` outside quotes) stays literal.
+ * Known gaps (rare in command templates): `case` patterns with an unbalanced `)` inside `$( … )`;
+ * a misread context only changes word splitting of the value, never what is executed.
  */
 function rewriteBash(cmd: string, ref: (name: string) => string): string {
   let out = '';
@@ -264,7 +266,8 @@ function parseHereDocOperator(cmd: string, i: number): { doc: HereDoc; end: numb
       j++;
     }
   }
-  if (delimiter === '' && !quoted) return undefined;
+  // An unquoted number or `$x` after `<<` is far more likely an arithmetic shift (`(( a << 2 ))`).
+  if (!quoted && (delimiter === '' || /^\d+$/.test(delimiter) || delimiter.startsWith('$'))) return undefined;
   return { doc: { delimiter, quoted, stripTabs }, end: Math.min(j, cmd.length) };
 }
 
