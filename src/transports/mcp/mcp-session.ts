@@ -13,7 +13,7 @@ import { createMcpFetch, newHttpConnectionState, type HttpConnectionState } from
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
 import { McpServerError } from './mcp-server-error.js';
-import type { HttpServer, ResolvedServer, StdioServer } from './resolve-server-config.js';
+import { DEFAULT_MCP_TIMEOUT_SECONDS, type HttpServer, type ResolvedServer, type StdioServer } from './resolve-server-config.js';
 import { STDERR_TAIL_CHARS, StdioProcessTransport } from './stdio-process-transport.js';
 
 /** How long closing an HTTP session waits for the server to acknowledge its DELETE, in ms. */
@@ -83,6 +83,14 @@ export class McpSession {
     this.manualName = opts.manualName;
     this.server = opts.server;
     this.fingerprint = opts.fingerprint;
+  }
+
+  /**
+   * The handshake includes starting the process (or reaching the HTTP server), which can take far
+   * longer than a request (`npx` installs), so it gets at least the default timeout.
+   */
+  get #initTimeoutMs(): number {
+    return Math.max(this.server.timeoutMs, DEFAULT_MCP_TIMEOUT_SECONDS * 1000);
   }
 
   get #label(): string {
@@ -351,7 +359,7 @@ export class McpSession {
     });
     const link = linkSignal(this.#closing.signal);
     try {
-      await client.connect(conn.transport, { timeout: this.server.timeoutMs, signal: link.signal });
+      await client.connect(conn.transport, { timeout: this.#initTimeoutMs, signal: link.signal });
     } catch (error) {
       await this.#closeConnection(conn);
       if (this.#closing.signal.aborted) throw abortError(this.#closing.signal, `${this.#label} initialisation`);
@@ -365,7 +373,7 @@ export class McpSession {
 
   async #mapInitError(error: unknown, conn: Connection, sdk: McpSdk): Promise<UtcpError> {
     if (error instanceof sdk.types.McpError && error.code === sdk.types.ErrorCode.RequestTimeout) {
-      return new UtcpTimeoutError(`${this.#label} initialisation`, this.server.timeoutMs, { cause: error });
+      return new UtcpTimeoutError(`${this.#label} initialisation`, this.#initTimeoutMs, { cause: error });
     }
     const status = httpStatusOf(error, sdk);
     const server = this.server;
