@@ -133,7 +133,7 @@ describe('calls', () => {
   it('validates arguments before the transport runs, listing each bad field', async () => {
     const { client, rec } = await clientWith({}, { variables: { m_TOKEN: 't' } });
     await client.registerManual(textManual('m', [echoTool('e', { inputs: { type: 'object', properties: { city: { type: 'string' }, n: { type: 'integer', nullable: true } }, required: ['city'] } })], { allowed_communication_protocols: ['echo'] }));
-    const err = await client.callTool('m.e', { n: 'x' }).catch((e) => e);
+    const err: any = await client.callTool('m.e', { n: 'x' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'INVALID_ARGUMENTS' });
     expect(err.issues).toEqual(expect.arrayContaining([{ path: 'city', message: 'required' }, { path: 'n', message: expect.stringContaining('must be') }]));
     expect(rec.calls).toHaveLength(0);
