@@ -47,6 +47,6 @@ export async function callHttpTool(tool: Tool, args: JsonObject, template: HttpC
     if (signal.aborted) throw abortError(signal, what, options.timeoutMs);
     throw error;
   } finally {
-    deadline.cancel();
+    deadline.clearTimer();
   }
 }
