@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { CallTemplateBase, HttpCallTemplate, JsonObject, SseCallTemplate, StreamableHttpCallTemplate } from '../../src/core/types.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
@@ -28,7 +29,7 @@ function discover(ctx: TestContext, template: HttpCallTemplate) {
   return createHttpTransport(ctx).registerManual(template, callOptions(template));
 }
 
-function redirectTo(location: string | ((req: { url?: string }) => string), status = 302): Handler {
+function redirectTo(location: string | ((req: { url?: string }) => string), status = 302): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     res.writeHead(status, { location: typeof location === 'function' ? location(req) : location });
     res.end();
