@@ -31,9 +31,11 @@ export class RoutingDispatcher extends Dispatcher {
     const env = options.env ?? process.env;
     const agentOptions = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, ...(options.connect ? { connect: options.connect } : {}) };
     this.#direct = new Agent(agentOptions);
+    const tls = typeof options.connect === 'object' && options.connect !== null ? { requestTls: options.connect, proxyTls: options.connect } : {};
     this.#proxy = proxyConfigured(env)
       ? new EnvHttpProxyAgent({
           ...agentOptions,
+          ...tls,
           httpProxy: env.http_proxy ?? env.HTTP_PROXY,
           httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
           noProxy: env.no_proxy ?? env.NO_PROXY,
