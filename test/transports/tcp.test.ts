@@ -290,6 +290,17 @@ describe('tcp transport: failures, timeouts and cancellation', () => {
     await failed;
   });
 
+  it('connects to an IPv6 host', async () => {
+    const server = await startTcpServer(replyAfterRequest('"v6"'), '::1');
+    const transport = createTcpTransport(createTestContext());
+    onTestFinished(async () => {
+      await transport.close();
+      await server.close();
+    });
+    const template: TcpCallTemplate = { call_template_type: 'tcp', host: '[::1]', port: server.port, timeout: 5000 };
+    expect(await transport.callTool(toolOf('x', template), {}, template, callOptions(template))).toBe('v6');
+  });
+
   it('rejects a template without a valid port before any I/O', async () => {
     const transport = createTcpTransport(createTestContext());
     const template = { call_template_type: 'tcp', host: '127.0.0.1', port: 70000 } as TcpCallTemplate;

@@ -52,7 +52,7 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
   }
   ws.on('error', () => {}); // reported through the promise below and by WsConnection afterwards
   try {
-    await new Promise<void>((resolve, reject) => {
+    return await new Promise<WsConnection>((resolve, reject) => {
       const cleanup = () => {
         deadline.signal.removeEventListener('abort', onAbort);
         ws.off('open', onOpen);
@@ -68,7 +68,8 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
       const onAbort = () => fail(abortError(deadline.signal, what, options.callerTimeoutMs));
       const onOpen = () => {
         cleanup();
-        resolve();
+        // Wrapped synchronously, so a close right after the handshake is never missed.
+        resolve(new WsConnection(ws, { what, keepAlive: options.keepAlive, logger: options.logger }));
       };
       const onError = (error: Error) => fail(wsError(error, `${what}: cannot connect`));
       const onClose = () => fail(new TransportError(`${what}: connection closed during the opening handshake`));
@@ -91,5 +92,4 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
   } finally {
     deadline.clear();
   }
-  return new WsConnection(ws, { what, keepAlive: options.keepAlive, logger: options.logger });
 }
