@@ -109,6 +109,16 @@ describe('mcp over streamable HTTP (fixture server)', () => {
     expect(calls[1].headers['x-api-key']).toBe('k-123');
   });
 
+  it('reports a server that went away, after one reconnect attempt', async () => {
+    const server = await startHttpMcpServer();
+    const h = harness();
+    const t = mcpTemplate('m', { web: { url: server.url } });
+    await h.call(t, 'web.echo', { text: 'x' });
+    await server.close();
+    const error = await h.call(t, 'web.echo', { text: 'y' }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/MCP server 'web' at http:\/\/127\.0\.0\.1:\d+\/mcp could not be initialised: .*ECONNREFUSED/);
+  });
+
   it('rejects a plain-http non-loopback URL before any I/O', async () => {
     const h = harness();
     const error = await h.register(mcpTemplate('m', { remote: { url: 'http://10.0.0.5/mcp' } })).catch((e: unknown) => e);

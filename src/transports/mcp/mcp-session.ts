@@ -410,8 +410,12 @@ function httpStatusOf(error: unknown, sdk: McpSdk): number | undefined {
   return undefined;
 }
 
+/** The message, plus the system error code underneath (`fetch failed (ECONNREFUSED)`). */
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  return code && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
 }
 
 function bounded(text: string, max = 500): string {
