@@ -4,7 +4,7 @@
  * `first_message` / `until_close` responses and streaming until `stream_end`, `complete` or close.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { ToolExecutionError, TransportError, type UtcpError } from '../../core/errors.js';
+import { ToolExecutionError, TransportError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool, WebSocketCallTemplate } from '../../core/types.js';
@@ -261,7 +261,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       };
     } catch (error) {
       release();
-      throw error as UtcpError;
+      throw error;
     }
   }
 
