@@ -47,6 +47,26 @@ describe('mcp over stdio (fixture server)', () => {
     expect(second.calls).toBe(first.calls + 1);
   });
 
+  it('shares one starting session between concurrent first calls', async () => {
+    const h = start();
+    const t = mcpTemplate('m', { fx: fixtureServer() });
+    const results = await Promise.all([1, 2, 3, 4].map(() => whoami(h, t)));
+    expect(new Set(results.map((r) => r.pid)).size).toBe(1);
+    expect(results.map((r) => r.calls).sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('leaves the session usable when a call is aborted while the server starts', async () => {
+    const h = start();
+    const t = mcpTemplate('m', { fx: fixtureServer() });
+    const controller = new AbortController();
+    const early = whoami(h, t);
+    const aborted = h.call(t, 'fx.whoami', {}, { signal: controller.signal });
+    controller.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' });
+    const first = await early;
+    expect((await whoami(h, t)).pid).toBe(first.pid);
+  });
+
   it('keeps two manuals with the same server name in separate sessions', async () => {
     const h = start();
     const a = mcpTemplate('a', { fx: fixtureServer(['--label=A']) });

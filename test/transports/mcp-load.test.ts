@@ -1,0 +1,29 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it, vi } from 'vitest';
+
+it('turns a missing MCP SDK into a DEPENDENCY_MISSING error with an install hint', async () => {
+  vi.doMock('@modelcontextprotocol/sdk/client/index.js', () => {
+    throw new Error("Cannot find package '@modelcontextprotocol/sdk'");
+  });
+  const { loadMcpSdk } = await import('../../src/transports/mcp/load-mcp-sdk.js');
+  await expect(loadMcpSdk()).rejects.toMatchObject({
+    code: 'DEPENDENCY_MISSING',
+    message: 'The mcp transport needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk',
+  });
+  vi.doUnmock('@modelcontextprotocol/sdk/client/index.js');
+});
+
+it('imports the MCP SDK only through load-mcp-sdk.ts (type-only imports elsewhere)', () => {
+  const dir = fileURLToPath(new URL('../../src/transports/mcp/', import.meta.url));
+  const offenders: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    const source = readFileSync(join(dir, file), 'utf8');
+    for (const line of source.split('\n')) {
+      if (/from '@modelcontextprotocol\/sdk/.test(line) && !line.startsWith('import type')) offenders.push(`${file}: ${line}`);
+      if (/import\('@modelcontextprotocol\/sdk/.test(line) && file !== 'load-mcp-sdk.ts') offenders.push(`${file}: ${line}`);
+    }
+  }
+  expect(offenders).toEqual([]);
+});
