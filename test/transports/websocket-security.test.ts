@@ -127,6 +127,39 @@ describe('websocket handshake headers and auth', () => {
     expect(tokenRequests).toHaveLength(1);
   });
 
+  it('fetches a new OAuth2 token after the upgrade is refused with 401', async () => {
+    let issued = 0;
+    const tokenServer = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        issued++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `tok-${issued}`, expires_in: 3600 }));
+      });
+    });
+    tokenServer.listen(0, '127.0.0.1');
+    await once(tokenServer, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => tokenServer.close(() => resolve())));
+    const server = await startWsServer((peer) => answerEach(peer, () => '"ok"'), {
+      intercept: (req, _res, socket) => {
+        if (!socket || req.headers.authorization !== 'Bearer tok-1') return false;
+        socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        return true;
+      },
+    });
+    onTestFinished(() => server.close());
+    const { transport } = transportUnderTest();
+    const port = (tokenServer.address() as { port: number }).port;
+    const template: WebSocketCallTemplate = {
+      call_template_type: 'websocket',
+      url: `${server.url}/ws`,
+      auth: { auth_type: 'oauth2', token_url: `http://127.0.0.1:${port}/token`, client_id: 'cid', client_secret: 'cs' },
+    };
+    const call = () => transport.callTool(toolOf('x', template), {}, template, callOptions(template));
+    await expect(call()).rejects.toMatchObject({ name: 'HttpStatusError', status: 401 });
+    expect(await call()).toBe('ok');
+    expect(server.peers[0].request.headers.authorization).toBe('Bearer tok-2');
+  });
+
   it('rejects CR/LF in a static header before connecting', async () => {
     const server = await echoServer();
     const { transport } = transportUnderTest();

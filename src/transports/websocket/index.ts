@@ -4,11 +4,12 @@
  * `first_message` / `until_close` responses and streaming until `stream_end`, `complete` or close.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { ToolExecutionError, TransportError } from '../../core/errors.js';
+import { HttpStatusError, ToolExecutionError, TransportError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool, WebSocketCallTemplate } from '../../core/types.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
+import { invalidateAuth } from '../shared/auth.js';
 import { socketDeadline } from '../shared/socket-deadline.js';
 import { isManualDocument, socketDiscoveryResult } from '../shared/socket-discovery.js';
 import { buildWebSocketMessage, discoveryMessageText, templateMentions, wireToolName } from '../shared/socket-payload.js';
@@ -239,6 +240,10 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         callerTimeoutMs: pooled ? undefined : request.callerTimeoutMs,
         what: request.what,
         logger: this.#ctx.logger,
+      }).catch((error: unknown) => {
+        // A rejected upgrade may mean an expired OAuth2 token: the next attempt fetches a fresh one.
+        if (error instanceof HttpStatusError && error.status === 401) invalidateAuth(template.auth, this.#ctx);
+        throw error;
       });
     };
     if (request.dedicated) {
