@@ -38,7 +38,7 @@ export function machine() {
 
 export const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
 
-/** One result row; `ratio` compares against the row named in `vs`, measured in the same run. */
+/** One result row; `ratio` = how many times better utcp-kit did than the row named in `vs`, in the same run. */
 export interface Row {
   suite: string;
   case: string;

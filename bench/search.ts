@@ -121,7 +121,7 @@ export async function benchSearch(options: { quick?: boolean } = {}): Promise<Ro
   await memory(rows);
   for (const r of rows.filter((x) => x.subject === 'utcp-kit')) {
     const peer = rows.find((x) => x.subject === '@utcp/sdk' && x.case === r.case);
-    if (peer && r.unit === 'ms') {
+    if (peer) {
       r.vs = '@utcp/sdk';
       r.ratio = peer.value / r.value;
     }

@@ -124,6 +124,7 @@ export class UtcpClientBase {
   readonly #timeoutMs: number | undefined;
   readonly #reserved = new Set<string>();
   readonly #allowed = new Map<string, ReadonlySet<string>>();
+  readonly #templateHasVars = new WeakMap<CallTemplateBase, boolean>();
   readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
   readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
   readonly #closing = new AbortController();
@@ -480,9 +481,16 @@ export class UtcpClientBase {
       const issues = await this.#argValidator.validate(tool, callArgs);
       if (issues.length > 0) throw new UtcpArgumentsError(name, issues);
     }
-    const substituted = substituteTemplate(template, manualName, this.#resolver);
+    const substituted = this.#hasVariables(template) ? substituteTemplate(template, manualName, this.#resolver) : template;
     const transport = await this.#transport(template.call_template_type);
     return { tool, manualName, callArgs, substituted, transport };
+  }
+
+  /** Stored templates never change, so whether one references variables is computed once. */
+  #hasVariables(template: CallTemplateBase): boolean {
+    let has = this.#templateHasVars.get(template);
+    if (has === undefined) this.#templateHasVars.set(template, (has = collectTemplateVariables(template, '_').length > 0));
+    return has;
   }
 
   #callSignal(options: CallToolOptions): { signal: AbortSignal; timeoutMs: number | undefined } {

@@ -1,0 +1,71 @@
+/**
+ * A CLI tool call through utcp-kit vs a raw `child_process` spawn of the same command,
+ * and the import time of the package vs the official SDK (fresh processes).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { UtcpClient } from '../dist/index.js';
+import { stats, type Row } from './lib.js';
+
+function rawSpawn(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/bash', ['-c', 'echo "$1"', 'bash', 'hello world'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => resolve(out.trim()));
+  });
+}
+
+export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]> {
+  const rounds = options.quick ? 30 : 150;
+  const client = await UtcpClient.create();
+  await client.registerManual({
+    name: 'bench', call_template_type: 'text', allowed_communication_protocols: ['cli'],
+    content: JSON.stringify({ tools: [{ name: 'echo', inputs: { type: 'object', properties: { text: { type: 'string' } } }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo UTCP_ARG_text_UTCP_END' }] } }] }),
+  });
+  const samples: Record<string, number[]> = { 'child_process.spawn': [], 'utcp-kit': [] };
+  const subjects: Record<string, () => Promise<unknown>> = {
+    'child_process.spawn': rawSpawn,
+    'utcp-kit': () => client.callTool('bench.echo', { text: 'hello world' }),
+  };
+  for (const call of Object.values(subjects)) for (let i = 0; i < 10; i++) await call();
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, call] of Object.entries(subjects)) {
+      const t0 = performance.now();
+      await call();
+      samples[name].push(performance.now() - t0);
+    }
+  }
+  await client.close();
+  const rows: Row[] = Object.entries(samples).map(([subject, s]) => {
+    const st = stats(s);
+    return { suite: 'cli', case: 'CLI tool call', subject, unit: 'ms' as const, value: st.median, p90: st.p90, rounds: st.rounds };
+  });
+  const ours = rows.find((r) => r.subject === 'utcp-kit')!;
+  ours.vs = 'child_process.spawn';
+  ours.ratio = rows.find((r) => r.subject === 'child_process.spawn')!.value / ours.value;
+  ours.note = 'one bash process, temp dir for step outputs, env allowlist';
+  return rows;
+}
+
+function importOnce(specifier: string): Promise<number> {
+  const code = `const t=performance.now();await import(${JSON.stringify(specifier)});process.stdout.write(String(performance.now()-t))`;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', code], { cwd: fileURLToPath(new URL('..', import.meta.url)) }, (err, stdout) => (err ? reject(err) : resolve(Number(stdout))));
+  });
+}
+
+export async function benchImport(options: { quick?: boolean } = {}): Promise<Row[]> {
+  const rounds = options.quick ? 5 : 15;
+  const subjects = { 'utcp-kit': new URL('../dist/index.js', import.meta.url).href, '@utcp/sdk': '@utcp/sdk' };
+  const samples: Record<string, number[]> = { 'utcp-kit': [], '@utcp/sdk': [] };
+  for (let i = 0; i < rounds; i++) for (const [name, spec] of Object.entries(subjects)) samples[name].push(await importOnce(spec));
+  const rows: Row[] = Object.entries(samples).map(([subject, s]) => {
+    const st = stats(s);
+    return { suite: 'import', case: 'package import time', subject, unit: 'ms' as const, value: st.median, p90: st.p90, rounds: st.rounds };
+  });
+  const ours = rows[0];
+  Object.assign(ours, { vs: '@utcp/sdk', ratio: rows[1].value / ours.value, target: '< 100 ms', met: ours.value < 100, note: 'fresh node process; time of `await import()` only' });
+  return rows;
+}

@@ -1,0 +1,48 @@
+/**
+ * `npm run bench`: every suite side by side with its peers in one run, written to
+ * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.svg).
+ * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { fmt, machine, type Row } from './lib.js';
+import { renderChart, renderMarkdown } from './report.js';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+
+const suites: Record<string, () => Promise<Row[]>> = {
+  search: async () => (await import('./search.js')).benchSearch({ quick }),
+  http: async () => (await import('./http.js')).benchHttp({ quick }),
+  openapi: async () => (await import('./openapi.js')).benchOpenApiRows({ quick }),
+  mcp: async () => (await import('./mcp.js')).benchMcp({ quick }),
+  cli: async () => (await import('./cli.js')).benchCli({ quick }),
+  import: async () => (await import('./cli.js')).benchImport({ quick }),
+};
+
+const rows: Row[] = [];
+const failures: string[] = [];
+for (const [name, run] of Object.entries(suites)) {
+  if (only && !only.includes(name)) continue;
+  process.stderr.write(`• ${name}…\n`);
+  try {
+    const got = await run();
+    rows.push(...got);
+    for (const r of got) process.stderr.write(`  ${r.case.padEnd(30)} ${r.subject.padEnd(22)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio !== undefined ? `  ${r.ratio.toFixed(2)}× vs ${r.vs}` : ''}${r.target ? `  ${r.met ? 'met' : 'MISSED'}: ${r.target}` : ''}\n`);
+  } catch (error) {
+    failures.push(`${name}: ${(error as Error).message}`);
+    process.stderr.write(`  failed: ${(error as Error).stack}\n`);
+  }
+}
+
+const results = { machine: machine(), quick, rows, failures };
+const root = fileURLToPath(new URL('..', import.meta.url));
+mkdirSync(`${root}bench/results`, { recursive: true });
+mkdirSync(`${root}docs`, { recursive: true });
+writeFileSync(`${root}bench/results/latest.json`, JSON.stringify(results, null, 2) + '\n');
+if (!only) {
+  writeFileSync(`${root}docs/benchmarks.md`, renderMarkdown(results) + (failures.length ? `\n## Suites that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : ''));
+  writeFileSync(`${root}docs/benchmarks.svg`, renderChart(rows));
+}
+process.stderr.write(`\nWrote bench/results/latest.json${only ? '' : ', docs/benchmarks.md and docs/benchmarks.svg'}\n`);
+if (failures.length) process.exitCode = 1;
