@@ -25,6 +25,12 @@ describe('http tool calls: request mapping', () => {
     expect(s.requests[0].url).toBe("/items/a%2Fb%20c%21%27%28%29%2A~");
   });
 
+  it('fills a placeholder that appears twice and keeps the argument out of the query', async () => {
+    const s = await server();
+    await call(testContext(), tpl(`${s.url}/{id}/copy/{id}`), { id: 7 });
+    expect(s.requests[0].url).toBe('/7/copy/7');
+  });
+
   it('fails before any request when a path parameter is missing', async () => {
     const s = await server();
     await expect(call(testContext(), tpl(`${s.url}/items/{id}`), {})).rejects.toMatchObject({

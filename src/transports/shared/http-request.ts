@@ -186,8 +186,9 @@ export async function buildHttpRequest(
   }
   const hasBody = body !== undefined && body !== null;
 
+  const pathArgs = { ...remaining };
   const substituted = template.url.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    const text = argToText(remaining[name]);
+    const text = argToText(pathArgs[name]);
     if (text === undefined) throw new UtcpError('INVALID_ARGUMENTS', `Missing required path parameter: ${name}`);
     delete remaining[name];
     return encodeStrict(text);
