@@ -26,9 +26,12 @@ const ERROR_EXCERPT_BYTES = 4096;
 export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-/** @internal Resolves `path` under a base URL whose own path is kept (`…/v1` + `chat/completions`). */
+/** @internal Resolves `path` under a base URL whose own path is kept (`…/v1` + `chat/completions`), and so is its query (e.g. `api-version`). */
 export function endpointUrl(baseUrl: string, path: string): URL {
-  return new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  const base = new URL(baseUrl);
+  const url = new URL(path, `${base.origin}${base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`}`);
+  url.search = base.search;
+  return url;
 }
 
 /** @internal Reads at most `maxBytes` of a body as UTF-8 text. */

@@ -234,6 +234,24 @@ describe('runAgent over the OpenAI wire format', () => {
     expect((error as ModelApiError).bodyExcerpt).not.toContain(API_KEY);
   });
 
+  it('stops a model request in flight when the run is aborted', async () => {
+    const { server, weather, model } = await setup([{ hold: true }]);
+    const controller = new AbortController();
+    const events: AgentEvent[] = [];
+    const run = runAgent({ client: weather.client, model, messages: [question], signal: controller.signal, onEvent: (e) => events.push(e) });
+    await server.waitForRequests(1);
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ name: 'UtcpAbortError', code: 'ABORTED' });
+    expect(events.map((e) => e.type)).toEqual(['model_request']);
+  });
+
+  it('reports a failed model request as an error event before rejecting', async () => {
+    const { weather, model } = await setup([{ text: 'upstream down', status: 503 }]);
+    const events: AgentEvent[] = [];
+    await expect(runAgent({ client: weather.client, model, messages: [question], onEvent: (e) => events.push(e) })).rejects.toMatchObject({ status: 503 });
+    expect(events.at(-1)).toMatchObject({ type: 'error', phase: 'model', step: 1, error: expect.objectContaining({ bodyExcerpt: 'upstream down' }) });
+  });
+
   it('sends strict schemas when asked and drops the nulls strict mode adds before calling the tool', async () => {
     const { server, weather, model } = await setup(
       [openAIToolCalls([{ id: 'call_n', name: 'weather__get_forecast', arguments: '{"city":"Paris","days":null}' }]), openAIText('ok')],

@@ -22,6 +22,8 @@ export interface LlmServer {
   requests: RecordedRequest[];
   /** Scripted replies not used yet. */
   remaining(): number;
+  /** Resolves once `count` requests have arrived. */
+  waitForRequests(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ function writeSse(res: ServerResponse, reply: Extract<ScriptedReply, { sse: unkn
 
 export async function startLlmServer(replies: ScriptedReply[]): Promise<LlmServer> {
   const requests: RecordedRequest[] = [];
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
   let next = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -51,6 +54,10 @@ export async function startLlmServer(replies: ScriptedReply[]): Promise<LlmServe
         // kept as text
       }
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      for (const w of waiters.filter((w) => requests.length >= w.count)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
       const reply = replies[next++];
       if (!reply) {
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -74,6 +81,7 @@ export async function startLlmServer(replies: ScriptedReply[]): Promise<LlmServe
     url: `http://127.0.0.1:${port}`,
     requests,
     remaining: () => replies.length - next,
+    waitForRequests: (count) => (requests.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve }))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
