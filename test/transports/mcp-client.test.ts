@@ -1,9 +1,7 @@
 /** The mcp transport end to end through UtcpClient, and the process-exit check after close(). */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolExecutionError, UtcpClient } from '../../src/index.js';
-import { FIXTURE_DIR, fixtureServer, mcpTemplate, processAlive } from '../fixtures/mcp/harness.js';
+import { fixtureServer, mcpTemplate, measureExitAfterClose, processAlive } from '../fixtures/mcp/harness.js';
 
 const clients: UtcpClient[] = [];
 afterEach(async () => {
@@ -110,23 +108,10 @@ describe('mcp through UtcpClient', () => {
   });
 
   it('lets the process exit right after close() (server-everything over stdio)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(FIXTURE_DIR, 'exit-after-close.ts')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let closedAt = 0;
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      stdout += text;
-      if (!closedAt && stdout.includes('\n')) closedAt = Date.now();
-    });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const exitMs = Date.now() - closedAt;
-    expect(code, stderr).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ echo: 'Echo: bye' });
-    expect(closedAt).toBeGreaterThan(0);
+    const run = await measureExitAfterClose();
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.output).toMatchObject({ echo: 'Echo: bye' });
     // Measured ~30 ms on the development machine; the official SDK takes ~30 s here.
-    expect(exitMs, `exited ${exitMs} ms after close()`).toBeLessThan(5000);
+    expect(run.exitMs, `exited ${run.exitMs} ms after close()`).toBeLessThan(5000);
   }, 30_000);
 });

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../../src/core/transport.js';
 import type { McpCallTemplate } from '../../src/core/types.js';
-import { EVERYTHING_ENTRY, createHarness, mcpTemplate, toolNames, type Harness } from '../fixtures/mcp/harness.js';
+import { EVERYTHING_ENTRY, createHarness, mcpTemplate, measureExitAfterClose, toolNames, type Harness } from '../fixtures/mcp/harness.js';
 
 describe('mcp with server-everything over stdio', () => {
   let h: Harness;
@@ -142,4 +142,11 @@ describe('mcp with server-everything over streamable HTTP', () => {
     await h.call(t, 'everything.trigger-long-running-operation', { duration: 0.3, steps: 3 }, { onProgress: (e) => events.push(e) });
     expect(events.length).toBeGreaterThanOrEqual(2);
   });
+
+  it('lets a process exit right after close() with an HTTP session open', async () => {
+    const run = await measureExitAfterClose([server.url]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.output).toMatchObject({ echo: 'Echo: bye' });
+    expect(run.exitMs, `exited ${run.exitMs} ms after close()`).toBeLessThan(5000);
+  }, 30_000);
 });
