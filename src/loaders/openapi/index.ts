@@ -1,10 +1,34 @@
-import { UtcpError } from '../../core/errors.js';
+/**
+ * OpenAPI 2.0/3.0/3.1 → UTCP `http` tools (shared/reference/openapi.md).
+ * `convertOpenApi` is what transports call through `ctx.convertOpenApi`; `convertOpenApiDocument`
+ * is the user-facing entry that also parses text and returns the full conversion report.
+ */
 import type { OpenApiConverterOptions } from '../../core/transport.js';
+import { convertOpenApiSpec } from './convert-open-api-spec.js';
 
-/** Converts an OpenAPI 2.0/3.x document into a UTCP manual plus a conversion report. */
+export { convertOpenApiDocument, type ConvertOpenApiDocumentOptions } from './convert-open-api-document.js';
+export {
+  convertOpenApiSpec,
+  type OpenApiConversion,
+  type OpenApiHttpTemplate,
+  type OpenApiManual,
+  type OpenApiTool,
+} from './convert-open-api-spec.js';
+export type {
+  OpenApiConversionReport,
+  OpenApiDroppedConstruct,
+  OpenApiOperationRef,
+  OpenApiSkippedOperation,
+} from './conversion-report.js';
+
+/**
+ * Converts a parsed OpenAPI document into a UTCP manual; `warnings` lists every skipped operation
+ * and dropped construct. Throws `UrlPolicyError` for the remote→loopback rule and bad token URLs.
+ */
 export async function convertOpenApi(
-  _document: Record<string, unknown>,
-  _options: OpenApiConverterOptions,
+  document: Record<string, unknown>,
+  options: OpenApiConverterOptions,
 ): Promise<{ manual: unknown; warnings: string[] }> {
-  throw new UtcpError('NOT_SUPPORTED', 'OpenAPI conversion is not available in this version of utcp-kit');
+  const { manual, report } = convertOpenApiSpec(document, options);
+  return { manual, warnings: report.warnings };
 }

