@@ -66,6 +66,11 @@ export class AgentToolSet {
     return this.resolve(modelName)?.name ?? modelName;
   }
 
+  /** The name the model knows a stored name by; names the model made up are sent back as it wrote them. */
+  modelName(storedName: string): string {
+    return this.#all.has(storedName) ? this.#names.encode(storedName) : storedName;
+  }
+
   /** The definitions to send this turn. */
   definitions(): ModelToolDefinition[] {
     const tools = this.deferred ? [...this.#loaded].map((n) => this.#all.get(n)!) : [...this.#all.values()];

@@ -35,9 +35,8 @@ type PlannedCall =
 
 const MAX_LISTED_TOOLS = 40;
 
-/** The name the model knows a call by. */
 function modelNameOf(call: ToolCall, ctx: ToolRunContext): string {
-  return ctx.tools.resolve(call.name) ? ctx.names.encode(call.name) : call.name;
+  return ctx.tools.modelName(call.name);
 }
 
 function resultMessage(call: ToolCall, content: string, isError: boolean, ctx: ToolRunContext): ToolResultMessage {

@@ -118,16 +118,16 @@ async function startRun(options: RunAgentOptions, signal: AbortSignal): Promise<
 }
 
 /** The conversation with client tool names replaced by the names the model knows. */
-function encodeMessages(messages: readonly AgentMessage[], names: ToolNameCodec): AgentMessage[] {
+function encodeMessages(messages: readonly AgentMessage[], tools: AgentToolSet): AgentMessage[] {
   return messages.map((m): AgentMessage => {
     switch (m.type) {
       case 'user':
       case 'assistant':
         return m;
       case 'tool_calls':
-        return { ...m, calls: m.calls.map((c) => ({ ...c, name: names.encode(c.name) })) };
+        return { ...m, calls: m.calls.map((c) => ({ ...c, name: tools.modelName(c.name) })) };
       case 'tool_result':
-        return { ...m, toolName: names.encode(m.toolName) };
+        return { ...m, toolName: tools.modelName(m.toolName) };
       default:
         return assertNever(m);
     }
@@ -150,7 +150,7 @@ async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Pr
   let response: ChatResponse;
   try {
     response = await run.model.generate(
-      { ...(run.options.system ? { system: run.options.system } : {}), messages: encodeMessages(run.messages, run.names), tools, toolChoice },
+      { ...(run.options.system ? { system: run.options.system } : {}), messages: encodeMessages(run.messages, run.tools), tools, toolChoice },
       { signal: run.signal, onTextDelta: (text) => run.emit({ type: 'text_delta', step, text }) },
     );
   } catch (error) {

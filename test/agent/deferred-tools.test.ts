@@ -104,12 +104,24 @@ describe('runAgent over a large catalog (deferred loading)', () => {
     expect(result.tools.map((t: { name: string }) => t.name)).toEqual(['c__convert_currency']);
   });
 
-  it('tells the model to search when it calls a tool it has not loaded', async () => {
+  it('tells the model to search when it guesses a tool it has not loaded, then serves the found tool under the same name', async () => {
     const client = await UtcpClient.create();
     clients.push(client);
-    await client.registerFunctions('c', catalog(50, []));
-    const model = new ScriptedModel([toolCallsTurn({ name: 'convert_money', args: {} }), textTurn('ok')]);
+    const converted: unknown[] = [];
+    await client.registerFunctions('c', catalog(50, converted));
+    const args = { amount: 1, from: 'EUR', to: 'JPY' };
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'c__convert_currency', args, id: 'guess' }),
+      toolCallsTurn({ name: 'search_tools', args: { query: 'convert currency', limit: 1 }, id: 's' }),
+      toolCallsTurn({ name: 'c__convert_currency', args, id: 'call' }),
+      textTurn('ok'),
+    ]);
     await runAgent({ client, model, messages: [userMessage('hi')], maxToolsInline: 10 });
-    expect(model.requests[1].messages.at(-1)).toMatchObject({ isError: true, content: expect.stringContaining('Call search_tools to find tools') });
+    expect(model.requests[1].messages.at(-1)).toMatchObject({ toolCallId: 'guess', isError: true, content: expect.stringContaining('Call search_tools to find tools') });
+    expect(JSON.parse((model.requests[2].messages.at(-1) as { content: string }).content).tools.map((t: { name: string }) => t.name)).toEqual(['c__convert_currency']);
+    expect(model.requests[2].tools.map((t) => t.name)).toEqual(['search_tools', 'c__convert_currency']);
+    expect(model.requests[3].messages.at(-1)).toMatchObject({ toolCallId: 'call', isError: false });
+    expect(converted).toEqual([args]);
+    model.assertDone();
   });
 });
