@@ -11,22 +11,24 @@ import { renderChart, renderMarkdown } from './report.js';
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 
-const suites: Record<string, () => Promise<Row[]>> = {
-  search: async () => (await import('./search.js')).benchSearch({ quick }),
-  http: async () => (await import('./http.js')).benchHttp({ quick }),
-  openapi: async () => (await import('./openapi.js')).benchOpenApiRows({ quick }),
-  mcp: async () => (await import('./mcp.js')).benchMcp({ quick }),
-  cli: async () => (await import('./cli.js')).benchCli({ quick }),
-  import: async () => (await import('./cli.js')).benchImport({ quick }),
+/** Suite name → [module, exported function]. Modules load one at a time, so one suite's imports never skew another. */
+const suites: Record<string, [string, string]> = {
+  search: ['./search.ts', 'benchSearch'],
+  http: ['./http.ts', 'benchHttp'],
+  openapi: ['./openapi-rows.ts', 'benchOpenApiRows'],
+  mcp: ['./mcp.ts', 'benchMcp'],
+  cli: ['./cli.ts', 'benchCli'],
+  import: ['./cli.ts', 'benchImport'],
 };
 
 const rows: Row[] = [];
 const failures: string[] = [];
-for (const [name, run] of Object.entries(suites)) {
+for (const [name, [file, fn]] of Object.entries(suites)) {
   if (only && !only.includes(name)) continue;
   process.stderr.write(`• ${name}…\n`);
   try {
-    const got = await run();
+    const mod = (await import(new URL(file, import.meta.url).href)) as Record<string, (o: { quick: boolean }) => Promise<Row[]>>;
+    const got = await mod[fn]({ quick });
     rows.push(...got);
     for (const r of got) process.stderr.write(`  ${r.case.padEnd(30)} ${r.subject.padEnd(22)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio !== undefined ? `  ${r.ratio.toFixed(2)}× vs ${r.vs}` : ''}${r.target ? `  ${r.met ? 'met' : 'MISSED'}: ${r.target}` : ''}\n`);
   } catch (error) {
