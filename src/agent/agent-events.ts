@@ -7,6 +7,7 @@ export type AgentEvent =
   | { type: 'model_request'; step: number; provider: string; model: string; messageCount: number; toolNames: string[]; toolChoice: 'auto' | 'none' }
   | { type: 'text_delta'; step: number; text: string }
   | { type: 'model_response'; step: number; text: string; toolCalls: ToolCall[]; usage?: TokenUsage; finishReason?: string; durationMs: number }
+  /** A call the policy denied, or one the approver decided (calls the policy simply allows send none). */
   | { type: 'approval'; step: number; toolCallId: string; toolName: string; decision: 'allow' | 'deny' | 'edit'; by: 'policy' | 'approver'; reason?: string }
   | { type: 'tool_call_start'; step: number; toolCallId: string; toolName: string; args: JsonObject }
   | { type: 'tool_call_end'; step: number; toolCallId: string; toolName: string; isError: boolean; durationMs: number; outputChars: number; truncated: boolean }

@@ -35,10 +35,6 @@ type PlannedCall =
 
 const MAX_LISTED_TOOLS = 40;
 
-function modelNameOf(call: ToolCall, ctx: ToolRunContext): string {
-  return ctx.tools.modelName(call.name);
-}
-
 function resultMessage(call: ToolCall, content: string, isError: boolean, ctx: ToolRunContext): ToolResultMessage {
   return { type: 'tool_result', toolCallId: call.id, toolName: call.name, content: truncateOutput(content, ctx.maxOutputChars).text, isError };
 }
@@ -82,7 +78,7 @@ async function decideApproval(call: ToolCall, tool: Tool, args: JsonObject, ctx:
 
 /** Parses, checks and approves one call, in model order; the calls themselves run afterwards. */
 async function planCall(call: ToolCall, ctx: ToolRunContext): Promise<PlannedCall> {
-  const modelName = modelNameOf(call, ctx);
+  const modelName = ctx.tools.modelName(call.name);
   if (ctx.tools.isSearchTool(call.name)) {
     const parsed = parseToolArguments(call.arguments);
     const search = 'error' in parsed ? parsed : parseSearchArguments(parsed.args);
@@ -126,7 +122,7 @@ async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: Too
   } catch (error) {
     if (ctx.signal.aborted) throw runAbortError(ctx.signal);
     ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: call.id, toolName: tool.name, error });
-    return { content: planned.note + describeToolError(error, modelNameOf(call, ctx)), isError: true };
+    return { content: planned.note + describeToolError(error, ctx.tools.modelName(call.name)), isError: true };
   }
 }
 

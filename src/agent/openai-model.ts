@@ -16,7 +16,10 @@ export interface OpenAIChatModelOptions {
   apiKey?: string;
   /** Extra headers, e.g. OpenRouter's `HTTP-Referer`. */
   headers?: Record<string, string>;
-  /** Stream the answer (SSE) and report text as it arrives. @default false */
+  /**
+   * Stream the answer (SSE) and report text as it arrives. Sends `stream_options: { include_usage: true }`;
+   * pass `body: { stream_options: undefined }` for a server that rejects it. @default false
+   */
   stream?: boolean;
   /** Use strict function schemas where a tool's schema allows it. @default false */
   strict?: boolean;

@@ -66,6 +66,13 @@ describe('model adapters', () => {
     await expect(model.generate(request, { signal: new AbortController().signal })).resolves.toMatchObject({ text: 'plain' });
   });
 
+  it('let body fields remove stream_options for servers that reject it', async () => {
+    server = await startLlmServer([{ sse: [{ choices: [{ delta: { content: 'hi' } }] }], done: true }]);
+    const model = openAIChatModel({ baseUrl: server.url, model: 'm', stream: true, body: { stream_options: undefined } });
+    await expect(model.generate(request, { signal: new AbortController().signal })).resolves.toMatchObject({ text: 'hi' });
+    expect(server.requests[0].body).toEqual({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+  });
+
   it('reject an answer without choices as a protocol error', async () => {
     server = await startLlmServer([{ json: { object: 'chat.completion' } }]);
     const model = openAIChatModel({ baseUrl: server.url, model: 'm' });
