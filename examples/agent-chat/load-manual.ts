@@ -62,7 +62,7 @@ export async function templatesForArg(arg: string, cwd: string): Promise<CallTem
     }
     template.allowed_communication_protocols = [...protocols];
   }
-  return [template as CallTemplateBase];
+  return [template as unknown as CallTemplateBase];
 }
 
 /** Registers every manual argument; names already taken get a numeric suffix. */
