@@ -59,6 +59,8 @@ export function formatError(out: Pick<Out, 'color'>, error: unknown): string {
   const code = isUtcpError(error) ? error.code : undefined;
   const hint = code ? HINTS[code] : undefined;
   let text = `${red(out, 'error')}${code ? dim(out, ` [${code}]`) : ''}: ${message.split('\n')[0]}`;
+  const excerpt = (error as { bodyExcerpt?: unknown }).bodyExcerpt;
+  if (typeof excerpt === 'string' && excerpt.trim()) text += `\n${dim(out, `response: ${excerpt.trim().replace(/\s+/g, ' ').slice(0, 300)}`)}`;
   if (hint) text += `\n${dim(out, `hint: ${hint}`)}`;
   if (process.env.DEBUG && error instanceof Error && error.stack) text += `\n${error.stack}`;
   return text;

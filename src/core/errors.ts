@@ -112,8 +112,8 @@ export class HttpStatusError extends UtcpError {
   /** At most 2 KiB of the response body. */
   readonly bodyExcerpt: string;
   constructor(status: number, url: string, bodyExcerpt = '', statusText = '', options?: ErrorOptions) {
-    const excerpt = bodyExcerpt ? `: ${bodyExcerpt.slice(0, 300)}` : '';
-    super('HTTP_STATUS', `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}${excerpt}`, options);
+    // The body stays out of the message (a server may echo credentials); read `bodyExcerpt` deliberately.
+    super('HTTP_STATUS', `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}`, options);
     this.status = status;
     this.statusText = statusText;
     this.url = url;

@@ -4,6 +4,17 @@ import { UtcpError } from '../../core/errors.js';
 /** A readable response body as undici returns it (an async iterable of byte chunks). */
 export interface ResponseBody extends AsyncIterable<Uint8Array> {
   destroy(error?: Error): unknown;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * Destroys a body we no longer read. undici emits an `error` (RequestAbortedError) when a body is destroyed
+ * before its end; without a listener that would be an uncaught exception in the host process.
+ */
+export function destroyBody(body: ResponseBody | undefined): void {
+  if (!body) return;
+  body.on?.('error', () => {});
+  body.destroy();
 }
 
 /** First value of a response header (undici may give string[]). */
@@ -33,7 +44,7 @@ export async function readBodyCapped(body: ResponseBody, headers: IncomingHttpHe
   try {
     checkContentLength(headers, maxBytes, what);
   } catch (error) {
-    body.destroy();
+    destroyBody(body);
     throw error;
   }
   const chunks: Uint8Array[] = [];
@@ -47,7 +58,7 @@ export async function readBodyCapped(body: ResponseBody, headers: IncomingHttpHe
       chunks.push(chunk);
     }
   } catch (error) {
-    body.destroy();
+    destroyBody(body);
     throw error;
   }
   return concatBytes(chunks, total);
@@ -64,7 +75,7 @@ export async function discardBody(body: ResponseBody): Promise<void> {
   } catch {
     // The body is being discarded; a read failure changes nothing.
   } finally {
-    body.destroy();
+    destroyBody(body);
   }
 }
 
@@ -110,7 +121,7 @@ export async function bodyExcerpt(body: ResponseBody, maxBytes = 2048): Promise<
   } catch {
     // Best effort: an excerpt is optional.
   } finally {
-    body.destroy();
+    destroyBody(body);
   }
   const text = utf8(concatBytes(chunks).subarray(0, maxBytes));
   return text.endsWith('\uFFFD') ? text.slice(0, -1) : text;

@@ -8,6 +8,7 @@ import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../shared/http-request.js';
 import { networkError, type HttpResponse } from '../shared/http-send.js';
+import { destroyBody } from '../shared/http-body.js';
 
 /** Deadline until the response headers arrive, in ms; the stream itself is open-ended. */
 export const SSE_HEADERS_TIMEOUT_MS = 30_000;
@@ -98,13 +99,13 @@ export async function* streamSseEvents(
         const failure = networkError(error, signal, `${what} (stream)`, response.url, options.timeoutMs);
         if (template.reconnect === false || hasBody) throw failure;
         failedAt ??= Date.now();
-        response.body.destroy();
+        destroyBody(response.body);
         response = await reconnect(failure, failedAt);
       }
     }
   } finally {
     stop.abort();
-    response?.body.destroy();
+    destroyBody(response?.body);
   }
 
   async function reconnect(failure: Error, failedAt: number): Promise<HttpResponse> {

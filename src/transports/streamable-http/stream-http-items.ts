@@ -2,7 +2,7 @@ import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, StreamableHttpCallTemplate, Tool } from '../../core/types.js';
-import { concatBytes, decodeResponseBody, headerValue, mediaType, readBodyCapped, utf8, type ResponseBody } from '../shared/http-body.js';
+import { concatBytes, destroyBody, decodeResponseBody, headerValue, mediaType, readBodyCapped, utf8, type ResponseBody } from '../shared/http-body.js';
 import { createDeadline } from '../shared/http-deadline.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
@@ -142,7 +142,7 @@ export async function* streamHttpItems(
     throw networkErrorFor(error, what, response);
   } finally {
     deadline.cancel();
-    response?.body.destroy();
+    destroyBody(response?.body);
   }
 }
 
