@@ -75,6 +75,7 @@ export {
   TransportError,
   isUtcpError,
 } from './core/errors.js';
+export { McpServerError } from './transports/mcp/mcp-server-error.js';
 export type { UtcpErrorCode, ValidationIssue } from './core/errors.js';
 export type {
   Auth,
