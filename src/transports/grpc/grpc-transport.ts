@@ -1,0 +1,356 @@
+import type { Client, Metadata } from '@grpc/grpc-js';
+import type { Method, Root, Service, Type } from 'protobufjs';
+import { TransportError, UtcpArgumentsError, UtcpError, UtcpTimeoutError, type ValidationIssue } from '../../core/errors.js';
+import { abortError } from '../../core/signals.js';
+import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { GrpcCallTemplate, JsonObject, Tool } from '../../core/types.js';
+import { embeddedRoot } from './embedded-root.js';
+import { UTCP_SERVICE_NAME, UTCP_SERVICE_PROTO } from './embedded-protos.js';
+import { serverStreamCall, unaryCall, type GrpcCallOptions } from './grpc-call.js';
+import { buildMetadata } from './grpc-metadata.js';
+import { grpcTarget, type GrpcTarget } from './grpc-target.js';
+import { loadByReflection } from './load-by-reflection.js';
+import { loadGrpcModules, type GrpcModules } from './load-grpc.js';
+import { loadProtoFile } from './load-proto-file.js';
+import { TO_OBJECT_OPTIONS, jsonToMessage, messageToJson } from './proto-json.js';
+import { typeName } from './proto-schema.js';
+import { findMethod, toolsForService } from './service-tools.js';
+
+/** Call deadline in ms when the template's `timeout` is absent or not a positive number. */
+export const DEFAULT_GRPC_TIMEOUT_MS = 30_000;
+
+interface Deadline {
+  signal: AbortSignal;
+  timeoutMs: number;
+  clear(): void;
+}
+
+/** What one discovery or call needs, prepared before the first byte is sent. */
+interface Prepared {
+  mods: GrpcModules;
+  client: Client;
+  metadata: Metadata;
+  deadline: Deadline;
+}
+
+/**
+ * The `grpc` transport (protocols.md §12): the `grpcpb.UTCPService` protocol, or generic mode with
+ * descriptors from server reflection or a confined `.proto` file. Channels are cached per
+ * (host, port, use_ssl) in this instance and closed on deregistration or close.
+ */
+export class GrpcTransport implements Transport<GrpcCallTemplate> {
+  readonly type = 'grpc';
+  readonly #ctx: TransportContext;
+  readonly #closing = new AbortController();
+  #mods: Promise<GrpcModules> | undefined;
+  #utcpRoot: Root | undefined;
+  readonly #channels = new Map<string, { client: Client; users: Set<string> }>();
+  /** Generic-mode services per manual, keyed by where their descriptors came from. */
+  readonly #services = new Map<string, Map<string, Promise<Service>>>();
+
+  constructor(ctx: TransportContext) {
+    this.#ctx = ctx;
+  }
+
+  async registerManual(template: GrpcCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
+    const target = grpcTarget(template);
+    const what = `gRPC discovery of manual ${options.manualName} (${target.address})`;
+    const raw = options.rawTemplate as GrpcCallTemplate;
+    const prepared = await this.#prepare(template, target, options, what);
+    try {
+      if (serviceNameOf(template) === UTCP_SERVICE_NAME) return await this.#getManual(prepared, raw, options, what);
+      this.#forgetServices(options.manualName);
+      const service = await this.#service(prepared, template, target, options, what);
+      const { tools, warnings } = toolsForService(service, raw);
+      return { manual: { utcp_version: '1.0.0', manual_version: '1.0.0', tools }, warnings };
+    } catch (error) {
+      throw this.#failure(error, prepared.deadline, options, what);
+    } finally {
+      prepared.deadline.clear();
+    }
+  }
+
+  async callTool(tool: Tool, args: JsonObject, template: GrpcCallTemplate, options: CallOptions): Promise<unknown> {
+    const target = grpcTarget(template);
+    const what = `gRPC tool ${tool.name}`;
+    const prepared = await this.#prepare(template, target, options, what);
+    try {
+      if (serviceNameOf(template) === UTCP_SERVICE_NAME) {
+        const body = this.#utcpRequest(prepared.mods, tool, args, template, options);
+        const bytes = await unaryCall(this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/CallTool`, body, this.#ctx.limits.max_response_bytes, options, what));
+        return resultJson(this.#utcpType(prepared.mods, 'ToolCallResponse'), bytes);
+      }
+      const service = await this.#service(prepared, template, target, options, what);
+      const method = findMethod(service, template.method_name || wireName(tool, options));
+      const body = encodeRequest(method, args, tool.name);
+      const call = this.#callOptions(prepared, methodPath(service, method), body, this.#ctx.limits.max_response_bytes, options, what);
+      if (!method.responseStream) return decodeResponse(method.resolvedResponseType!, await unaryCall(call));
+      const items: unknown[] = [];
+      let total = 0;
+      for await (const bytes of serverStreamCall(call)) {
+        total += bytes.length;
+        if (total > this.#ctx.limits.max_response_bytes) {
+          throw new UtcpError('RESPONSE_TOO_LARGE', `${what}: the streamed responses exceed the ${this.#ctx.limits.max_response_bytes}-byte limit`);
+        }
+        items.push(decodeResponse(method.resolvedResponseType!, bytes));
+      }
+      return items;
+    } catch (error) {
+      throw this.#failure(error, prepared.deadline, options, what);
+    } finally {
+      prepared.deadline.clear();
+    }
+  }
+
+  async *callToolStream(tool: Tool, args: JsonObject, template: GrpcCallTemplate, options: CallOptions): AsyncGenerator<unknown, void, undefined> {
+    const target = grpcTarget(template);
+    const what = `gRPC tool ${tool.name}`;
+    const prepared = await this.#prepare(template, target, options, what);
+    try {
+      const itemLimit = this.#ctx.limits.max_stream_item_bytes;
+      if (serviceNameOf(template) === UTCP_SERVICE_NAME) {
+        const body = this.#utcpRequest(prepared.mods, tool, args, template, options);
+        const response = this.#utcpType(prepared.mods, 'ToolCallResponse');
+        for await (const bytes of serverStreamCall(this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/CallToolStream`, body, itemLimit, options, what))) {
+          yield resultJson(response, bytes);
+        }
+        return;
+      }
+      const service = await this.#service(prepared, template, target, options, what);
+      const method = findMethod(service, template.method_name || wireName(tool, options));
+      const body = encodeRequest(method, args, tool.name);
+      const call = this.#callOptions(prepared, methodPath(service, method), body, method.responseStream ? itemLimit : this.#ctx.limits.max_response_bytes, options, what);
+      if (!method.responseStream) {
+        yield decodeResponse(method.resolvedResponseType!, await unaryCall(call));
+        return;
+      }
+      for await (const bytes of serverStreamCall(call)) yield decodeResponse(method.resolvedResponseType!, bytes);
+    } catch (error) {
+      throw this.#failure(error, prepared.deadline, options, what);
+    } finally {
+      prepared.deadline.clear();
+    }
+  }
+
+  async deregisterManual(_template: GrpcCallTemplate, options: { manualName: string }): Promise<void> {
+    this.#forgetServices(options.manualName);
+    for (const [key, entry] of this.#channels) {
+      entry.users.delete(options.manualName);
+      if (entry.users.size === 0) {
+        entry.client.close();
+        this.#channels.delete(key);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.#closing.signal.aborted) this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The grpc transport was closed'));
+    for (const { client } of this.#channels.values()) client.close();
+    this.#channels.clear();
+    this.#services.clear();
+  }
+
+  // ------------------------------------------------------------------ grpcpb.UTCPService
+
+  async #getManual(prepared: Prepared, raw: GrpcCallTemplate, options: CallOptions, what: string): Promise<DiscoveryResult> {
+    const response = this.#utcpType(prepared.mods, 'Manual');
+    const empty = encode(this.#utcpType(prepared.mods, 'Empty'), {});
+    const bytes = await unaryCall(this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/GetManual`, empty, this.#ctx.limits.max_document_bytes, options, what));
+    const manual = response.toObject(response.decode(bytes), { defaults: true, arrays: true }) as { version: string; tools: Array<{ name: string; description: string }> };
+    const tools = manual.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputs: { type: 'object' },
+      outputs: {},
+      tags: [],
+      tool_call_template: raw,
+    }));
+    return { manual: { utcp_version: manual.version || '1.0.0', manual_version: '1.0.0', tools } };
+  }
+
+  #utcpType(mods: GrpcModules, name: 'Empty' | 'Manual' | 'ToolCallRequest' | 'ToolCallResponse'): Type {
+    this.#utcpRoot ??= embeddedRoot(mods.protobuf, UTCP_SERVICE_PROTO);
+    return this.#utcpRoot.lookupType(`grpcpb.${name}`);
+  }
+
+  /** The encoded `ToolCallRequest` for a grpcpb call. */
+  #utcpRequest(mods: GrpcModules, tool: Tool, args: JsonObject, template: GrpcCallTemplate, options: CallOptions): Buffer {
+    return encode(this.#utcpType(mods, 'ToolCallRequest'), { tool: wireToolName(tool, template, options), args_json: JSON.stringify(args) });
+  }
+
+  // ------------------------------------------------------------------ generic mode
+
+  /** The service's descriptors, from `proto_file` or server reflection, cached per manual and source. */
+  #service(prepared: Prepared, template: GrpcCallTemplate, target: GrpcTarget, options: CallOptions, what: string): Promise<Service> {
+    const serviceName = serviceNameOf(template);
+    const protoFile = typeof template.proto_file === 'string' && template.proto_file ? template.proto_file : undefined;
+    const key = JSON.stringify([serviceName, protoFile ?? null, protoFile ? null : target.key]);
+    let perManual = this.#services.get(options.manualName);
+    if (!perManual) this.#services.set(options.manualName, (perManual = new Map()));
+    let pending = perManual.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const root = protoFile
+          ? await loadProtoFile(prepared.mods.protobuf, this.#ctx.rootDir, protoFile)
+          : await loadByReflection(prepared.mods, serviceName, {
+              client: prepared.client,
+              metadata: prepared.metadata,
+              timeoutMs: prepared.deadline.timeoutMs,
+              signal: prepared.deadline.signal,
+              maxBytes: this.#ctx.limits.max_document_bytes,
+              what,
+              callerTimeoutMs: options.timeoutMs,
+            });
+        try {
+          return root.lookupService(serviceName);
+        } catch (cause) {
+          throw new UtcpError('INVALID_MANUAL', `${what}: service ${serviceName} is not defined${protoFile ? ` in ${protoFile}` : ''}`, { cause });
+        }
+      })();
+      perManual.set(key, pending);
+      pending.catch(() => perManual!.delete(key));
+    }
+    return pending;
+  }
+
+  #forgetServices(manualName: string): void {
+    this.#services.delete(manualName);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  async #prepare(template: GrpcCallTemplate, target: GrpcTarget, options: CallOptions, what: string): Promise<Prepared> {
+    this.#assertOpen();
+    const deadline = this.#deadline(options.signal, template.timeout, what);
+    try {
+      const mods = await this.#modules();
+      const metadata = await buildMetadata(mods.grpc, template, this.#ctx, deadline.signal);
+      this.#assertOpen();
+      return { mods, metadata, deadline, client: this.#channel(mods, target, options.manualName) };
+    } catch (error) {
+      deadline.clear();
+      throw this.#failure(error, deadline, options, what);
+    }
+  }
+
+  #modules(): Promise<GrpcModules> {
+    this.#mods ??= loadGrpcModules();
+    this.#mods.catch(() => (this.#mods = undefined));
+    return this.#mods;
+  }
+
+  #channel(mods: GrpcModules, target: GrpcTarget, manualName: string): Client {
+    let entry = this.#channels.get(target.key);
+    if (!entry) {
+      const { grpc } = mods;
+      const limits = this.#ctx.limits;
+      const credentials = target.useSsl ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+      const client = new grpc.Client(target.address, credentials, {
+        'grpc.max_receive_message_length': Math.max(limits.max_document_bytes, limits.max_response_bytes, limits.max_stream_item_bytes),
+        'grpc.enable_retries': 0,
+      });
+      entry = { client, users: new Set() };
+      this.#channels.set(target.key, entry);
+    }
+    entry.users.add(manualName);
+    return entry.client;
+  }
+
+  #callOptions(prepared: Prepared, path: string, request: Buffer, maxMessageBytes: number, options: CallOptions, what: string): GrpcCallOptions {
+    return {
+      grpc: prepared.mods.grpc,
+      client: prepared.client,
+      path,
+      request,
+      metadata: prepared.metadata,
+      timeoutMs: prepared.deadline.timeoutMs,
+      signal: prepared.deadline.signal,
+      maxMessageBytes,
+      what,
+      callerTimeoutMs: options.timeoutMs,
+    };
+  }
+
+  #assertOpen(): void {
+    if (this.#closing.signal.aborted) throw new UtcpError('CLIENT_CLOSED', 'The grpc transport was closed');
+  }
+
+  /** Caller signal + close + template timeout (which also becomes the gRPC deadline). */
+  #deadline(parent: AbortSignal, timeout: unknown, what: string): Deadline {
+    const timeoutMs = typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRPC_TIMEOUT_MS;
+    const own = new AbortController();
+    const timer = setTimeout(() => own.abort(new UtcpTimeoutError(what, timeoutMs)), timeoutMs);
+    timer.unref();
+    return { signal: AbortSignal.any([parent, this.#closing.signal, own.signal]), timeoutMs, clear: () => clearTimeout(timer) };
+  }
+
+  #failure(error: unknown, deadline: Deadline, options: CallOptions, what: string): unknown {
+    if (error instanceof UtcpError) return error;
+    if (deadline.signal.aborted) return abortError(deadline.signal, what, options.timeoutMs);
+    const reason = error instanceof Error ? error.message : String(error);
+    return new TransportError(`${what} failed: ${reason}`, { cause: error });
+  }
+}
+
+function serviceNameOf(template: GrpcCallTemplate): string {
+  return typeof template.service_name === 'string' && template.service_name ? template.service_name : UTCP_SERVICE_NAME;
+}
+
+function wireName(tool: Tool, options: CallOptions): string {
+  const prefix = `${options.manualName}.`;
+  return tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;
+}
+
+/** `bare` (default) or `qualified` (`<manual>.<tool>`) for go-era servers. */
+function wireToolName(tool: Tool, template: GrpcCallTemplate, options: CallOptions): string {
+  const bare = wireName(tool, options);
+  return template.tool_name_on_wire === 'qualified' ? `${options.manualName}.${bare}` : bare;
+}
+
+function methodPath(service: Service, method: Method): string {
+  return `/${typeName(service)}/${method.name}`;
+}
+
+function encode(type: Type, value: Record<string, unknown>): Buffer {
+  const bytes = type.encode(type.fromObject(value)).finish();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Arguments → request bytes via the protobuf JSON mapping. @throws UtcpArgumentsError listing every problem. */
+function encodeRequest(method: Method, args: JsonObject, toolName: string): Buffer {
+  const type = method.resolvedRequestType!;
+  const issues: ValidationIssue[] = [];
+  const object = jsonToMessage(type, args, '', issues);
+  if (issues.length > 0) throw new UtcpArgumentsError(toolName, issues);
+  try {
+    return encode(type, object);
+  } catch (cause) {
+    throw new UtcpArgumentsError(toolName, [{ path: '(arguments)', message: `cannot be encoded as ${typeName(type)}: ${(cause as Error).message}` }]);
+  }
+}
+
+function decodeResponse(type: Type, bytes: Buffer): Record<string, unknown> {
+  let decoded;
+  try {
+    decoded = type.decode(bytes);
+  } catch (cause) {
+    throw new UtcpError('PROTOCOL_ERROR', `The gRPC response is not a valid ${typeName(type)} message`, { cause });
+  }
+  return messageToJson(type, type.toObject(decoded, TO_OBJECT_OPTIONS));
+}
+
+/** `result_json`: empty → null, JSON when it parses, else the text. */
+function resultJson(type: Type, bytes: Buffer): unknown {
+  let text: string;
+  try {
+    text = (type.toObject(type.decode(bytes), { defaults: true }) as { result_json: string }).result_json;
+  } catch (cause) {
+    throw new UtcpError('PROTOCOL_ERROR', 'The gRPC response is not a valid grpcpb.ToolCallResponse', { cause });
+  }
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
