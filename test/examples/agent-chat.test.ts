@@ -201,4 +201,11 @@ describe('agent-chat example', () => {
     expect(run.stderr).toContain('No model configured.');
     expect(run.stderr).toContain('OPENAI_BASE_URL');
   });
+
+  it('runs offline with --demo', async () => {
+    const run = await runChat(['--demo', '--yes'], {});
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('(scripted demo model) The weather tool answered: {"city":"Paris","temp_c":14,"sky":"light rain"}\n');
+    expect(run.stderr).toContain('→ demo.current_weather({"city":"Paris"})');
+  });
 });

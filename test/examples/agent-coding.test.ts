@@ -101,4 +101,11 @@ describe('coding-agent example', () => {
     expect(run.stderr).toContain('× workspace.edit denied: needs approval, but stdin is not a terminal; rerun with --yes to allow file changes');
     expect(await readFile(join(root, 'greet.js'), 'utf8')).toBe(BUGGY);
   });
+
+  it('runs offline with --demo and fixes the demo bug', async () => {
+    const run = await runCodingAgent(['--demo', '--yes'], {});
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('(scripted demo model) Fixed the typo: Edited greet.js at line 2: replaced 1 line(s) with 1.\n');
+    expect(run.stderr).toContain("greet.js is now:\nfunction greet(name) {\n  return 'Hello, ' + name;\n}");
+  });
 });
