@@ -1,7 +1,141 @@
-/** `utcp chat`: wired to the agent loop once it is available. */
-import { UtcpError } from '../index.js';
-import type { Common } from './commands.js';
+/**
+ * `utcp chat`: a terminal chat with an LLM that can call the tools of the given sources.
+ * Tool calls are shown on stderr (`→ name(args)`, `✓ name (12 ms)`, `× name failed: reason`);
+ * answers go to stdout. Reads run freely; other calls ask y/n/e on a TTY (or need --yes).
+ */
+import { createInterface, type Interface } from 'node:readline/promises';
+import {
+  anthropicModel,
+  openAIChatModel,
+  runAgent,
+  userMessage,
+  type AgentEvent,
+  type AgentMessage,
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ChatModel,
+} from '../agent/index.js';
+import { UsageError, EXIT, type Common } from './commands.js';
+import { cyan, dim, formatError, green, red } from './output.js';
+import { createCliClient } from './sources.js';
 
-export async function chatCommand(_c: Common, _opts: { prompt?: string; model?: string; yes: boolean; maxSteps?: number }): Promise<number> {
-  throw new UtcpError('NOT_SUPPORTED', 'utcp chat is not available in this build');
+function modelFromEnv(modelName: string | undefined): ChatModel {
+  const env = process.env;
+  if (env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+    return anthropicModel({ apiKey: env.ANTHROPIC_API_KEY, model: modelName ?? env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5', baseUrl: env.ANTHROPIC_BASE_URL });
+  }
+  if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+    throw new UsageError('utcp chat needs a model endpoint: set OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama) and/or OPENAI_API_KEY, or ANTHROPIC_API_KEY');
+  }
+  return openAIChatModel({ baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: modelName ?? env.OPENAI_MODEL ?? 'gpt-4o-mini' });
+}
+
+/** Calls that only read: HTTP GET, SSE, GraphQL queries, text/file manuals. Everything else asks. */
+function isRead(request: ApprovalRequest): boolean {
+  const t = request.tool.tool_call_template as { call_template_type: string; http_method?: string; operation_type?: string };
+  switch (t.call_template_type) {
+    case 'http':
+      return (t.http_method ?? 'GET').toUpperCase() === 'GET';
+    case 'sse':
+    case 'text':
+    case 'file':
+      return true;
+    case 'graphql':
+      return (t.operation_type ?? 'query') === 'query';
+    default:
+      return false;
+  }
+}
+
+function shortArgs(args: unknown): string {
+  const s = JSON.stringify(args);
+  return s.length > 120 ? s.slice(0, 119) + '…' : s;
+}
+
+export async function chatCommand(c: Common, opts: { prompt?: string; model?: string; yes: boolean; maxSteps?: number }): Promise<number> {
+  const model = modelFromEnv(opts.model);
+  const interactive = Boolean(process.stdin.isTTY) && opts.prompt === undefined;
+  const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl });
+  for (const r of results) if (!r.success) c.out.info(`${red(c.out, '✗')} ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
+  let rl: Interface | undefined;
+  const controller = new AbortController();
+  const onSigint = () => controller.abort(new Error('Interrupted'));
+  process.on('SIGINT', onSigint);
+  try {
+    const tools = await client.getTools();
+    c.out.info(dim(c.out, `${tools.length} tool(s) available. ${interactive ? 'Type a question, or Ctrl-D to quit.' : ''}`));
+    const askTty = Boolean(process.stdin.isTTY && process.stderr.isTTY);
+    if (askTty) rl = createInterface({ input: process.stdin, output: process.stderr });
+
+    const approve = async (request: ApprovalRequest): Promise<ApprovalDecision> => {
+      if (opts.yes || isRead(request)) return { type: 'allow' };
+      if (!rl) return { type: 'deny', reason: 'The user must approve this call; rerun utcp chat with --yes or in a terminal' };
+      for (;;) {
+        const answer = (await rl.question(`${cyan(c.out, '?')} allow ${request.toolName}(${shortArgs(request.args)})? [y]es/[n]o/[e]dit: `)).trim().toLowerCase();
+        if (answer === 'y' || answer === 'yes') return { type: 'allow' };
+        if (answer === 'n' || answer === 'no' || answer === '') return { type: 'deny', reason: 'The user declined this call' };
+        if (answer === 'e' || answer === 'edit') {
+          const text = await rl.question('  new arguments (JSON): ');
+          try {
+            const args = JSON.parse(text);
+            if (args && typeof args === 'object' && !Array.isArray(args)) return { type: 'edit', args };
+          } catch {
+            // fall through to the message below
+          }
+          c.out.info(red(c.out, '  not a JSON object; try again'));
+        }
+      }
+    };
+
+    const onEvent = (e: AgentEvent) => {
+      if (e.type === 'tool_call_start') c.out.info(`${cyan(c.out, '→')} ${e.toolName}(${shortArgs(e.args)})`);
+      else if (e.type === 'tool_call_end' && !e.isError) c.out.info(`${green(c.out, '✓')} ${e.toolName} ${dim(c.out, `(${Math.round(e.durationMs)} ms)`)}`);
+      else if (e.type === 'error' && e.phase === 'tool_call') c.out.info(`${red(c.out, '×')} ${e.toolName} failed: ${(e.error as Error)?.message ?? String(e.error)}`);
+      else if (e.type === 'approval' && e.decision === 'deny') c.out.info(`${red(c.out, '×')} ${e.toolName} denied${e.reason ? `: ${e.reason}` : ''}`);
+      else if (e.type === 'tools_loaded') c.out.info(dim(c.out, `  search "${e.query}" → ${e.toolNames.length} tool(s)`));
+    };
+
+    let messages: AgentMessage[] = [];
+    const ask = async (question: string): Promise<void> => {
+      const result = await runAgent({
+        client,
+        model,
+        messages: [...messages, userMessage(question)],
+        maxSteps: opts.maxSteps,
+        approval: { defaultAction: 'ask', approve },
+        onEvent,
+        signal: controller.signal,
+      });
+      messages = result.messages;
+      c.out.print(result.text);
+      if (result.stepLimitReached) c.out.info(dim(c.out, '(the step limit was reached)'));
+    };
+
+    if (opts.prompt !== undefined) {
+      await ask(opts.prompt);
+      return EXIT.OK;
+    }
+    const input = rl ?? createInterface({ input: process.stdin, terminal: false });
+    rl = input;
+    const prompt = () => interactive && process.stderr.write(`${cyan(c.out, 'you')} › `);
+    prompt();
+    // Approvals call rl.question while this loop waits; readline hands that answer to the question, not to the loop.
+    for await (const raw of input) {
+      const line = raw.trim();
+      if (line) {
+        try {
+          await ask(line);
+        } catch (error) {
+          if (controller.signal.aborted) break;
+          c.out.info(formatError(c.out, error));
+        }
+      }
+      prompt();
+    }
+    return EXIT.OK;
+  } finally {
+    process.off('SIGINT', onSigint);
+    rl?.close();
+    await client.close();
+  }
 }

@@ -126,3 +126,67 @@ describe('utcp', () => {
     expect(manual.tools[0]).toMatchObject({ name: 'getPet', tool_call_template: { url: 'https://pets.example.com/v1/pets/{petId}', http_method: 'GET' } });
   });
 });
+
+describe('utcp chat', () => {
+  /** A scripted OpenAI Chat Completions server: first asks for greet.greet, then answers with text. */
+  async function scriptedModel() {
+    const bodies: any[] = [];
+    const server = createServer((req, res) => {
+      let data = '';
+      req.on('data', (d) => (data += d));
+      req.on('end', () => {
+        const body = JSON.parse(data);
+        bodies.push(body);
+        const toolResult = body.messages.find((m: { role: string }) => m.role === 'tool');
+        const message = toolResult
+          ? { role: 'assistant', content: `The tool said: ${toolResult.content}` }
+          : { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: body.tools.find((t: any) => t.function.name.includes('greet')).function.name, arguments: '{"who":"Ada"}' } }] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message, finish_reason: toolResult ? 'stop' : 'tool_calls' }] }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, bodies };
+  }
+
+  it('runs one turn with --prompt: tool calls on stderr, the answer on stdout', async () => {
+    const llm = await scriptedModel();
+    const r = await run(['chat', 'greet.json', '--prompt', 'Say hello to Ada', '--yes'], { env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'test-key' } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('→ greet.greet({"who":"Ada"})');
+    expect(r.stderr).toMatch(/✓ greet\.greet \(\d+ ms\)/);
+    expect(r.stdout.trim()).toBe('The tool said: hello Ada');
+    expect(llm.bodies[1].messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_1', content: 'hello Ada' });
+  });
+
+  it('denies a command-line tool without a terminal or --yes, and tells the model', async () => {
+    const llm = await scriptedModel();
+    const r = await run(['chat', 'greet.json', '--prompt', 'Say hello to Ada'], { env: { OPENAI_BASE_URL: llm.url } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('× greet.greet denied');
+    expect(llm.bodies[1].messages.at(-1).content).toContain('--yes');
+  });
+
+  it('explains how to configure a model when none is set', async () => {
+    const r = await run(['chat', 'greet.json', '--prompt', 'hi']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('OPENAI_BASE_URL');
+  });
+});
+
+describe('utcp serve-mcp', () => {
+  it('serves the tools of a manual to an MCP client over stdio', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const mcp = new Client({ name: 'test', version: '1.0.0' });
+    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve-mcp', 'greet.json'], cwd: FIXTURES, stderr: 'ignore' }));
+    onTestFinished(() => mcp.close());
+    const { tools } = await mcp.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['greet.greet', 'greet.add', 'greet.fail']);
+    const result = await mcp.callTool({ name: 'greet.greet', arguments: { who: 'MCP host' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'hello MCP host' }]);
+    const failed = await mcp.callTool({ name: 'greet.fail', arguments: {} });
+    expect(failed.isError).toBe(true);
+  });
+});
