@@ -4,6 +4,7 @@
  * searches them and calls them.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { UtcpClient, type RegisterManualResult } from '../../src/index.js';
 
@@ -94,14 +95,15 @@ async function show(label: string, run: () => Promise<unknown>) {
     const value = await run();
     console.log(`  ${bold(label)}\n    ${dim('→')} ${JSON.stringify(value)}`);
   } catch (error) {
-    console.log(`  ${bold(label)}\n    ${red('×')} ${(error as Error).message}`);
+    const excerpt = (error as { bodyExcerpt?: string }).bodyExcerpt;
+    console.log(`  ${bold(label)}\n    ${red('×')} ${(error as Error).message}${excerpt ? dim(`  response: ${excerpt}`) : ''}`);
   }
 }
 
 const api = await startApi();
 const client = await UtcpClient.create();
 try {
-  console.log(bold('\n1. Load tools from four kinds of source'));
+  console.log(bold('\n1. Load tools from five kinds of source'));
   report('UTCP manual over HTTP', await client.registerManual({ name: 'weather', call_template_type: 'http', url: `${api.base}/utcp` }));
   report('OpenAPI 3 spec over HTTP', await client.registerManual({ name: 'petstore', call_template_type: 'http', url: `${api.base}/openapi.json` }));
   report('command-line tool', await client.registerManual({
@@ -120,6 +122,13 @@ try {
       ],
     }),
   }));
+  // A real MCP server from npm, started over stdio (its own process; closed by client.close()).
+  const everything = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  report('MCP server (stdio)', await client.registerManual({
+    name: 'mcp',
+    call_template_type: 'mcp',
+    config: { mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } },
+  }));
   report('in-process functions', await client.registerFunctions('local', [
     {
       name: 'convert_temperature',
@@ -131,7 +140,7 @@ try {
   ]));
 
   console.log(bold('\n2. Search them'));
-  for (const query of ['what is the weather like in Paris', 'find a pet by id', 'how many words', 'fahrenheit']) {
+  for (const query of ['what is the weather like in Paris', 'find a pet by id', 'how many words', 'add two numbers', 'fahrenheit']) {
     const hits = await client.searchTools(query, 3);
     console.log(`  ${query.padEnd(36)} ${dim('→')} ${hits.map((t) => t.name).join(', ') || dim('(nothing)')}`);
   }
@@ -140,6 +149,7 @@ try {
   await show('weather.current_weather {city: "Paris"}', () => client.callTool('weather.current_weather', { city: 'Paris' }));
   await show('petstore.getPet {petId: 2}', () => client.callTool('petstore.getPet', { petId: 2 }));
   await show('shell.word_count {text: "one two three; rm -rf /"}', () => client.callTool('shell.word_count', { text: 'one two three; rm -rf /' }));
+  await show('mcp.everything.get-sum {a: 2, b: 40}', () => client.callTool('mcp.everything.get-sum', { a: 2, b: 40 }));
   await show('local.convert_temperature {celsius: 14}', () => client.callTool('local.convert_temperature', { celsius: 14 }));
 
   console.log(bold('\n4. Errors are typed and say what went wrong'));
