@@ -1,7 +1,7 @@
 /** `--demo`: an offline run with in-process tools and a scripted stand-in for the model. */
 import type { ChatRequest, ChatResponse } from '../../src/agent/index.js';
 import type { DirectFunction } from '../../src/index.js';
-import { ScriptedModel } from '../../src/testing/scripted-model.js';
+import { ScriptedModel } from '../../src/testing/index.js';
 
 export const DEMO_PROMPT = 'What is the weather in Paris?';
 

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatRequest, ChatResponse } from '../../src/agent/index.js';
-import { ScriptedModel } from '../../src/testing/scripted-model.js';
+import { ScriptedModel } from '../../src/testing/index.js';
 
 export const DEMO_PROMPT = 'greet.js prints "Hello, undefined". Fix it.';
 export const DEMO_FILE = 'greet.js';
