@@ -28,3 +28,5 @@ export type { TruncatedOutput } from './truncate-output.js';
 export { toOpenAITools, toAnthropicTools, toVercelAiTools } from './export-tools.js';
 export type { OpenAITool, AnthropicTool, VercelAiTool, ExportToolsOptions, VercelAiToolsOptions } from './export-tools.js';
 export { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
+export { serveMcp, encodeMcpToolName } from './mcp-bridge.js';
+export type { ServeMcpOptions, McpBridgeHandle, McpBridgeTransportOptions, McpBridgeClient, McpToolFilter } from './mcp-bridge.js';
