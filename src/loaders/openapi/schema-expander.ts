@@ -4,8 +4,8 @@
  * One `SchemaRoot` per generated `inputs`/`outputs`: refs are inlined along a branch-local chain
  * (push on enter, pop on leave); a ref met again on its own branch, or any ref once the node budget
  * is spent, becomes `{"$ref":"#/$defs/<Name>"}` and its target lands in that root's `$defs`.
- * Expansions that emitted no `$defs` ref are self-contained and are memoised per document
- * (shared between roots, never mutated afterwards).
+ * `$defs` names are per document, so a ref expansion is memoised together with the refs it points
+ * to and reused by every later root (shared, never mutated); expansions cut by the budget are not.
  */
 import { mergeExamples } from './examples.js';
 import { isPlainObject, pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
@@ -30,7 +30,10 @@ const KEYWORDS = new Map<string, Kind>([
 
 interface CacheEntry {
   value: unknown;
+  /** Schema nodes inlined in `value` (charged to a root's budget on reuse). */
   nodes: number;
+  /** Refs that `value` points to as `#/$defs/<Name>`: a root reusing `value` must define them. */
+  deps: readonly string[];
 }
 
 /** Callbacks for problems met while expanding (reported once per ref by the caller). */
@@ -39,12 +42,21 @@ export interface SchemaProblems {
   missingRef(ref: string): void;
 }
 
-/** Per-document state shared by every root: the resolver, the memo of self-contained expansions, the budget. */
+const DEF_NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
+const NO_DEPS: readonly string[] = Object.freeze([]);
+
+/**
+ * Per-document state shared by every root: the resolver, the `$defs` names (one name per ref for the
+ * whole document, so memoised expansions mean the same thing in every root) and the memo of expansions.
+ */
 export class SchemaExpander {
   readonly resolver: RefResolver;
   readonly maxNodes: number;
   readonly problems: SchemaProblems;
   readonly cache = new Map<string, CacheEntry>();
+  readonly #defNames = new Map<string, string>();
+  readonly #usedNames = new Set<string>();
+  readonly #shallow = new Map<string, CacheEntry>();
 
   constructor(resolver: RefResolver, maxNodes: number, problems: SchemaProblems) {
     this.resolver = resolver;
@@ -56,41 +68,24 @@ export class SchemaExpander {
   root(): SchemaRoot {
     return new SchemaRoot(this);
   }
-}
 
-const DEF_NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
-
-export class SchemaRoot {
-  readonly #x: SchemaExpander;
-  #nodes = 0;
-  #defsEmitted = 0;
-  readonly #defNames = new Map<string, string>();
-  readonly #usedNames = new Set<string>();
-  readonly #queue: string[] = [];
-
-  constructor(expander: SchemaExpander) {
-    this.#x = expander;
-  }
-
-  /** Expands one schema (any `$ref` in it is resolved or turned into a `$defs` reference of this root). */
-  expand(schema: unknown): unknown {
-    return this.#expand(schema, new Set());
-  }
-
-  /** Resolves every scheduled definition and attaches `$defs` to `root` (a fresh object owned by the caller). */
-  finish(root: Record<string, unknown>): Record<string, unknown> {
-    if (this.#queue.length === 0) return root;
-    const existing = isPlainObject(root.$defs) ? root.$defs : undefined;
-    const defs: Record<string, unknown> = existing ? { ...existing } : {};
-    for (let i = 0; i < this.#queue.length; i++) {
-      const ref = this.#queue[i];
-      const target = this.#x.resolver.resolve(ref);
-      setOwn(defs, this.#defNames.get(ref)!, this.#expand(target, new Set([ref])));
+  /**
+   * The definition body of `ref` for a root whose budget is spent: its target with every nested ref
+   * as a `$defs` reference. Independent of any root, so memoised.
+   */
+  shallowDefinition(ref: string): CacheEntry {
+    let entry = this.#shallow.get(ref);
+    if (!entry) {
+      const scratch = new SchemaRoot(this, true);
+      const value = scratch.expand(this.resolver.resolve(ref), ref);
+      entry = { value, nodes: 0, deps: scratch.scheduledRefs() };
+      this.#shallow.set(ref, entry);
     }
-    return { ...root, $defs: defs };
+    return entry;
   }
 
-  #defRef(ref: string): Record<string, unknown> {
+  /** `<Name>` for a ref: its last pointer segment, sanitised; clashes get `_2`, `_3`, … */
+  defName(ref: string): string {
     let name = this.#defNames.get(ref);
     if (name === undefined) {
       const segments = pointerSegments(ref);
@@ -99,10 +94,69 @@ export class SchemaRoot {
       for (let n = 2; this.#usedNames.has(name); n++) name = `${base}_${n}`;
       this.#usedNames.add(name);
       this.#defNames.set(ref, name);
-      this.#queue.push(ref);
     }
-    this.#defsEmitted++;
-    return { $ref: `#/$defs/${name}` };
+    return name;
+  }
+}
+
+export class SchemaRoot {
+  readonly #x: SchemaExpander;
+  #nodes = 0;
+  /** Refs emitted as `$defs` references because the budget was spent (such expansions are not memoised). */
+  #budgetCuts = 0;
+  /** Refs this root must define in `$defs`, in scheduling order. */
+  readonly #scheduled = new Set<string>();
+  /** One frame per ref being expanded: the `$defs` refs its expansion points to. */
+  readonly #depFrames: Set<string>[] = [];
+
+  /** `exhausted`: a root whose budget is already spent (every ref becomes a `$defs` reference). */
+  constructor(expander: SchemaExpander, exhausted = false) {
+    this.#x = expander;
+    if (exhausted) this.#nodes = Infinity;
+  }
+
+  /**
+   * Expands one schema (any `$ref` in it is resolved or turned into a `$defs` reference of this root).
+   * `selfRef` names the ref `schema` was reached through, when it is a definition body.
+   */
+  expand(schema: unknown, selfRef?: string): unknown {
+    return this.#expand(schema, selfRef === undefined ? new Set() : new Set([selfRef]));
+  }
+
+  /** The refs scheduled so far (before `finish`). */
+  scheduledRefs(): readonly string[] {
+    return this.#scheduled.size > 0 ? [...this.#scheduled] : NO_DEPS;
+  }
+
+  /** Resolves every scheduled definition and attaches `$defs` to `root` (a fresh object owned by the caller). */
+  finish(root: Record<string, unknown>): Record<string, unknown> {
+    if (this.#scheduled.size === 0) return root;
+    const existing = isPlainObject(root.$defs) ? root.$defs : undefined;
+    const defs: Record<string, unknown> = existing ? { ...existing } : {};
+    // The set grows while it is iterated: definitions may schedule further definitions.
+    for (const ref of this.#scheduled) {
+      const x = this.#x;
+      let body: unknown;
+      // Once the budget is spent, definitions are shallow (memoised per document); before that they
+      // are expanded like any ref, charging the budget.
+      const cached = this.#nodes >= x.maxNodes ? x.shallowDefinition(ref) : x.cache.get(ref);
+      if (cached) {
+        this.#nodes += cached.nodes;
+        for (const dep of cached.deps) this.#scheduled.add(dep);
+        body = cached.value;
+      } else {
+        body = this.#expandTarget(ref, x.resolver.resolve(ref), new Set());
+      }
+      setOwn(defs, x.defName(ref), body);
+    }
+    return { ...root, $defs: defs };
+  }
+
+  #defRef(ref: string): Record<string, unknown> {
+    this.#scheduled.add(ref);
+    const frame = this.#depFrames[this.#depFrames.length - 1];
+    if (frame) frame.add(ref);
+    return { $ref: `#/$defs/${this.#x.defName(ref)}` };
   }
 
   #expand(node: unknown, chain: Set<string>): unknown {
@@ -143,19 +197,48 @@ export class SchemaRoot {
       x.problems.missingRef(ref);
       return { description: `Unresolved reference: ${ref}` };
     }
-    if (chain.has(ref) || this.#nodes >= x.maxNodes) return this.#defRef(ref);
+    if (chain.has(ref)) return this.#defRef(ref);
+    if (this.#nodes >= x.maxNodes) {
+      this.#budgetCuts++;
+      return this.#defRef(ref);
+    }
     const cached = x.cache.get(ref);
     if (cached) {
-      if (this.#nodes + cached.nodes > x.maxNodes) return this.#defRef(ref);
+      if (this.#nodes + cached.nodes > x.maxNodes) {
+        this.#budgetCuts++;
+        return this.#defRef(ref);
+      }
       this.#nodes += cached.nodes;
+      const frame = this.#depFrames[this.#depFrames.length - 1];
+      for (const dep of cached.deps) {
+        this.#scheduled.add(dep);
+        frame?.add(dep);
+      }
       return cached.value;
     }
+    return this.#expandTarget(ref, target, chain);
+  }
+
+  /**
+   * Expands the target of `ref` with `ref` on the chain and memoises the result with the `$defs`
+   * refs it needs. Any such result is valid in every root: names are per document, and a root
+   * reusing it schedules those refs.
+   */
+  #expandTarget(ref: string, target: unknown, chain: Set<string>): unknown {
     const nodesBefore = this.#nodes;
-    const defsBefore = this.#defsEmitted;
+    const cutsBefore = this.#budgetCuts;
+    const frame = new Set<string>();
+    this.#depFrames.push(frame);
     chain.add(ref);
     const value = this.#expand(target, chain);
     chain.delete(ref);
-    if (this.#defsEmitted === defsBefore) x.cache.set(ref, { value, nodes: this.#nodes - nodesBefore });
+    this.#depFrames.pop();
+    const parent = this.#depFrames[this.#depFrames.length - 1];
+    if (parent) for (const dep of frame) parent.add(dep);
+    // A budget cut depends on this root's history: only complete expansions are reused elsewhere.
+    if (this.#budgetCuts === cutsBefore) {
+      this.#x.cache.set(ref, { value, nodes: this.#nodes - nodesBefore, deps: frame.size > 0 ? [...frame] : NO_DEPS });
+    }
     return value;
   }
 
