@@ -90,6 +90,8 @@ function rulesFor(templateType: string, path: readonly string[]): Rules {
   // auth_tools is copied raw into generated tools and never used to reach the manual itself.
   if (path.length === 1 && path[0] === 'auth_tools') return { skip: true };
   if (templateType === 'cli' && path.length === 3 && path[0] === 'commands' && path[2] === 'command') return { bracedOnly: true };
+  // GraphQL documents use `$name` for their own variables: only `${NAME}` is a UTCP variable there.
+  if (templateType === 'graphql' && path.length === 1 && path[0] === 'query') return { bracedOnly: true };
   return {};
 }
 

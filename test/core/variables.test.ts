@@ -52,6 +52,13 @@ describe('substituteTemplate', () => {
     expect(out.env_vars.T).toBe('secret-token');
   });
 
+  it('in a graphql query only braced references are variables ($id is a GraphQL variable)', () => {
+    const tpl = { call_template_type: 'graphql', url: 'https://$HOST/graphql', query: 'query ($id: ID!) { user(id: $id) { name } } # ${TOKEN}' };
+    const out = substituteTemplate(tpl, 'm', resolver);
+    expect(out.query).toBe('query ($id: ID!) { user(id: $id) { name } } # secret-token');
+    expect(out.url).toBe('https://api.example.com/graphql');
+  });
+
   it('throws a missing-variable error naming the namespaced key and no value', () => {
     const err = (() => {
       try {

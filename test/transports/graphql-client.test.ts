@@ -1,23 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { substituteTemplate, VariableResolver } from '../../src/core/variables.js';
 import { UtcpClient } from '../../src/index.js';
 import { GraphqlError } from '../../src/transports/graphql/index.js';
 import { graphqlServer } from './graphql-helpers.js';
 
-/**
- * Generated tool templates carry GraphQL documents such as `query ($id: ID!) { user(id: $id) … }`.
- * Until the client leaves bare `$name` in a graphql `query` to GraphQL (only `${VAR}` being a UTCP
- * variable there, as for CLI commands), every call of a tool with arguments fails with MISSING_VARIABLE.
- * These end-to-end tests run once core does that.
- */
-const coreKeepsGraphqlVariables = (() => {
-  try {
-    substituteTemplate({ call_template_type: 'graphql', url: 'https://x', query: 'query ($id: ID!) { user(id: $id) }' }, 'm', new VariableResolver({}, [], {}));
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 async function clientFor(url: string, extra: Record<string, unknown> = {}) {
   const client = await UtcpClient.create({ variables: { api_TOKEN: 'very-secret-token' } });
@@ -33,7 +18,7 @@ async function clientFor(url: string, extra: Record<string, unknown> = {}) {
 }
 
 describe('graphql through UtcpClient', () => {
-  it.runIf(coreKeepsGraphqlVariables)('registers a schema and calls a query with validated arguments', async () => {
+  it('registers a schema and calls a query with validated arguments', async () => {
     const server = await graphqlServer();
     const { client, result } = await clientFor(server.url);
     expect(result.success).toBe(true);
@@ -57,7 +42,7 @@ describe('graphql through UtcpClient', () => {
     expect(server.requests.length).toBe(before);
   });
 
-  it.runIf(coreKeepsGraphqlVariables)('runs a mutation', async () => {
+  it('runs a mutation', async () => {
     const server = await graphqlServer();
     const { client } = await clientFor(server.url);
     await expect(client.callTool('api.createUser', { input: { name: 'Dee', role: 'ADMIN' } })).resolves.toMatchObject({ name: 'Dee', role: 'ADMIN' });
@@ -70,7 +55,7 @@ describe('graphql through UtcpClient', () => {
     await expect(client.callTool('api.failing', {})).rejects.toBeInstanceOf(GraphqlError);
   });
 
-  it.runIf(coreKeepsGraphqlVariables)('streams a subscription', async () => {
+  it('streams a subscription', async () => {
     const server = await graphqlServer();
     const { client } = await clientFor(server.url);
     const items: unknown[] = [];
