@@ -19,6 +19,8 @@ function defaultManualName(doc: Record<string, unknown>): string {
  * core schema, alias expansions capped by `limits.max_yaml_aliases`, size capped by
  * `limits.max_document_bytes`), as UTF-8 bytes, or as an already parsed object.
  * Throws `UtcpError` when the input is not an OpenAPI document or breaks the loopback rule.
+ * The input is never mutated; the manual shares unchanged sub-objects with it and between tools,
+ * so treat the result as read-only (`structuredClone` it before editing).
  */
 export async function convertOpenApiDocument(
   input: string | Uint8Array | Record<string, unknown>,

@@ -88,7 +88,8 @@ function httpUrl(specUrl: string | undefined): URL | undefined {
 /**
  * Converts a parsed OpenAPI document. Throws `UtcpError` for a non-object document, an invalid
  * filter, and `UrlPolicyError` (message mentions "loopback" or the URL policy) for the remote→loopback
- * rule and malicious token URLs; every other problem is reported.
+ * rule and malicious token URLs; every other problem is reported. The manual shares unchanged
+ * sub-objects with `document` and between tools: treat it as read-only.
  */
 export function convertOpenApiSpec(document: unknown, options: OpenApiConverterOptions): OpenApiConversion {
   if (!isPlainObject(document)) throw new UtcpError('INVALID_MANUAL', 'An OpenAPI document must be a JSON/YAML object');
@@ -150,14 +151,21 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
         continue;
       }
       report.operations++;
-      const op = pathItem[method];
       const ref: OpenApiOperationRef = { method, path };
-      const operationId = nonEmpty(own(op, 'operationId'));
-      if (operationId !== undefined) ref.operationId = operationId;
-      if (!isPlainObject(op)) {
+      const raw = pathItem[method];
+      if (!isPlainObject(raw)) {
         report.skip(ref, 'the operation is not an object');
         continue;
       }
+      // Operations cannot be `$ref`s in OpenAPI, but some generators emit them.
+      const resolved = typeof raw.$ref === 'string' ? derefObject(raw, resolver) : { value: raw };
+      const operationId = nonEmpty(own(resolved.value ?? raw, 'operationId'));
+      if (operationId !== undefined) ref.operationId = operationId;
+      if (!resolved.value) {
+        report.skip(ref, `operation ${resolved.error}`);
+        continue;
+      }
+      const op = resolved.value;
       if (UNSUPPORTED_METHODS.has(method)) {
         report.skip(ref, `${method.toUpperCase()} operations are not supported by the http call template`);
         continue;
