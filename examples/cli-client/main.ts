@@ -8,7 +8,7 @@
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliExitError, UtcpClient, type JsonObject } from '../../src/index.js';
+import { CliExitError, UtcpClient, type CliCallTemplate, type JsonObject } from '../../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -36,7 +36,7 @@ try {
 
   console.log('1. Tools loaded from manual.json');
   for (const tool of await client.getTools()) {
-    const { commands } = tool.tool_call_template as unknown as { commands: Array<{ command: string }> };
+    const { commands } = tool.tool_call_template as CliCallTemplate;
     console.log(`   ${tool.name.padEnd(20)} ${commands.map((c) => c.command).join('  then  ')}`);
   }
 
@@ -46,7 +46,7 @@ try {
   // env_vars: GREETING comes from the variable toolbox_GREETING (the stored tool keeps "${GREETING}").
   await show('toolbox.greet', { name: 'Ada' });
   const greet = await client.getTool('toolbox.greet');
-  console.log(`     stored env_vars: ${JSON.stringify((greet!.tool_call_template as unknown as { env_vars: object }).env_vars)}`);
+  console.log(`     stored env_vars: ${JSON.stringify((greet!.tool_call_template as CliCallTemplate).env_vars)}`);
   // Two steps in one shell: `ls` (not shown), then a script that reads its output from $CMD_0_OUTPUT.
   await show('toolbox.list_files', { dir: 'tools' });
 

@@ -7,7 +7,7 @@
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HttpStatusError, UtcpArgumentsError, UtcpClient, type JsonObject } from '../../src/index.js';
+import { HttpStatusError, UtcpArgumentsError, UtcpClient, type FileCallTemplate, type JsonObject } from '../../src/index.js';
 import { startTaskApi } from './server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -17,7 +17,12 @@ const api = await startTaskApi(API_KEY);
 
 // A manual read from a file. Its tools speak http and sse, which must be allowed explicitly
 // (by default a manual's tools may only use the manual's own protocol, here "file").
-const TASKS_MANUAL = { name: 'tasks', call_template_type: 'file', file_path: 'manual.json', allowed_communication_protocols: ['http', 'sse'] };
+const TASKS_MANUAL = {
+  name: 'tasks',
+  call_template_type: 'file',
+  file_path: 'manual.json',
+  allowed_communication_protocols: ['http', 'sse'],
+} satisfies FileCallTemplate;
 
 // The manual refers to ${BASE_URL} and ${API_KEY}. Variables are namespaced by manual name,
 // so for the manual "tasks" they are looked up as tasks_BASE_URL and tasks_API_KEY.

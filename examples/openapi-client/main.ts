@@ -5,7 +5,7 @@
  *
  *   npm run example -- openapi-client
  */
-import { HttpStatusError, ToolNotFoundError, UtcpClient, type JsonObject, type JsonSchema, type Tool } from '../../src/index.js';
+import { HttpStatusError, ToolNotFoundError, UtcpClient, type HttpCallTemplate, type JsonObject, type JsonSchema, type Tool } from '../../src/index.js';
 import { startBookshop } from './server.js';
 
 const TOKEN = 'example-token-456'; // in real life: process.env.BOOKSHOP_TOKEN
@@ -49,7 +49,7 @@ try {
 
   console.log('\n2. What the converter made of two operations');
   const getBook = await client.getTool('bookshop.getBook');
-  const { url, header_fields } = getBook!.tool_call_template as unknown as { url: string; header_fields: string[] };
+  const { url, header_fields } = getBook!.tool_call_template as HttpCallTemplate;
   console.log(`   getBook: url ${url}, header_fields ${JSON.stringify(header_fields)}`);
   const addBook = await client.getTool('bookshop.addBook');
   console.log(`   addBook: auth ${JSON.stringify(addBook!.tool_call_template.auth)}`);

@@ -5,7 +5,7 @@
  *
  *   npm run example -- sockets-client
  */
-import { ToolExecutionError, UtcpClient, UtcpTimeoutError, type JsonObject } from '../../src/index.js';
+import { ToolExecutionError, UtcpClient, UtcpTimeoutError, type CallTemplate, type GraphqlCallTemplate, type JsonObject } from '../../src/index.js';
 import { startGraphqlServer } from './servers/graphql-server.js';
 import { startGrpcServer } from './servers/grpc-server.js';
 import { startTcpServer } from './servers/tcp-server.js';
@@ -14,7 +14,7 @@ import { startWebSocketServer } from './servers/websocket-server.js';
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 
-async function registerAndList(client: UtcpClient, template: Parameters<UtcpClient['registerManual']>[0]): Promise<void> {
+async function registerAndList(client: UtcpClient, template: CallTemplate): Promise<void> {
   const result = await client.registerManual(template);
   if (!result.success) throw new Error(`${template.name} did not register: ${result.errors.join('; ')}`);
   console.log(`   tools: ${result.manual.tools.map((t) => t.name).join(', ')}`);
@@ -113,7 +113,7 @@ async function graphqlDemo(client: UtcpClient): Promise<void> {
   try {
     await registerAndList(client, { name: 'books', call_template_type: 'graphql', url: server.url });
     const book = await client.getTool('books.book');
-    console.log(`   books.book document: ${(book!.tool_call_template as unknown as { query: string }).query.replace(/\s+/g, ' ')}`);
+    console.log(`   books.book document: ${(book!.tool_call_template as GraphqlCallTemplate).query?.replace(/\s+/g, ' ')}`);
     await call(client, 'books.add', { a: 2, b: 3 });
     await call(client, 'books.book', { id: '2' });
     await call(client, 'books.addBook', { title: 'Solaris', author: 'Stanisław Lem' });
