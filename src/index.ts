@@ -76,6 +76,8 @@ export {
   isUtcpError,
 } from './core/errors.js';
 export { McpServerError } from './transports/mcp/mcp-server-error.js';
+export { GraphqlError } from './transports/graphql/graphql-error.js';
+export { GrpcError } from './transports/grpc/grpc-error.js';
 export type { UtcpErrorCode, ValidationIssue } from './core/errors.js';
 export type {
   Auth,

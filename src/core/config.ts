@@ -9,7 +9,7 @@ import { UtcpError, UtcpValidationError, type ValidationIssue } from './errors.j
 import { normalizeCallTemplate } from './legacy.js';
 import type { Limits } from './limits.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
-import type { CallTemplateBase } from './types.js';
+import type { CallTemplate, CallTemplateBase } from './types.js';
 
 export interface DotenvLoaderConfig {
   variable_loader_type: 'dotenv';
@@ -28,7 +28,7 @@ export interface ToolSearchStrategyConfig {
 export interface UtcpClientConfig {
   variables?: Record<string, string>;
   load_variables_from?: DotenvLoaderConfig[] | null;
-  manual_call_templates?: Array<CallTemplateBase & Record<string, unknown>>;
+  manual_call_templates?: Array<CallTemplate | (CallTemplateBase & Record<string, unknown>)>;
   tool_repository?: { tool_repository_type: 'in_memory' | (string & {}); [option: string]: unknown };
   tool_search_strategy?: ToolSearchStrategyConfig;
   post_processing?: PostProcessorConfig[];
