@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { schemeVariableName } from '../../src/loaders/openapi/security.js';
+import { schemeVariableName } from '../../src/loaders/openapi/security-mapper.js';
 import { convert, oas3, op } from './openapi-helpers.js';
 
 const SCHEMES = {

@@ -7,16 +7,16 @@ import { resolveLimits } from '../../core/limits.js';
 import type { OpenApiConverterOptions } from '../../core/transport.js';
 import type { HttpMethod, JsonSchema } from '../../core/types.js';
 import { redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
-import { BaseUrlResolver, joinUrl } from './base-url.js';
+import { BaseUrlResolver, joinUrl } from './base-url-resolver.js';
 import { ReportBuilder, type OpenApiConversionReport, type OpenApiOperationRef } from './conversion-report.js';
 import type { OperationContext } from './operation-context.js';
 import { OperationFilter } from './operation-filter.js';
 import { outputSchema } from './output-schema.js';
-import { collectParameters } from './parameters.js';
+import { collectParameters } from './collect-parameters.js';
 import { derefObject, isPlainObject, own, RefResolver, setOwn } from './ref-resolver.js';
 import { oas3RequestBody, swagger2RequestBody, type RequestBody } from './request-body.js';
 import { SchemaExpander } from './schema-expander.js';
-import { SecurityMapper } from './security.js';
+import { SecurityMapper } from './security-mapper.js';
 import { NameAllocator, nameSource, toolBaseName } from './tool-name.js';
 
 /** The `http` tool call template generated for an operation. */

@@ -1,7 +1,7 @@
 /** Operation response → `outputs` (openapi.md §7). */
-import { collectObjectExamples } from './examples.js';
+import { collectObjectExamples } from './merge-examples.js';
 import { baseMediaType, type OperationContext } from './operation-context.js';
-import { decorateSchema } from './parameters.js';
+import { decorateSchema } from './collect-parameters.js';
 import { derefObject, isPlainObject } from './ref-resolver.js';
 import type { SchemaRoot } from './schema-expander.js';
 

@@ -1,7 +1,7 @@
 /** Request bodies (openapi.md §6): OAS 3 `requestBody`, Swagger 2.0 `in: body` and `in: formData`. */
-import { collectObjectExamples } from './examples.js';
+import { collectObjectExamples } from './merge-examples.js';
 import { baseMediaType, isJsonLike, type OperationContext } from './operation-context.js';
-import { decorateSchema, parameterSchema } from './parameters.js';
+import { decorateSchema, parameterSchema } from './collect-parameters.js';
 import { derefObject, isPlainObject, setOwn } from './ref-resolver.js';
 import type { SchemaRoot } from './schema-expander.js';
 

@@ -7,7 +7,7 @@
  * `$defs` names are per document, so a ref expansion is memoised together with the refs it points
  * to and reused by every later root (shared, never mutated); expansions cut by the budget are not.
  */
-import { mergeExamples } from './examples.js';
+import { mergeExamples } from './merge-examples.js';
 import { isPlainObject, pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
 
 type Kind = 'one' | 'list' | 'map' | 'items' | 'drop' | 'data' | 'example' | 'nullable' | 'exclusive';

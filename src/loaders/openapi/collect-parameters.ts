@@ -1,5 +1,5 @@
 /** Operation parameters → `inputs` properties (openapi.md §5). */
-import { collectObjectExamples, mergeExamples } from './examples.js';
+import { collectObjectExamples, mergeExamples } from './merge-examples.js';
 import type { OperationContext } from './operation-context.js';
 import { derefObject, isPlainObject, own } from './ref-resolver.js';
 import type { SchemaRoot } from './schema-expander.js';
