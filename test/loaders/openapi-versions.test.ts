@@ -226,7 +226,10 @@ describe('document input', () => {
     const lines = ['openapi: 3.0.0', 'a: &a [x, x, x, x, x, x, x, x, x, x]'];
     for (let i = 0; i < 8; i++) lines.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`);
     lines.push('paths: {}');
-    await expect(convertOpenApiDocument(lines.join('\n'), { manualName: 'm' })).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    await expect(convertOpenApiDocument(lines.join('\n'), { manualName: 'm' })).rejects.toMatchObject({
+      code: 'INVALID_MANUAL',
+      message: expect.stringContaining('alias'),
+    });
   });
 
   it('rejects something that is not an OpenAPI document', async () => {
@@ -244,5 +247,34 @@ describe('document input', () => {
     const { manual, warnings } = await convertOpenApi(doc, { manualName: 'shop' });
     expect((manual as { tools: unknown[] }).tools).toHaveLength(10);
     expect(warnings).toContainEqual(expect.stringMatching(/^Skipped PUT \/orders\/\{orderId\} \(replaceOrder\): relative server URL/));
+  });
+});
+
+describe('malformed documents', () => {
+  it('reports a non-object paths and converts nothing', async () => {
+    const r = await convertOpenApiDocument({ openapi: '3.0.0', paths: ['/a'] }, { manualName: 'm' });
+    expect(r.manual.tools).toEqual([]);
+    expect(r.report.dropped).toEqual([{ location: 'document', construct: 'paths', reason: 'not an object; no operations converted' }]);
+  });
+
+  it('accepts a 3.1 document without paths', async () => {
+    const r = await convertOpenApiDocument({ openapi: '3.1.0', webhooks: { x: { post: {} } } }, { manualName: 'm' });
+    expect(r.report.counts).toEqual({ operations: 0, tools: 0, skipped: 0, filtered: 0 });
+  });
+
+  it('turns an operation that cannot be converted (a 20,000-deep schema) into a reported skip', async () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 20_000; i++) schema = { type: 'object', properties: { p: schema } };
+    const doc = {
+      openapi: '3.0.0',
+      servers: [{ url: 'https://a.example.com' }],
+      paths: {
+        '/deep': { post: { operationId: 'deep', requestBody: { content: { 'application/json': { schema } } }, responses: {} } },
+        '/ok': { get: { operationId: 'ok', responses: {} } },
+      },
+    };
+    const r = await convertOpenApiDocument(doc, { manualName: 'm' });
+    expect(r.manual.tools.map((t) => t.name)).toEqual(['ok']);
+    expect(r.report.skipped).toEqual([{ method: 'post', path: '/deep', operationId: 'deep', reason: expect.stringMatching(/^conversion failed: .*call stack/) }]);
   });
 });
