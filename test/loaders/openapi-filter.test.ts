@@ -130,3 +130,11 @@ describe('operation $refs', () => {
     expect(r.report.skipped).toEqual([{ method: 'post', path: '/a', reason: 'operation unresolved reference #/x-operations/nope' }]);
   });
 });
+
+describe('filters and unsupported methods', () => {
+  it('counts a filtered HEAD operation as filtered, not as a skip', async () => {
+    const r = await convert(oas3({ '/a': { get: op('a'), head: op('headA') } }), { filter: { exclude_methods: ['head'] } });
+    expect(r.report.counts).toEqual({ operations: 2, tools: 1, skipped: 0, filtered: 1 });
+    expect(r.report.warnings).toEqual(['1 operations filtered']);
+  });
+});

@@ -166,14 +166,14 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
         continue;
       }
       const op = resolved.value;
-      if (UNSUPPORTED_METHODS.has(method)) {
-        report.skip(ref, `${method.toUpperCase()} operations are not supported by the http call template`);
-        continue;
-      }
       const baseName = toolBaseName(nameSource(operationId, method, path));
       const tags = stringList(op.tags);
       if (filter.active && !filter.matches({ method, path, tags, operationId, toolName: baseName })) {
         report.filtered.push(ref);
+        continue;
+      }
+      if (UNSUPPORTED_METHODS.has(method)) {
+        report.skip(ref, `${method.toUpperCase()} operations are not supported by the http call template`);
         continue;
       }
       where = `${method.toUpperCase()} ${path}`;
