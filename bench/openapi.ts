@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { convertOpenApiDocument, convertOpenApiSpec } from '../src/loaders/openapi/index.js';
+import { convertOpenApiDocument, convertOpenApiSpec } from '../dist/loaders/openapi/index.js';
 import { fmt, machine, stats, type Stats } from './lib.js';
 
 export interface BenchOpenApiOptions {

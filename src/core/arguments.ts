@@ -45,7 +45,8 @@ export class ArgumentValidator {
   #load() {
     this.#ajv ??= import('ajv/dist/2020.js').then((mod) => {
       const Ajv = (mod as unknown as { default: new (o: object) => { compile(schema: object): ValidateFn } }).default;
-      return new Ajv({ strict: false, allErrors: true, validateFormats: false, validateSchema: false });
+      // unicodeRegExp: false: many real OpenAPI patterns (e.g. `\\-`) are invalid in Unicode mode and would fail to compile.
+      return new Ajv({ strict: false, allErrors: true, validateFormats: false, validateSchema: false, unicodeRegExp: false });
     });
     return this.#ajv;
   }

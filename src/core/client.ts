@@ -13,6 +13,7 @@ import {
   TransportError,
   UtcpArgumentsError,
   UtcpError,
+  UtcpTimeoutError,
   UtcpValidationError,
   formatIssues,
 } from './errors.js';
@@ -128,6 +129,7 @@ export class UtcpClientBase {
   readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
   readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
   readonly #closing = new AbortController();
+  readonly #inflight = new Set<AbortController>();
   readonly #context: TransportContext;
   #closed = false;
 
@@ -493,10 +495,52 @@ export class UtcpClientBase {
     return has;
   }
 
-  #callSignal(options: CallToolOptions): { signal: AbortSignal; timeoutMs: number | undefined } {
+  /**
+   * One abortable scope per call: its own controller (aborted by `close()` through the in-flight set),
+   * linked by hand to the caller's signal and a plain timer. No AbortSignal.any/timeout on the hot path,
+   * and no listener left on any long-lived signal.
+   */
+  #openCall(options: CallToolOptions, name: string): { signal: AbortSignal; timeoutMs: number | undefined; armTimeout(ms: number, what: string): () => void; stop(reason?: unknown): void; dispose(): void } {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const base = options.signal ? AbortSignal.any([this.#closing.signal, options.signal]) : this.#closing.signal;
-    return { signal: withDeadline(base, timeoutMs), timeoutMs };
+    const controller = new AbortController();
+    if (this.#closed) controller.abort(new UtcpError('CLIENT_CLOSED', 'The client was closed'));
+    else this.#inflight.add(controller);
+    const user = options.signal;
+    const onUser = () => controller.abort(user!.reason);
+    if (user) {
+      if (user.aborted) controller.abort(user.reason);
+      else user.addEventListener('abort', onUser, { once: true });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    if (timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0) {
+      timer = setTimeout(() => controller.abort(new UtcpTimeoutError(`Tool ${name}`, timeoutMs)), timeoutMs);
+    }
+    const armed = new Set<NodeJS.Timeout>();
+    const dispose = () => {
+      if (timer) clearTimeout(timer);
+      for (const t of armed) clearTimeout(t);
+      armed.clear();
+      user?.removeEventListener('abort', onUser);
+      this.#inflight.delete(controller);
+    };
+    return {
+      signal: controller.signal,
+      timeoutMs,
+      armTimeout: (ms, what) => {
+        if (!(ms > 0 && Number.isFinite(ms))) return () => {};
+        const t = setTimeout(() => controller.abort(new UtcpTimeoutError(what, ms)), ms);
+        armed.add(t);
+        return () => {
+          clearTimeout(t);
+          armed.delete(t);
+        };
+      },
+      stop: (reason) => {
+        dispose();
+        if (!controller.signal.aborted) controller.abort(reason);
+      },
+      dispose,
+    };
   }
 
   #wrapError(error: unknown, signal: AbortSignal, name: string, timeoutMs: number | undefined): unknown {
@@ -520,14 +564,16 @@ export class UtcpClientBase {
    */
   async callTool(name: string, args?: JsonObject, options: CallToolOptions = {}): Promise<unknown> {
     const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
-    const { signal, timeoutMs } = this.#callSignal(options);
-    this.#logger.debug(`Calling ${name}`);
+    const call = this.#openCall(options, name);
+    const { signal, timeoutMs } = call;
     let result: unknown;
     try {
       if (signal.aborted) throw abortError(signal, `Tool ${name}`, timeoutMs);
-      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs });
+      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout });
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
+    } finally {
+      call.dispose();
     }
     return this.#postProcess(result, tool, manualName, callArgs);
   }
@@ -538,10 +584,9 @@ export class UtcpClientBase {
    */
   async *callToolStreaming(name: string, args?: JsonObject, options: CallToolOptions = {}): AsyncGenerator<unknown, void, undefined> {
     const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
-    const { signal: callSignal, timeoutMs } = this.#callSignal(options);
-    const local = new AbortController();
-    const signal = AbortSignal.any([callSignal, local.signal]);
-    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs };
+    const call = this.#openCall(options, name);
+    const { signal, timeoutMs } = call;
+    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout };
     try {
       if (transport.callToolStream) {
         for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
@@ -554,7 +599,7 @@ export class UtcpClientBase {
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
     } finally {
-      local.abort(new UtcpError('ABORTED', 'Stream consumer stopped'));
+      call.stop(new UtcpError('ABORTED', 'Stream consumer stopped'));
     }
   }
 
@@ -564,7 +609,10 @@ export class UtcpClientBase {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The client was closed'));
+    const closed = new UtcpError('CLIENT_CLOSED', 'The client was closed');
+    this.#closing.abort(closed);
+    for (const controller of this.#inflight) controller.abort(closed);
+    this.#inflight.clear();
     const transports = await Promise.all([...this.#transports.values()].map((t) => t.catch(() => undefined)));
     await Promise.all(transports.map((t) => t?.close().catch((e) => this.#logger.warn(`Closing transport ${t.type} failed`, { error: messageOf(e) }))));
     this.#transports.clear();

@@ -28,6 +28,12 @@ export interface CallOptions {
   rawTemplate: CallTemplateBase;
   /** Caller-imposed deadline in ms, if any (already folded into `signal`); transports use it for messages. */
   timeoutMs?: number;
+  /**
+   * Arms a protocol timeout on `signal` itself: after `timeoutMs` it aborts with a UtcpTimeoutError naming `what`.
+   * Returns the disarm function. Cheaper than a second, linked AbortController per call; absent when the
+   * signal is not owned by the client (then build a linked deadline).
+   */
+  armTimeout?(timeoutMs: number, what: string): () => void;
 }
 
 /** What discovery returns: a document holding a `tools` array (normalised and validated by the client). */

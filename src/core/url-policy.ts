@@ -67,12 +67,12 @@ export type UrlKind = 'http' | 'ws';
  * @returns the parsed URL.
  */
 export function assertUrlAllowed(url: string | URL, context: string, kind: UrlKind = 'http'): URL {
-  const shown = redactUrl(url);
-  const label = kind === 'ws' ? `WebSocket URL (${context})` : context;
   const secure = kind === 'ws' ? 'wss:' : 'https:';
   const plain = kind === 'ws' ? 'ws:' : 'http:';
   const u = parse(url);
   const fail = (why: string): never => {
+    const shown = redactUrl(url);
+    const label = kind === 'ws' ? `WebSocket URL (${context})` : context;
     throw new UrlPolicyError(
       `${label}: ${shown || '(empty)'} is not allowed (${why}); URLs must use ${kind === 'ws' ? 'WSS' : 'HTTPS'} or be a literal loopback address`,
     );

@@ -20,8 +20,10 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 export async function callHttpTool(tool: Tool, args: JsonObject, template: HttpCallTemplate, ctx: TransportContext, options: CallOptions): Promise<unknown> {
   const what = `HTTP call of tool ${tool.name}`;
   const timeoutMs = template.timeout ?? DEFAULT_HTTP_TIMEOUT_MS;
-  const deadline = createDeadline(options.signal, timeoutMs, what);
-  const signal = deadline.signal;
+  // The client's per-call signal can carry the template timeout itself: no second controller per call.
+  const disarm = options.armTimeout?.(timeoutMs, what);
+  const deadline = disarm ? undefined : createDeadline(options.signal, timeoutMs, what);
+  const signal = deadline?.signal ?? options.signal;
   try {
     for (let attempt = 0; ; attempt++) {
       const spec = await buildHttpRequest(template, args, ctx, {
@@ -40,13 +42,14 @@ export async function callHttpTool(tool: Tool, args: JsonObject, template: HttpC
         const excerpt = await bodyExcerpt(response.body);
         throw new HttpStatusError(response.statusCode, redactUrl(response.url), excerpt, response.statusText);
       }
-      const bytes = await readBodyCapped(response.body, response.headers, ctx.limits.max_response_bytes, `${what} (${redactUrl(response.url)})`);
+      const bytes = await readBodyCapped(response.body, response.headers, ctx.limits.max_response_bytes, () => `${what} (${redactUrl(response.url)})`);
       return decodeResponseBody(bytes, headerValue(response.headers, 'content-type'));
     }
   } catch (error) {
     if (signal.aborted) throw abortError(signal, what, options.timeoutMs);
     throw error;
   } finally {
-    deadline.clearTimer();
+    disarm?.();
+    deadline?.dispose();
   }
 }

@@ -115,12 +115,21 @@ export function encodeBody(body: unknown, contentType: string): { body: string |
   return { body: JSON.stringify(body), contentType };
 }
 
+const NO_AUTH: AuthMaterial = Object.freeze({ headers: Object.freeze({}), query: Object.freeze([]), cookies: Object.freeze([]), authHeaderNames: Object.freeze([]) }) as unknown as AuthMaterial;
+
+/** Like `appendQuery`, on a URL this module just created (no copy, no second parse). */
+function appendQueryInPlace(url: URL, pairs: ReadonlyArray<[string, string]>): URL {
+  const added = pairs.map(([k, v]) => `${encodeStrict(k)}=${encodeStrict(v)}`).join('&');
+  url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + added;
+  return url;
+}
+
 /** Appends `key=value` pairs (strictly encoded) after any query already in the URL. */
 export function appendQuery(url: URL, pairs: ReadonlyArray<[string, string]>): URL {
   if (pairs.length === 0) return url;
   const added = pairs.map(([k, v]) => `${encodeStrict(k)}=${encodeStrict(v)}`).join('&');
   const existing = url.search.length > 1 ? url.search.slice(1) + '&' : '';
-  const out = new URL(url.href);
+  const out = new URL(url); // a copy: callers may still hold the original
   out.search = '?' + existing + added;
   return out;
 }
@@ -194,7 +203,7 @@ export async function buildHttpRequest(
     return encodeStrict(text);
   });
   let url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
-  url.hash = '';
+  if (url.hash) url.hash = '';
 
   const query: Array<[string, string]> = [];
   for (const [k, v] of Object.entries(remaining)) {
@@ -208,8 +217,8 @@ export async function buildHttpRequest(
     const text = argToText(v);
     if (text !== undefined) query.push([k, text]);
   }
-  const auth = await resolveAuth(template.auth, ctx, options.signal);
-  url = appendQuery(url, [...query, ...auth.query]);
+  const auth = template.auth ? await resolveAuth(template.auth, ctx, options.signal) : NO_AUTH;
+  if (query.length > 0 || auth.query.length > 0) url = appendQueryInPlace(url, [...query, ...auth.query]);
 
   const headers = mergeHeaders(template.headers, headerArgs, auth, cookieArgs);
   let encoded: string | Uint8Array | undefined;
