@@ -127,6 +127,6 @@ export async function discoverHttpManual(
     if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.timeoutMs);
     throw error;
   } finally {
-    deadline.clearTimer();
+    deadline.dispose();
   }
 }
