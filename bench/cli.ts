@@ -4,7 +4,9 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { UtcpClient } from '../dist/index.js';
+import { kit } from './kit.js';
+
+const { UtcpClient } = kit;
 import { stats, type Row } from './lib.js';
 
 function rawSpawn(): Promise<string> {

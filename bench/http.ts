@@ -4,7 +4,9 @@
  * Run alone: node --import tsx bench/http.ts
  */
 import { Agent, request } from 'undici';
-import { UtcpClient } from '../dist/index.js';
+import { kit } from './kit.js';
+
+const { UtcpClient } = kit;
 import { fmt, stats, type Row } from './lib.js';
 
 /** Starts bench/fixtures-server.mjs in its own process; resolves with its base URL. */

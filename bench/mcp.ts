@@ -3,7 +3,9 @@
  * @modelcontextprotocol/sdk client, interleaved, each with its own server process.
  */
 import { createRequire } from 'node:module';
-import { UtcpClient } from '../dist/index.js';
+import { kit } from './kit.js';
+
+const { UtcpClient } = kit;
 import { stats, type Row } from './lib.js';
 
 const require = createRequire(import.meta.url);

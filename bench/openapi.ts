@@ -11,7 +11,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { convertOpenApiDocument, convertOpenApiSpec } from '../dist/loaders/openapi/index.js';
+import { openapiKit } from './kit.js';
+
+const { convertOpenApiDocument, convertOpenApiSpec } = openapiKit;
 import { fmt, machine, stats, type Stats } from './lib.js';
 
 export interface BenchOpenApiOptions {

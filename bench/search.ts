@@ -5,7 +5,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UtcpClient } from '../dist/index.js';
+import { kit } from './kit.js';
+
+const { UtcpClient } = kit;
 import { fmt, measure, type Row } from './lib.js';
 
 const WORDS = 'account order invoice customer payment refund shipment product catalog inventory warehouse user profile email message calendar event weather forecast repository issue pull request branch commit file folder document report chart metric alert incident deploy build test release tag label comment review search index query cache queue topic stream'.split(' ');

@@ -53,6 +53,8 @@ export interface SessionCallOptions {
   /** The caller's deadline (already part of `signal`), for messages. */
   timeoutMs?: number;
   onProgress?: (event: ProgressEvent) => void;
+  /** The signal lives for this call only (the client's per-call signal): no need to shield it from SDK listeners. */
+  signalIsPerCall?: boolean;
 }
 
 /** What a paginated listing returns. */
@@ -211,7 +213,7 @@ export class McpSession {
       if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
       const conn = await raceSignal(this.#connection(), options.signal, label, options.timeoutMs);
       // A per-request signal, so the SDK's abort listener never outlives the request.
-      const link = linkSignal(options.signal);
+      const link = options.signalIsPerCall ? { signal: options.signal, dispose() {} } : linkSignal(options.signal);
       const onProgress = options.onProgress;
       try {
         return await request(conn, {

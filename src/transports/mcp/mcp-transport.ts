@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { JsonObject, JsonSchema, McpCallTemplate, Tool } from '../../core/types.js';
+import type { JsonObject, JsonSchema, McpCallTemplate, McpServerConfig, Tool } from '../../core/types.js';
 import { loadMcpSdk, type McpSdk } from './load-mcp-sdk.js';
 import { mapToolResult } from './map-tool-result.js';
 import { McpSession, type SessionCallOptions } from './mcp-session.js';
@@ -33,6 +33,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
   readonly #ctx: TransportContext;
   /** manual name → server name → session. */
   readonly #sessions = new Map<string, Map<string, McpSession>>();
+  readonly #resolvedByTemplate = new WeakMap<McpCallTemplate, Map<string, { server: ResolvedServer; fingerprint: string }>>();
   /** Manuals whose refresh was requested and has not started yet (coalesces `list_changed` bursts). */
   readonly #refreshRequested = new Set<string>();
   /** Sessions being closed in the background (replaced or removed from the config); awaited by close(). */
@@ -143,8 +144,11 @@ export class McpTransport implements Transport<McpCallTemplate> {
     const named = dot > 0 && configs.has(rest.slice(0, dot));
     const candidates = named ? [rest.slice(0, dot)] : entries.map(([name]) => name);
     const toolName = named ? rest.slice(dot + 1) : rest;
-    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs, onProgress: options.onProgress };
-    const sessionOf = (name: string) => this.#session(manualName, resolveServerConfig(name, configs.get(name), this.#ctx.rootDir), template);
+    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs, onProgress: options.onProgress, signalIsPerCall: options.armTimeout !== undefined };
+    const sessionOf = (name: string) => {
+      const { server, fingerprint } = this.#resolve(template, name, configs.get(name) as McpServerConfig | undefined);
+      return this.#session(manualName, server, template, fingerprint);
+    };
 
     if (template.register_resources_as_tools === true && toolName.startsWith(RESOURCE_PREFIX)) {
       const resourceName = toolName.slice(RESOURCE_PREFIX.length);
@@ -190,10 +194,24 @@ export class McpTransport implements Transport<McpCallTemplate> {
 
   // ------------------------------------------------------------------ sessions
 
-  #session(manualName: string, server: ResolvedServer, template: McpCallTemplate): McpSession {
+  /** Resolved server config and session fingerprint, cached per template object (stored templates never change). */
+  #resolve(template: McpCallTemplate, name: string, config: McpServerConfig | undefined): { server: ResolvedServer; fingerprint: string } {
+    let byName = this.#resolvedByTemplate.get(template);
+    if (!byName) this.#resolvedByTemplate.set(template, (byName = new Map()));
+    let hit = byName.get(name);
+    if (!hit) {
+      const server = resolveServerConfig(name, config, this.#ctx.rootDir);
+      const auth = server.kind === 'stdio' ? undefined : template.auth;
+      hit = { server, fingerprint: createHash('sha256').update(JSON.stringify([server, auth ?? null])).digest('hex') };
+      byName.set(name, hit);
+    }
+    return hit;
+  }
+
+  #session(manualName: string, server: ResolvedServer, template: McpCallTemplate, knownFingerprint?: string): McpSession {
     this.#assertOpen();
     const auth = server.kind === 'stdio' ? undefined : template.auth;
-    const fingerprint = createHash('sha256').update(JSON.stringify([server, auth ?? null])).digest('hex');
+    const fingerprint = knownFingerprint ?? createHash('sha256').update(JSON.stringify([server, auth ?? null])).digest('hex');
     let byServer = this.#sessions.get(manualName);
     if (!byServer) this.#sessions.set(manualName, (byServer = new Map()));
     let session = byServer.get(server.name);
