@@ -1,18 +1,7 @@
 import { UtcpError } from '../../core/errors.js';
+import { defaultEnvAllowlist } from '../shared/env-allowlist.js';
 
-/** Host variables a CLI child inherits by default on Unix (protocols.md §4). */
-export const DEFAULT_UNIX_ALLOWLIST: readonly string[] = Object.freeze([
-  'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'USER', 'LOGNAME', 'SHELL', 'TZ', 'TERM',
-]);
-
-/** Host variables a CLI child inherits by default on Windows (protocols.md §4). */
-export const DEFAULT_WINDOWS_ALLOWLIST: readonly string[] = Object.freeze([
-  'PATH', 'PATHEXT', 'SYSTEMROOT', 'SYSTEMDRIVE', 'WINDIR', 'COMSPEC', 'TEMP', 'TMP', 'USERPROFILE', 'USERNAME',
-  'USERDOMAIN', 'COMPUTERNAME', 'HOMEDRIVE', 'HOMEPATH', 'APPDATA', 'LOCALAPPDATA', 'PROGRAMDATA', 'ALLUSERSPROFILE',
-  'PUBLIC', 'PROGRAMFILES', 'PROGRAMFILES(X86)', 'PROGRAMW6432', 'OS', 'PROCESSOR_ARCHITECTURE', 'PROCESSOR_IDENTIFIER',
-  'PROCESSOR_LEVEL', 'PROCESSOR_REVISION', 'NUMBER_OF_PROCESSORS', 'PSMODULEPATH', 'LOGONSERVER', 'SESSIONNAME',
-  'USERDNSDOMAIN',
-]);
+export { DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../shared/env-allowlist.js';
 
 export interface ChildEnvOptions {
   /** Where inherited values come from (normally `process.env`, which is case-insensitive on Windows). */
@@ -40,7 +29,7 @@ function assertEnvEntry(name: string, value: unknown, field: string): asserts va
  */
 export function buildChildEnv(options: ChildEnvOptions): Record<string, string> {
   const env: Record<string, string> = {};
-  const names = options.inherit ?? (options.platform === 'win32' ? DEFAULT_WINDOWS_ALLOWLIST : DEFAULT_UNIX_ALLOWLIST);
+  const names = options.inherit ?? defaultEnvAllowlist(options.platform);
   if (!Array.isArray(names)) throw new UtcpError('INVALID_MANUAL', 'cli: inherit_env_vars must be a list of names or null');
   for (const name of names) {
     if (typeof name !== 'string') throw new UtcpError('INVALID_MANUAL', 'cli: inherit_env_vars must contain strings');

@@ -1,16 +1,4 @@
-/** Host variables a stdio MCP server inherits on Unix: the CLI default allowlist (security.md §5). */
-export const UNIX_ALLOWLIST: readonly string[] = Object.freeze([
-  'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'USER', 'LOGNAME', 'SHELL', 'TZ', 'TERM',
-]);
-
-/** Host variables a stdio MCP server inherits on Windows (protocols.md §4). */
-export const WINDOWS_ALLOWLIST: readonly string[] = Object.freeze([
-  'PATH', 'PATHEXT', 'SYSTEMROOT', 'SYSTEMDRIVE', 'WINDIR', 'COMSPEC', 'TEMP', 'TMP', 'USERPROFILE', 'USERNAME',
-  'USERDOMAIN', 'COMPUTERNAME', 'HOMEDRIVE', 'HOMEPATH', 'APPDATA', 'LOCALAPPDATA', 'PROGRAMDATA', 'ALLUSERSPROFILE',
-  'PUBLIC', 'PROGRAMFILES', 'PROGRAMFILES(X86)', 'PROGRAMW6432', 'OS', 'PROCESSOR_ARCHITECTURE', 'PROCESSOR_IDENTIFIER',
-  'PROCESSOR_LEVEL', 'PROCESSOR_REVISION', 'NUMBER_OF_PROCESSORS', 'PSMODULEPATH', 'LOGONSERVER', 'SESSIONNAME',
-  'USERDNSDOMAIN',
-]);
+import { defaultEnvAllowlist } from '../shared/env-allowlist.js';
 
 /**
  * The environment of a stdio server: the allowlisted host variables plus the server's `env`
@@ -23,7 +11,7 @@ export function buildChildEnv(
   platform: NodeJS.Platform = process.platform,
 ): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of platform === 'win32' ? WINDOWS_ALLOWLIST : UNIX_ALLOWLIST) {
+  for (const name of defaultEnvAllowlist(platform)) {
     const value = hostEnv[name];
     if (typeof value === 'string' && !value.startsWith('()')) env[name] = value;
   }
