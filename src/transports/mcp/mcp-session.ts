@@ -211,7 +211,9 @@ export class McpSession {
     const label = `MCP ${what} on server '${this.server.name}'`;
     for (let attempt = 0; ; attempt++) {
       if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
-      const conn = await raceSignal(this.#connection(), options.signal, label, options.timeoutMs);
+      // The common case, an open session, needs no race against the signal.
+      const open = !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
+      const conn = open ?? (await raceSignal(this.#connection(), options.signal, label, options.timeoutMs));
       // A per-request signal, so the SDK's abort listener never outlives the request.
       const link = options.signalIsPerCall ? { signal: options.signal, dispose() {} } : linkSignal(options.signal);
       const onProgress = options.onProgress;

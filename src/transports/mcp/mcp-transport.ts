@@ -33,6 +33,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
   readonly #ctx: TransportContext;
   /** manual name → server name → session. */
   readonly #sessions = new Map<string, Map<string, McpSession>>();
+  readonly #serversByTemplate = new WeakMap<McpCallTemplate, { entries: ReturnType<typeof serverEntries>; configs: Map<string, unknown> }>();
   readonly #resolvedByTemplate = new WeakMap<McpCallTemplate, Map<string, { server: ResolvedServer; fingerprint: string }>>();
   /** Manuals whose refresh was requested and has not started yet (coalesces `list_changed` bursts). */
   readonly #refreshRequested = new Set<string>();
@@ -138,8 +139,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
     this.#assertOpen();
     const manualName = options.manualName;
     const rest = tool.name.startsWith(`${manualName}.`) ? tool.name.slice(manualName.length + 1) : tool.name;
-    const entries = serverEntries(template);
-    const configs = new Map(entries);
+    const { entries, configs } = this.#servers(template);
     const dot = rest.indexOf('.');
     const named = dot > 0 && configs.has(rest.slice(0, dot));
     const candidates = named ? [rest.slice(0, dot)] : entries.map(([name]) => name);
@@ -193,6 +193,16 @@ export class McpTransport implements Transport<McpCallTemplate> {
   }
 
   // ------------------------------------------------------------------ sessions
+
+  /** The template's servers in config order, cached per template object. */
+  #servers(template: McpCallTemplate): { entries: ReturnType<typeof serverEntries>; configs: Map<string, unknown> } {
+    let hit = this.#serversByTemplate.get(template);
+    if (!hit) {
+      const entries = serverEntries(template);
+      this.#serversByTemplate.set(template, (hit = { entries, configs: new Map(entries) }));
+    }
+    return hit;
+  }
 
   /** Resolved server config and session fingerprint, cached per template object (stored templates never change). */
   #resolve(template: McpCallTemplate, name: string, config: McpServerConfig | undefined): { server: ResolvedServer; fingerprint: string } {
