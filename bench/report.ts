@@ -11,10 +11,12 @@ export function renderChart(rows: Row[]): string {
   const bars = rows
     .filter((r) => r.subject === 'utcp-kit' && r.ratio !== undefined && r.vs)
     .map((r) => {
-      return { label: `${r.case} vs ${r.vs}`, better: r.ratio! };
+      const what = r.case.replace(/convert GitHub REST spec \([^)]*\)( vs samchon)?/, 'OpenAPI: convert GitHub spec');
+      const label = `${what} vs ${r.vs}`;
+      return { label: label.length > 58 ? label.slice(0, 57) + '…' : label, better: r.ratio! };
     });
-  const width = 760;
-  const left = 330;
+  const width = 900;
+  const left = 400;
   const barH = 22;
   const gap = 10;
   const height = 50 + bars.length * (barH + gap);
@@ -33,7 +35,7 @@ export function renderChart(rows: Row[]): string {
   const one = left + scale(1);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="system-ui, sans-serif">
 <rect width="100%" height="100%" fill="white"/>
-<text x="${left}" y="22" font-size="14" font-weight="bold">utcp-kit vs peers: times better (log scale; 1× = parity)</text>
+<text x="10" y="22" font-size="14" font-weight="bold">utcp-kit vs peers, same run: how many times better (log scale; dashed line = parity; red = peer better)</text>
 <line x1="${one.toFixed(1)}" y1="30" x2="${one.toFixed(1)}" y2="${height - 5}" stroke="#999" stroke-dasharray="4 3"/>
 ${items}
 </svg>
