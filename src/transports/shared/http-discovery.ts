@@ -46,6 +46,9 @@ export function templateTargets(template: unknown): string[] {
  */
 export function dropLoopbackTools(manual: Obj, sourceUrl: string, warnings: string[]): Obj {
   if (!Array.isArray(manual.tools)) return manual;
+  // The rule only concerns remote sources; checking once here spares parsing every tool URL
+  // (10,000 URL parses per registration) for local and loopback manuals.
+  if (!violatesRemoteLoopback(sourceUrl, 'http://127.0.0.1/')) return manual;
   const tools = manual.tools.filter((tool, i) => {
     const target = templateTargets(isObj(tool) ? tool.tool_call_template : undefined).find((t) => violatesRemoteLoopback(sourceUrl, t));
     if (target === undefined) return true;
