@@ -10,6 +10,9 @@ import { bodyExcerpt, discardBody, readBodyCapped, utf8 } from './http-body.js';
 import { createDeadline } from './http-deadline.js';
 import { appendQuery, mergeHeaders, type HttpRequestTemplate } from './http-request.js';
 import { sendHttpRequest, type HttpResponse } from './http-send.js';
+import { templateTargets } from './template-targets.js';
+
+export { templateTargets };
 
 /** Discovery deadline for http, sse and streamable_http, in ms (protocols.md §0). */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
@@ -24,21 +27,6 @@ export interface DiscoverHttpOptions {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Every host or URL a tool template would contact (url, subscription_url, host, token URL, MCP server URLs). */
-export function templateTargets(template: unknown): string[] {
-  if (!isObj(template)) return [];
-  const out: string[] = [];
-  for (const key of ['url', 'subscription_url', 'host']) {
-    if (typeof template[key] === 'string') out.push(template[key] as string);
-  }
-  if (isObj(template.auth) && typeof template.auth.token_url === 'string') out.push(template.auth.token_url);
-  const servers = isObj(template.config) && isObj(template.config.mcpServers) ? template.config.mcpServers : undefined;
-  for (const server of Object.values(servers ?? {})) {
-    if (isObj(server) && typeof server.url === 'string') out.push(server.url);
-  }
-  return out;
-}
 
 /**
  * The remote→loopback rule for discovered UTCP manuals (security.md §3): a manual fetched from a

@@ -7,20 +7,12 @@ import { TransportError } from '../../core/errors.js';
 import type { CallTemplateBase } from '../../core/types.js';
 import type { DiscoveryResult } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
+import { templateTargets } from './template-targets.js';
 
 type Obj = Record<string, unknown>;
 
 function isObj(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The host a tool template would contact, if it names one. */
-function targetOf(template: Obj): string | undefined {
-  for (const key of ['url', 'subscription_url', 'host']) {
-    const v = template[key];
-    if (typeof v === 'string' && v !== '') return v;
-  }
-  return undefined;
 }
 
 /** Whether a document is a UTCP manual: an object with a `tools` array. */
@@ -57,8 +49,7 @@ export function socketDiscoveryResult(document: unknown, options: SocketDiscover
     const hasTemplate = isObj(own) || (own === undefined && isObj(tool.tool_provider));
     const out: Obj = hasTemplate ? tool : { ...tool, tool_call_template: structuredClone(options.rawTemplate) };
     const template = (hasTemplate ? (isObj(own) ? own : tool.tool_provider) : undefined) as Obj | undefined;
-    const target = template ? targetOf(template) : undefined;
-    if (remoteSource && target !== undefined && isLoopbackLike(target)) {
+    if (remoteSource && templateTargets(template).some((target) => target !== '' && isLoopbackLike(target))) {
       const name = typeof tool.name === 'string' ? tool.name : `#${index}`;
       warnings.push(`Tool ${name} dropped: a manual from a remote host may not target a loopback address`);
       return;
