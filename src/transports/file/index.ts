@@ -1,5 +1,5 @@
 /** The `file` transport: a manual or OpenAPI document read from a file confined to the client's root dir. */
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UtcpError } from '../../core/errors.js';
@@ -10,12 +10,18 @@ import { discoverFromDocument } from '../shared/local-document.js';
 
 async function readConfined(ctx: TransportContext, filePath: string): Promise<{ path: string; text: string }> {
   const path = await resolveConfinedPath(ctx.rootDir, filePath, 'file_path');
+  const tooLarge = () => new UtcpError('RESPONSE_TOO_LARGE', `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`);
   try {
-    const buf = await readFile(path);
-    if (buf.length > ctx.limits.max_document_bytes) {
-      throw new UtcpError('RESPONSE_TOO_LARGE', `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`);
+    // The size is checked on the opened file before reading (security.md §10), then again on what was read.
+    const handle = await open(path, 'r');
+    try {
+      if ((await handle.stat()).size > ctx.limits.max_document_bytes) throw tooLarge();
+      const buf = await handle.readFile();
+      if (buf.length > ctx.limits.max_document_bytes) throw tooLarge();
+      return { path, text: buf.toString('utf8') };
+    } finally {
+      await handle.close();
     }
-    return { path, text: buf.toString('utf8') };
   } catch (cause) {
     if (cause instanceof UtcpError) throw cause;
     throw new UtcpError('TRANSPORT_FAILED', `Cannot read file ${filePath}: ${(cause as NodeJS.ErrnoException).code ?? cause}`, { cause });
