@@ -23,15 +23,15 @@ interface Env {
   udp: UdpTestServer;
   ws: WsTestServer;
   /** Resolves when the http server has received a request for the path (and leaves it hanging). */
-  arrived(path: string): Promise<void>;
+  arrived(path: string): Promise<unknown>;
 }
 
 let env: Env | undefined;
 
 async function setup(): Promise<Env> {
-  const arrivals = new Map<string, ReturnType<typeof deferred>>();
+  const arrivals = new Map<string, ReturnType<typeof deferred<void>>>();
   const arrival = (path: string) => {
-    if (!arrivals.has(path)) arrivals.set(path, deferred());
+    if (!arrivals.has(path)) arrivals.set(path, deferred<void>());
     return arrivals.get(path)!;
   };
   // Every request hangs: the server sends nothing back (for SSE/streamable, not even headers).
