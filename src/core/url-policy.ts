@@ -14,15 +14,21 @@ function parse(url: string | URL): URL | undefined {
   }
 }
 
+/** Lowercased, without the one trailing dot of a fully-qualified name (`localhost.` is `localhost`). */
+function normalHost(hostname: string): string {
+  const h = hostname.toLowerCase();
+  return h.endsWith('.') && !h.startsWith('[') ? h.slice(0, -1) : h;
+}
+
 function hostOf(input: string | URL): string | undefined {
-  if (input instanceof URL) return input.hostname.toLowerCase();
+  if (input instanceof URL) return normalHost(input.hostname);
   const u = parse(input);
-  if (u && u.hostname) return u.hostname.toLowerCase();
+  if (u && u.hostname) return normalHost(u.hostname);
   // A bare host (no scheme): let the URL parser normalise it.
   if (typeof input === 'string' && input && !input.includes('/')) {
     const bare = input.includes(':') && !input.startsWith('[') && input.split(':').length > 2 ? `[${input}]` : input;
     const h = parse(`http://${bare}`);
-    return h?.hostname.toLowerCase();
+    return h ? normalHost(h.hostname) : undefined;
   }
   return undefined;
 }

@@ -19,7 +19,7 @@ describe('URL policy (security.md §13)', () => {
     expect(() => assertUrlAllowed('http://user:pw@10.0.0.5/x?key=secret', 'tool invocation')).toThrow(/^(?!.*(secret|pw)).*$/);
   });
 
-  it.each(['localhost', '127.0.0.1', 'http://127.0.0.1:80', '[::1]', 'https://localhost', '0.0.0.0', '[::]', '127.0.0.2', '127.255.255.254', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', 'https://0.0.0.0', 'https://[::ffff:127.0.0.5]', 'api.localhost'])(
+  it.each(['localhost', '127.0.0.1', 'http://127.0.0.1:80', '[::1]', 'https://localhost', '0.0.0.0', '[::]', '127.0.0.2', '127.255.255.254', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', 'https://0.0.0.0', 'https://[::ffff:127.0.0.5]', 'api.localhost', 'https://localhost./x', 'https://127.0.0.1./x', 'api.localhost.'])(
     '%s is loopback-like',
     (h) => expect(isLoopbackLike(h)).toBe(true),
   );
