@@ -3,7 +3,7 @@ import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, SseCallTemplate, Tool } from '../../core/types.js';
-import { createDeadline } from '../shared/http-deadline.js';
+import { createDeadline, type Deadline } from '../shared/http-deadline.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../shared/http-request.js';
@@ -49,9 +49,14 @@ export async function* streamSseEvents(
   const decoder = new EventStreamDecoder(ctx.limits.max_stream_item_bytes, what);
   const retryTimeoutMs = template.retry_timeout ?? SSE_DEFAULT_RETRY_TIMEOUT_MS;
   let hasBody = false;
+  /** The current connection's deadline: it stays linked to `signal` while its body is read. */
+  let deadline: Deadline | undefined;
 
   const open = async (): Promise<HttpResponse> => {
-    const deadline = createDeadline(signal, SSE_HEADERS_TIMEOUT_MS, `${what} (waiting for the response)`);
+    // Unlink the previous (dropped) connection's deadline, or every reconnect adds a listener to `signal`.
+    deadline?.dispose();
+    const current = createDeadline(signal, SSE_HEADERS_TIMEOUT_MS, `${what} (waiting for the response)`);
+    deadline = current;
     try {
       const response = await openStreamingResponse(
         async () => {
@@ -59,7 +64,7 @@ export async function* streamSseEvents(
             method: (body) => (body ? 'POST' : 'GET'),
             contentType: 'application/json',
             defaultBodyField: null,
-            signal: deadline.signal,
+            signal: current.signal,
           });
           hasBody = spec.body !== undefined;
           const extra: Record<string, string> = { Accept: 'text/event-stream' };
@@ -67,14 +72,14 @@ export async function* streamSseEvents(
           return withHeaders(spec, extra);
         },
         ctx,
-        { signal: deadline.signal, what, label: 'SSE', auth: template.auth, timeoutMs: options.timeoutMs },
+        { signal: current.signal, what, label: 'SSE', auth: template.auth, timeoutMs: options.timeoutMs },
       );
       return response;
     } catch (error) {
-      if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.timeoutMs);
+      if (current.signal.aborted) throw abortError(current.signal, what, options.timeoutMs);
       throw error;
     } finally {
-      deadline.clearTimer();
+      current.clearTimer();
     }
   };
 
@@ -105,6 +110,7 @@ export async function* streamSseEvents(
     }
   } finally {
     stop.abort();
+    deadline?.dispose();
     destroyBody(response?.body);
   }
 
