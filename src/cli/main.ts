@@ -8,8 +8,8 @@ import { EXIT, UsageError, callCommand, convertCommand, inspectCommand, searchCo
 import { createOut, formatError } from './output.js';
 
 const SOURCES_HELP = `Sources: a UTCP manual or OpenAPI file (JSON/YAML), an http(s) URL to either, a config file,
-or an MCP server as mcp:"<command> [args]" or mcp:<url>. Without sources, utcp.config.json/.yaml in the
-current directory (or --config) is used. Variables come from the environment and ./.env.`;
+or an MCP server as mcp:"<command> [args]" or mcp:<url>. utcp.config.json/.yaml in the current directory
+(or --config) is loaded too, and is the only source when none is named. Variables come from the environment and ./.env.`;
 
 const COMMON_OPTIONS = {
   config: { type: 'string', short: 'c' },
@@ -43,7 +43,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   call: {
     usage: "utcp call <tool> [sources...] [--arg k=v ...] [--json '{...}'] [--stream]",
     summary: 'Call one tool and print its result',
-    help: "  --arg k=v          an argument (repeatable); JSON values are parsed unless the schema says string\n  --json '{...}'     all arguments as one JSON object\n  --stream           print each streamed item on its own line\n  --timeout <ms>     deadline for the call",
+    help: "  --arg k=v          an argument (repeatable); JSON values are parsed unless the schema says string\n  --json '{...}'     all arguments as one JSON object\n  --stream           print each streamed item on its own line",
     options: { ...COMMON_OPTIONS, json: { type: 'string' }, arg: { type: 'string', short: 'a', multiple: true }, stream: { type: 'boolean' } },
   },
   convert: {
@@ -91,7 +91,9 @@ Run utcp <command> --help for details.`;
 
 function commandHelp(name: string): string {
   const c = COMMANDS[name];
-  return `${c.summary}\n\nUsage: ${c.usage}\n\n${c.help ? c.help + '\n' : ''}  -c, --config <f>   config file (default: ./utcp.config.json|yaml)\n  --timeout <ms>     deadline per call\n  --json             machine-readable output\n\n${SOURCES_HELP}`;
+  // `call` takes its arguments with --json, so it has no machine-readable output switch.
+  const json = name === 'call' ? '' : '  --json             machine-readable output\n';
+  return `${c.summary}\n\nUsage: ${c.usage}\n\n${c.help ? c.help + '\n' : ''}  -c, --config <f>   config file (default: ./utcp.config.json|yaml)\n  --timeout <ms>     deadline per call\n${json}\n${SOURCES_HELP}`;
 }
 
 function intOption(value: unknown, name: string): number | undefined {

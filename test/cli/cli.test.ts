@@ -32,6 +32,15 @@ describe('utcp', () => {
     expect(help.stdout).toContain("Usage: utcp call <tool> [sources...] [--arg k=v ...] [--json '{...}']");
   });
 
+  it('lists each option of a command once in its --help, and call has no machine-readable --json', async () => {
+    const call = (await run(['call', '--help'])).stdout;
+    expect(call.match(/^  --timeout /gm)).toHaveLength(1);
+    expect(call.match(/^  --json /gm)).toHaveLength(1);
+    expect(call).not.toContain('machine-readable');
+    const tools = (await run(['tools', '--help'])).stdout;
+    expect(tools).toMatch(/^  --json\s+machine-readable output$/m);
+  });
+
   it('lists tools as an aligned table, and as JSON with --json', async () => {
     const r = await run(['tools', 'greet.json']);
     expect(r.code).toBe(0);
