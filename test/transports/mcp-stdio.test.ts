@@ -203,6 +203,16 @@ describe('mcp over stdio (fixture server)', () => {
     expect(processAlive(before.pid)).toBe(false);
   });
 
+  it('re-initialises a server that stopped reading its stdin (the write fails with EPIPE) and retries the call', async () => {
+    const h = start();
+    const t = mcpTemplate('m', { fx: fixtureServer(['--stop-reading-after-reply']) });
+    const before = await whoami(h, t);
+    expect(await h.call(t, 'fx.crash_after_reply')).toBe('goodbye');
+    const after = await whoami(h, t);
+    expect(after.pid).not.toBe(before.pid);
+    expect(after.calls).toBe(1);
+  });
+
   it('retries once when the server dies during a call, then reports its exit code and stderr tail', async () => {
     const h = start();
     const log = join(mkdtempSync(join(tmpdir(), 'utcp-mcp-')), 'starts.log');

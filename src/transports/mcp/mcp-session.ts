@@ -240,7 +240,8 @@ export class McpSession {
   }
 
   #isConnectionFailure(conn: Connection): boolean {
-    if (conn.closed) return true;
+    // A stdio write can fail (EPIPE) before the process's exit is seen: the request never reached the server.
+    if (conn.closed || conn.stdio?.broken) return true;
     const http = conn.http;
     if (!http) return false;
     if (http.expired || http.broken) return true;

@@ -37,6 +37,8 @@ export class StdioProcessTransport implements SdkTransport {
   #stderrTail = '';
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   #failure: string | undefined;
+  /** A write to the server's stdin failed (EPIPE: it stopped reading or is exiting); the connection is dead. */
+  #writeFailed = false;
   #closed: Promise<void> | undefined;
   #streamsClosed: Promise<void> | undefined;
 
@@ -53,6 +55,11 @@ export class StdioProcessTransport implements SdkTransport {
 
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** A write to the server failed, so the request never reached it (and `close` may not have fired yet). */
+  get broken(): boolean {
+    return this.#writeFailed;
   }
 
   /** Why the connection ended, for error messages (exit status, protocol failure), or undefined while running. */
@@ -103,7 +110,10 @@ export class StdioProcessTransport implements SdkTransport {
         done();
         this.onclose?.();
       }));
-      child.stdin!.on('error', (error) => this.onerror?.(error));
+      child.stdin!.on('error', (error) => {
+        this.#writeFailed = true;
+        this.onerror?.(error);
+      });
       child.stdout!.on('error', (error) => this.onerror?.(error));
       child.stderr!.on('error', () => {});
       child.stderr!.setEncoding('utf8');
@@ -143,7 +153,11 @@ export class StdioProcessTransport implements SdkTransport {
       return Promise.reject(new Error(`Not connected${this.endReason ? `: ${this.endReason}` : ''}`));
     }
     return new Promise<void>((resolve, reject) => {
-      stdin.write(this.#serialize(message), (error) => (error ? reject(error) : resolve()));
+      stdin.write(this.#serialize(message), (error) => {
+        if (!error) return resolve();
+        this.#writeFailed = true;
+        reject(error);
+      });
     });
   }
 
