@@ -11,10 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SCRIPT = fileURLToPath(new URL('../fixtures/robustness/exit-after-close.ts', import.meta.url));
+const IN_FLIGHT_SCRIPT = fileURLToPath(new URL('../fixtures/robustness/close-in-flight.ts', import.meta.url));
 /** Bound on the whole run (startup of tsx, ten servers, MCP server-everything); the child is killed after it. */
 const RUN_BOUND_MS = 40_000;
 /** How long the process may take to exit once it printed its result line (client and servers closed). */
-const EXIT_BOUND_MS = 3_000;
+const EXIT_BOUND_MS = 1_000;
+/** How long close() may take to settle every in-flight call (MCP gives its server 500 ms to exit after stdin closes). */
+const SETTLE_BOUND_MS = 3_000;
 
 interface Run {
   code: number | null;
@@ -25,9 +28,9 @@ interface Run {
   exitAfterCloseMs: number | undefined;
 }
 
-function runChild(diagnostics: boolean): Promise<Run> {
+function runChild(script: string, diagnostics: boolean): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...(diagnostics ? { EXIT_DIAGNOSTICS: '1' } : {}) },
     });
@@ -52,14 +55,19 @@ function runChild(diagnostics: boolean): Promise<Run> {
   });
 }
 
+/** Runs the script; on a failed or hung run, reruns it with the live handles printed after close, to explain. */
+async function runCleanly(script: string): Promise<Run> {
+  const run = await runChild(script, false);
+  if (run.code !== 0) {
+    const diag = await runChild(script, true);
+    throw new Error(`child exited with ${run.code ?? run.signal} (${run.exitAfterCloseMs} ms after close)\nstderr: ${run.stderr}\ndiagnostics: ${diag.stderr}`);
+  }
+  return run;
+}
+
 describe('exit after close', () => {
   it('exits on its own with code 0 right after closing a client that used every transport', async () => {
-    const run = await runChild(false);
-    if (run.code !== 0) {
-      // Explain the failure: rerun with the live handles printed after close.
-      const diag = await runChild(true);
-      throw new Error(`child exited with ${run.code ?? run.signal} (${run.exitAfterCloseMs} ms after close)\nstderr: ${run.stderr}\ndiagnostics: ${diag.stderr}`);
-    }
+    const run = await runCleanly(SCRIPT);
     const { results } = JSON.parse(run.stdout) as { results: Record<string, unknown> };
     expect(results).toEqual({
       http: { echoed: true },
@@ -76,5 +84,15 @@ describe('exit after close', () => {
     });
     expect(run.exitAfterCloseMs).toBeLessThan(EXIT_BOUND_MS);
     console.info(`exit-after-close: exited ${run.exitAfterCloseMs} ms after closing the client and servers`);
+  }, 2 * RUN_BOUND_MS + 5_000);
+
+  it('settles every in-flight call with CLIENT_CLOSED when the client closes, then exits on its own', async () => {
+    const run = await runCleanly(IN_FLIGHT_SCRIPT);
+    const { outcomes, settleMs } = JSON.parse(run.stdout) as { outcomes: Record<string, string>; settleMs: number };
+    const names = ['slow.http', 'slow.sse', 'slow.streamable', 'slow.graphql', 'slow.tcp', 'slow.udp', 'slow.ws', 'slow.hang', 'slow.cli', 'mcp.everything.trigger-long-running-operation'];
+    expect(outcomes).toEqual(Object.fromEntries(names.map((n) => [n, 'CLIENT_CLOSED'])));
+    expect(settleMs).toBeLessThan(SETTLE_BOUND_MS);
+    expect(run.exitAfterCloseMs).toBeLessThan(EXIT_BOUND_MS);
+    console.info(`close-in-flight: all calls settled ${settleMs} ms after close(); exited ${run.exitAfterCloseMs} ms after that`);
   }, 2 * RUN_BOUND_MS + 5_000);
 });
