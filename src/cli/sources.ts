@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
-import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, loadConfig, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
+import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, isLoopbackLike, loadConfig, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
 import { progress } from './output.js';
 
 export const CONFIG_NAMES = ['utcp.config.json', 'utcp.config.yaml', 'utcp.config.yml'];
@@ -41,6 +41,17 @@ export function splitCommand(line: string): string[] {
   return words;
 }
 
+/** A readable manual name for an MCP server command: the package or script that names the server. */
+function mcpServerName(words: string[]): string {
+  for (const w of words) {
+    if (w.startsWith('-')) continue;
+    const m = /(?:^|[/@])((?:mcp-)?server-[\w-]+|[\w-]*mcp[\w-]*)/i.exec(w);
+    if (m) return m[1].replace(/^(mcp-)?server-/i, '').replace(/(^mcp-|-mcp$)/i, '') || 'mcp';
+  }
+  const last = words.filter((w) => !w.startsWith('-')).pop() ?? 'mcp';
+  return basename(last).replace(/\.(m?js|ts|py)$/, '') || 'mcp';
+}
+
 function uniqueName(base: string, used: Set<string>): string {
   let name = base.replace(/[^A-Za-z0-9_]/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '') || 'manual';
   if (/^\d/.test(name)) name = `m_${name}`;
@@ -68,14 +79,17 @@ export async function resolveSource(source: string, cwd: string, used: Set<strin
     }
     const [command, ...args] = splitCommand(rest);
     if (!command) throw new Error('mcp: needs a command, e.g. mcp:"npx -y @modelcontextprotocol/server-everything"');
-    const pkg = [command, ...args].find((w) => /server|mcp/i.test(w) && !w.startsWith('-')) ?? command;
-    const base = basename(pkg).replace(/^@[^/]*\//, '').replace(/^(mcp-)?server-/, '').replace(/\.(m?js|ts|py)$/, '');
+    const base = mcpServerName([command, ...args]);
     return { template: { name: uniqueName(options.name ?? base, used), call_template_type: 'mcp', config: { mcpServers: { [base.replace(/\./g, '_') || 'server']: { command, args } } } } };
   }
   if (/^https?:\/\//i.test(source)) {
     const url = new URL(source);
     const stem = basename(url.pathname).replace(/\.(json|ya?ml)$/i, '');
-    const base = options.name ?? (['', 'openapi', 'swagger', 'utcp', 'manual', 'spec', 'api'].includes(stem.toLowerCase()) ? url.hostname.split('.')[0] : stem);
+    const generic = ['', 'openapi', 'swagger', 'utcp', 'manual', 'spec', 'api', 'v1', 'v2', 'v3'].includes(stem.toLowerCase());
+    // A host like api.github.com names the manual "api_github"; an address or localhost says nothing, so "api".
+    const labels = url.hostname.replace(/^www\./, '').split('.');
+    const host = isLoopbackLike(url) || /^[\d.]+$|^\[/.test(url.hostname) ? 'api' : labels.slice(0, Math.max(1, labels.length - 1)).join('_');
+    const base = options.name ?? (generic ? host : stem);
     return { template: { name: uniqueName(base, used), call_template_type: 'http', url: source, http_method: 'GET' } };
   }
   const path = resolve(cwd, source);
