@@ -47,9 +47,10 @@ describe('http-family servers resetting mid-body', () => {
       if (req.url === '/json') return resetMidBody(res, 'application/json', '{"a": [1, 2,');
       if (req.url === '/sse') return resetMidBody(res, 'text/event-stream', 'data: {"n":1}\n\n');
       if (req.url === '/ndjson') return resetMidBody(res, 'application/x-ndjson', '{"n":1}\n');
-      if (req.url === '/endless') {
-        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-        const timer = setInterval(() => res.write('{"n":1}\n'), 5);
+      if (req.url === '/endless' || req.url === '/endless-sse') {
+        const sse = req.url === '/endless-sse';
+        res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/x-ndjson' });
+        const timer = setInterval(() => res.write(sse ? 'data: {"n":1}\n\n' : '{"n":1}\n'), 5);
         res.on('close', () => clearInterval(timer));
         return;
       }
@@ -62,6 +63,7 @@ describe('http-family servers resetting mid-body', () => {
         tool('sse', { call_template_type: 'sse', url: `${http.url}/sse`, reconnect: false }),
         tool('ndjson', { call_template_type: 'streamable_http', url: `${http.url}/ndjson` }),
         tool('endless', { call_template_type: 'streamable_http', url: `${http.url}/endless` }),
+        tool('endless_sse', { call_template_type: 'sse', url: `${http.url}/endless-sse` }),
         tool('gql', { call_template_type: 'graphql', url: `${http.url}/json`, query: 'query { a }' }),
       ],
       ['http', 'sse', 'streamable_http', 'graphql'],
@@ -88,10 +90,10 @@ describe('http-family servers resetting mid-body', () => {
     await http.allSocketsClosed();
   });
 
-  it('a caller that stops reading an endless stream releases the connection', async () => {
+  it.each(['endless', 'endless_sse'])('%s: a caller that stops reading an endless stream releases the connection', async (name) => {
     const client = await setup();
     let n = 0;
-    for await (const item of client.callToolStreaming('r.endless', {})) {
+    for await (const item of client.callToolStreaming(`r.${name}`, {})) {
       expect(item).toEqual({ n: 1 });
       if (++n === 3) break;
     }
