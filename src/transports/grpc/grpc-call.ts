@@ -90,9 +90,40 @@ export async function* serverStreamCall(options: GrpcCallOptions): AsyncGenerato
     options.metadata,
     { deadline: Date.now() + options.timeoutMs },
   );
-  const items: Buffer[] = [];
-  let failure: unknown;
-  let ended = false;
+  const stream = bufferResponses(call, signal);
+  let finished = false;
+  try {
+    for (;;) {
+      if (signal.aborted) throw abortError(signal, options.what, options.callerTimeoutMs);
+      if (stream.items.length > 0) {
+        yield stream.items.shift() as Buffer;
+        continue;
+      }
+      if (stream.ended) {
+        if (stream.failure !== undefined) throw mapError(stream.failure, options, tooLarge);
+        finished = true;
+        return;
+      }
+      await stream.changed();
+    }
+  } finally {
+    stream.release();
+    if (!finished && !stream.ended) call.cancel();
+  }
+}
+
+/**
+ * Buffers the responses of a streaming call and wakes the one waiter on every change
+ * (a message, the end, an error, or an abort, which also cancels the call).
+ */
+function bufferResponses(call: { on(event: string, listener: (arg: any) => void): unknown; cancel(): void }, signal: AbortSignal) {
+  const stream = {
+    items: [] as Buffer[],
+    failure: undefined as unknown,
+    ended: false,
+    changed: () => new Promise<void>((resolve) => (wake = resolve)),
+    release: () => signal.removeEventListener('abort', onAbort),
+  };
   let wake: (() => void) | undefined;
   const notify = () => {
     const w = wake;
@@ -100,16 +131,16 @@ export async function* serverStreamCall(options: GrpcCallOptions): AsyncGenerato
     w?.();
   };
   call.on('data', (item: Buffer) => {
-    items.push(item);
+    stream.items.push(item);
     notify();
   });
   call.on('error', (error: unknown) => {
-    failure ??= error;
-    ended = true;
+    stream.failure ??= error;
+    stream.ended = true;
     notify();
   });
   call.on('end', () => {
-    ended = true;
+    stream.ended = true;
     notify();
   });
   const onAbort = () => {
@@ -117,25 +148,7 @@ export async function* serverStreamCall(options: GrpcCallOptions): AsyncGenerato
     notify();
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  let finished = false;
-  try {
-    for (;;) {
-      if (signal.aborted) throw abortError(signal, options.what, options.callerTimeoutMs);
-      if (items.length > 0) {
-        yield items.shift() as Buffer;
-        continue;
-      }
-      if (ended) {
-        if (failure !== undefined) throw mapError(failure, options, tooLarge);
-        finished = true;
-        return;
-      }
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    if (!finished && !ended) call.cancel();
-  }
+  return stream;
 }
 
 /**
@@ -148,49 +161,23 @@ export function bidiExchange(options: Omit<GrpcCallOptions, 'request'>) {
   const call = options.client.makeBidiStreamRequest(options.path, identity, limited(options, () => (tooLarge = true)), options.metadata, {
     deadline: Date.now() + options.timeoutMs,
   });
-  const responses: Buffer[] = [];
-  let failure: unknown;
-  let ended = false;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  call.on('data', (item: Buffer) => {
-    responses.push(item);
-    notify();
-  });
-  call.on('error', (error: unknown) => {
-    failure ??= error;
-    ended = true;
-    notify();
-  });
-  call.on('end', () => {
-    ended = true;
-    notify();
-  });
-  const onAbort = () => {
-    call.cancel();
-    notify();
-  };
-  signal.addEventListener('abort', onAbort, { once: true });
+  const stream = bufferResponses(call, signal);
   return {
     async ask(request: Buffer): Promise<Buffer> {
       call.write(request);
       for (;;) {
-        if (responses.length > 0) return responses.shift() as Buffer;
+        if (stream.items.length > 0) return stream.items.shift() as Buffer;
         if (signal.aborted) throw abortError(signal, options.what, options.callerTimeoutMs);
-        if (failure !== undefined) throw mapError(failure, options, tooLarge);
-        if (ended) throw new UtcpError('PROTOCOL_ERROR', `${options.what}: the server ended the stream without answering`);
-        await new Promise<void>((resolve) => (wake = resolve));
+        if (stream.failure !== undefined) throw mapError(stream.failure, options, tooLarge);
+        if (stream.ended) throw new UtcpError('PROTOCOL_ERROR', `${options.what}: the server ended the stream without answering`);
+        await stream.changed();
       }
     },
     end(): void {
-      signal.removeEventListener('abort', onAbort);
-      if (!ended) call.end();
+      stream.release();
+      if (!stream.ended) call.end();
       // The server may keep the stream open after we half-close; nothing more is read from it.
-      if (!ended) call.cancel();
+      if (!stream.ended) call.cancel();
     },
   };
 }
