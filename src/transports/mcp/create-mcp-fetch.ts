@@ -1,5 +1,7 @@
 import { fetch as undiciFetch } from 'undici';
+import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
+import { redactUrl } from '../../core/url-policy.js';
 import type { Auth } from '../../core/types.js';
 import { resolveAuth } from '../shared/auth.js';
 import { httpDispatcher } from '../shared/http-dispatcher.js';
@@ -41,10 +43,15 @@ export function createMcpFetch(ctx: TransportContext, auth: Auth | null | undefi
     }
     let response: Response;
     try {
-      response = (await undiciFetch(url, { ...(init as object), headers, dispatcher: httpDispatcher(ctx) } as unknown as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+      // MCP HTTP requests never follow redirects (security.md §2): a 3xx is refused below.
+      response = (await undiciFetch(url, { ...(init as object), headers, dispatcher: httpDispatcher(ctx), redirect: 'manual' } as unknown as Parameters<typeof undiciFetch>[1])) as unknown as Response;
     } catch (error) {
       if (state.ready && !init?.signal?.aborted) state.broken = true;
       throw error;
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {});
+      throw new UtcpError('URL_POLICY', `MCP server URL: ${redactUrl(url)} answered HTTP ${response.status} (a redirect); MCP HTTP requests never follow redirects, configure the final URL instead`);
     }
     if (state.ready) {
       if (response.status === 404 && (init?.method ?? 'GET').toUpperCase() === 'POST') state.expired = true;
