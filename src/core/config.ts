@@ -1,5 +1,5 @@
 /**
- * The UTCP client config (manual-format.md §10): types, loading from an object or a JSON/YAML file,
+ * The UTCP client config (docs/design/manual-format.md#config): types, loading from an object or a JSON/YAML file,
  * and legacy normalisation (`providers_file_path`, `providers`, `{"type":"dotenv"}`).
  */
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * The `dotenv` variable loader: a `.env` file re-read whenever its mtime changes (manual-format.md §10).
+ * The `dotenv` variable loader: a `.env` file re-read whenever its mtime changes (docs/design/manual-format.md#config).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';

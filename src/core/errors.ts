@@ -95,7 +95,7 @@ export class UtcpVariableNotFoundError extends UtcpError {
   }
 }
 
-/** A URL failed the URL policy (security.md §1). */
+/** A URL failed the URL policy (docs/design/security.md#url-policy). */
 export class UrlPolicyError extends UtcpError {
   override name = 'UrlPolicyError';
   constructor(message: string) {

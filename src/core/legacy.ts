@@ -1,6 +1,6 @@
 /**
  * Normalisation of legacy v0.1 ("provider") manuals, templates and configs into UTCP 1.x
- * (manual-format.md §13). Inputs are never mutated; every rewrite is reported.
+ * (docs/design/manual-format.md#legacy). Inputs are never mutated; every rewrite is reported.
  */
 
 type Obj = Record<string, unknown>;

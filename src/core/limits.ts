@@ -1,4 +1,4 @@
-/** Size and count limits (security.md §10), overridable through the config's `limits`. */
+/** Size and count limits (docs/design/security.md#limits), overridable through the config's `limits`. */
 export interface Limits {
   /** Tool response size, in bytes. @default 10 MiB */
   max_response_bytes: number;

@@ -1,5 +1,5 @@
 /**
- * Post-processors applied in order to every tool result and stream item (manual-format.md §11):
+ * Post-processors applied in order to every tool result and stream item (docs/design/manual-format.md#post-processors):
  * `filter_dict` and `limit_strings` from the config, plus user-supplied functions.
  */
 import type { ValidationIssue } from './errors.js';

@@ -1,5 +1,5 @@
 /**
- * Argument → text, as every protocol puts it on the wire (protocols.md §0):
+ * Argument → text, as every protocol puts it on the wire (docs/design/transports.md#stringify):
  * strings as-is, numbers `String(n)`, booleans `true`/`false`, objects and arrays compact JSON.
  * Returns undefined for null/undefined (callers omit such arguments).
  */

@@ -41,7 +41,7 @@ export interface DiscoveryResult {
   manual: unknown;
   /** Non-fatal problems (skipped operations, failed servers, dropped tools). */
   warnings?: string[];
-  /** True when the document was an OpenAPI spec: `http` tools are then allowed by default (manual-format.md §6). */
+  /** True when the document was an OpenAPI spec: `http` tools are then allowed by default (docs/design/manual-format.md#allowed-protocols). */
   openapi?: boolean;
 }
 
@@ -68,7 +68,7 @@ export interface OpenApiConverterOptions {
   specUrl?: string;
   /** Trusted base URL override (text/file templates). */
   baseUrl?: string | null;
-  /** Raw auth for generated tools (openapi.md §10). */
+  /** Raw auth for generated tools (docs/design/openapi.md#security-schemes). */
   authTools?: unknown;
   filter?: unknown;
   limits?: Partial<Limits>;

@@ -1,6 +1,6 @@
 /**
  * The UTCP data model: manuals, tools, auth objects and the call template union.
- * Wire fields keep the spec's snake_case; see shared/reference/manual-format.md.
+ * Wire fields keep the spec's snake_case; see docs/design/manual-format.md.
  */
 
 export type JsonPrimitive = string | number | boolean | null;
@@ -61,7 +61,7 @@ export interface CallTemplateBase {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
-/** Operation filter for OpenAPI conversion (openapi.md §9). */
+/** Operation filter for OpenAPI conversion (docs/design/openapi.md#filters). */
 export interface OpenApiFilter {
   include_tags?: string[];
   exclude_tags?: string[];

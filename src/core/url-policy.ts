@@ -1,5 +1,6 @@
 /**
- * URL policy, loopback classification, origins and header checks (security.md §1, §2, §6).
+ * URL policy, loopback classification, origins and header checks (docs/design/security.md#url-policy,
+ * docs/design/security.md#redirects, docs/design/security.md#header-checks).
  * Every decision is made on the WHATWG-parsed, lowercased hostname, never on string prefixes.
  */
 import { UrlPolicyError, UtcpError } from './errors.js';
@@ -127,7 +128,7 @@ const SENSITIVE_NAMES = new Set([
 const SENSITIVE_PARTS = new Set(['auth', 'authn', 'authz', 'token', 'key', 'secret', 'bearer', 'session', 'sid', 'apikey', 'jwt', 'csrf', 'xsrf']);
 const SENSITIVE_JOINED = ['apikey', 'authtoken', 'accesstoken', 'bearertoken', 'sessionid', 'csrftoken', 'xsrftoken', 'apitoken'];
 
-/** Whether a header must be stripped on a cross-origin redirect (security.md §2). */
+/** Whether a header must be stripped on a cross-origin redirect (docs/design/security.md#redirects). */
 export function isSensitiveHeader(name: string, authHeaderNames: Iterable<string> = []): boolean {
   const n = name.toLowerCase();
   if (SENSITIVE_NAMES.has(n) || SENSITIVE_NAMES.has(n.replace(/_/g, '-'))) return true;

@@ -1,7 +1,7 @@
 /**
  * Runtime validation of call templates, auth objects, tools and manuals.
  * Every problem is reported with its path (`tools[3].tool_call_template.url: required`).
- * Unknown keys are tolerated and kept (manual-format.md, "Tolerant reading").
+ * Unknown keys are tolerated and kept (docs/design/manual-format.md#tolerant-reading).
  */
 import type { ValidationIssue } from './errors.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';

@@ -1,5 +1,5 @@
 /**
- * `${VAR}` / `$VAR` substitution with UTCP namespacing (manual-format.md §9).
+ * `${VAR}` / `$VAR` substitution with UTCP namespacing (docs/design/manual-format.md#variables).
  * Substitution always works on a copy; the repository only ever holds raw templates.
  */
 import { UtcpVariableNotFoundError } from './errors.js';

@@ -1,5 +1,5 @@
 /**
- * The official UTCP strategy `tag_and_description_word_match` (manual-format.md §12),
+ * The official UTCP strategy `tag_and_description_word_match` (docs/design/manual-format.md#search),
  * with its two fixes: tool names are scored and `limit = 0` returns everything.
  */
 import type { ToolSearchStrategy } from '../core/repository.js';

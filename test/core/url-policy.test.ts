@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertHeaderSafe, assertUrlAllowed, isLoopbackLike, isSensitiveHeader, sameOrigin } from '../../src/core/url-policy.js';
 
-describe('URL policy (security.md §13)', () => {
+describe('URL policy (docs/design/security.md#attack-cases)', () => {
   it.each(['https://example.com/x', 'HTTPS://example.com', 'https://example.com:8443', 'http://localhost', 'http://localhost:8080', 'http://127.0.0.1:9090', 'http://127.0.0.2', 'http://[::1]:9090'])(
     'accepts %s',
     (url) => expect(() => assertUrlAllowed(url, 'manual discovery')).not.toThrow(),

@@ -7,7 +7,7 @@ function swagger2(extra: Record<string, unknown>): Record<string, unknown> {
   return { swagger: '2.0', info: { title: 't', version: '1' }, paths: { '/items': { get: op('items') } }, ...extra };
 }
 
-describe('base URL (openapi.md §4)', () => {
+describe('base URL (docs/design/openapi.md#base-url)', () => {
   it('substitutes server variables: default, else the first enum value', async () => {
     const r = await convertFixture('shop-3.0.json', { specUrl: 'https://specs.example.org/openapi.json' });
     expect(toolNamed(r, 'listOrders').tool_call_template.url).toBe('https://eu.shop.example.com/v1/orders');
@@ -81,7 +81,7 @@ describe('base URL (openapi.md §4)', () => {
     });
   });
 
-  describe('remote→loopback rule (security.md §3, §13)', () => {
+  describe('remote→loopback rule (docs/design/security.md#remote-loopback, docs/design/security.md#attack-cases)', () => {
     const remote = 'https://specs.example.com/openapi.json';
 
     it.each(['http://127.0.0.1:9090', 'http://0.0.0.0', 'http://[::ffff:127.0.0.1]', 'http://127.0.0.2', 'https://api.localhost/v1'])(

@@ -13,7 +13,7 @@ const doc = oas3({
 
 const names = async (filter: Record<string, unknown>) => (await convert(doc, { filter })).manual.tools.map((t) => t.name);
 
-describe('openapi_filter (openapi.md §9)', () => {
+describe('openapi_filter (docs/design/openapi.md#filters)', () => {
   it('converts `*` to "anything but /" and `**` to "anything"', () => {
     expect(globToRegExp('/admin/*').test('/admin/users')).toBe(true);
     expect(globToRegExp('/admin/*').test('/admin/users/1')).toBe(false);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fnv1a32, toolBaseName } from '../../src/loaders/openapi/tool-name.js';
 import { convert, oas3, op } from './openapi-helpers.js';
 
-describe('tool names (openapi.md §3)', () => {
+describe('tool names (docs/design/openapi.md#naming)', () => {
   it('computes FNV-1a 32-bit over UTF-8 bytes', () => {
     expect(fnv1a32('')).toBe('811c9dc5');
     expect(fnv1a32('a')).toBe('e40c292c');

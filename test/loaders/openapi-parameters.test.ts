@@ -3,7 +3,7 @@ import { convert, convertFixture, oas3, op, toolNamed } from './openapi-helpers.
 
 const specUrl = 'https://specs.example.org/shop/openapi.json';
 
-describe('parameters → inputs (openapi.md §5)', () => {
+describe('parameters → inputs (docs/design/openapi.md#parameters)', () => {
   it('always emits type: object with properties, and required only when non-empty', async () => {
     const r = await convert(oas3({ '/a': { get: op('a') }, '/b': { get: op('b', { parameters: [{ name: 'q', in: 'query', required: true, schema: { type: 'string' } }] }) } }));
     expect(r.manual.tools[0].inputs).toEqual({ type: 'object', properties: {} });
@@ -73,7 +73,7 @@ describe('parameters → inputs (openapi.md §5)', () => {
   });
 });
 
-describe('request bodies (openapi.md §6)', () => {
+describe('request bodies (docs/design/openapi.md#request-bodies)', () => {
   it('renames the body property when a parameter is already called body', async () => {
     const t = toolNamed(await convertFixture('shop-3.0.json', { specUrl }), 'replaceOrder');
     expect(t.tool_call_template.body_field).toBe('request_body');

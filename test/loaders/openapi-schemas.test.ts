@@ -10,7 +10,7 @@ function withSchemas(schemas: Record<string, unknown>, responseSchema: unknown, 
   );
 }
 
-describe('$ref resolution and cycles (openapi.md §8)', () => {
+describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
   it('turns a self-referencing schema into $defs with no dangling refs', async () => {
     const t = toolNamed(await convertFixture('graph-3.1.yaml'), 'getNode');
     const out = t.outputs as any;

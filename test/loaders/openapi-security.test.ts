@@ -30,7 +30,7 @@ async function auths(perOp: Array<unknown[] | undefined>, rootSecurity?: unknown
   return { r, auth: r.manual.tools.map((t) => t.tool_call_template.auth), templates: r.manual.tools.map((t) => t.tool_call_template) };
 }
 
-describe('security schemes → auth (openapi.md §10)', () => {
+describe('security schemes → auth (docs/design/openapi.md#security-schemes)', () => {
   it.each([
     ['api_key', 'API_KEY'],
     ['bearerAuth', 'BEARER_AUTH'],
@@ -141,7 +141,7 @@ describe('security schemes → auth (openapi.md §10)', () => {
   });
 });
 
-describe('tokenUrl rules (security.md §13 OpenAPI)', () => {
+describe('tokenUrl rules (docs/design/security.md#attack-cases OpenAPI)', () => {
   const tokenDoc = (tokenUrl: string) =>
     securedDoc([[{ cc: [] }]], undefined, { cc: { type: 'oauth2', flows: { clientCredentials: { tokenUrl, scopes: {} } } } });
   const tokenUrlOf = async (tokenUrl: string, specUrl?: string) =>
@@ -185,7 +185,7 @@ describe('tokenUrl rules (security.md §13 OpenAPI)', () => {
   });
 });
 
-describe('auth_tools (openapi.md §10)', () => {
+describe('auth_tools (docs/design/openapi.md#security-schemes)', () => {
   it('replaces a compatible generated auth with the raw auth_tools object', async () => {
     const authTools = { auth_type: 'api_key', api_key: '${MY_TOKEN}', var_name: 'x-api-key', location: 'header' };
     const { auth } = await auths([[{ api_key: [] }], []], undefined, { authTools });

@@ -118,7 +118,7 @@ describe('OpenAPI 3.0 (JSON fixture)', () => {
     expect(toolNamed(r, 'upload')).toMatchObject({ description: '', tags: [] });
   });
 
-  it('expands the example in openapi.md §11 exactly', async () => {
+  it('expands the example in docs/design/openapi.md#example exactly', async () => {
     const yaml = [
       'openapi: 3.0.3',
       'servers: [{ url: "https://{region}.api.example.com/v1", variables: { region: { default: eu } } }]',

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileTransport } from '../../src/transports/file/index.js';
 import { createTestContext } from '../helpers/context.js';
 
-// security.md §10: the document size limit is checked before reading. A sparse 3 GiB file costs no
+// docs/design/security.md#limits: the document size limit is checked before reading. A sparse 3 GiB file costs no
 // disk space; reading it whole would allocate gigabytes (and fail with a generic I/O error).
 describe('file transport: size limit before reading', () => {
   let dir: string;

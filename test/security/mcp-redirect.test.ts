@@ -1,4 +1,4 @@
-/** security.md §2: MCP HTTP requests never follow redirects, not even same-origin ones. */
+/** docs/design/security.md#redirects: MCP HTTP requests never follow redirects, not even same-origin ones. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it, onTestFinished } from 'vitest';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { socketDiscoveryResult } from '../../src/transports/shared/socket-discovery.js';
 import type { CallTemplateBase } from '../../src/core/types.js';
 
-// security.md §3: a manual served by a remote host loses every tool that would contact a loopback-like
+// docs/design/security.md#remote-loopback: a manual served by a remote host loses every tool that would contact a loopback-like
 // host, whichever field of the tool template names that host (not only the first of url/host).
 const raw = { name: 'remote', call_template_type: 'tcp', host: 'api.example.com', port: 4000 } as unknown as CallTemplateBase;
 const options = { rawTemplate: raw, sourceHost: 'api.example.com', what: 'TCP discovery' };

@@ -1,5 +1,5 @@
 /**
- * The CLI injection corpus (security.md §13): every payload, unquoted, double- and single-quoted,
+ * The CLI injection corpus (docs/design/security.md#attack-cases): every payload, unquoted, double- and single-quoted,
  * run end to end through bash. The tool must receive exactly the value, the canary file must never
  * appear, and the payload must never be part of the script text.
  */

@@ -171,7 +171,7 @@ describe('cli calls: arguments', () => {
     expect(await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_file_UTCP_END`), { file: 'my file.txt' })).toEqual(['my file.txt']);
   });
 
-  it('stringifies numbers, booleans, objects and arrays per protocols.md §0', async () => {
+  it('stringifies numbers, booleans, objects and arrays per docs/design/transports.md#stringify', async () => {
     const h = makeHarness();
     const cmd = `${nodeFixture('echo-args.mjs')} UTCP_ARG_n_UTCP_END UTCP_ARG_b_UTCP_END UTCP_ARG_o_UTCP_END UTCP_ARG_a_UTCP_END`;
     expect(await h.call(cliTemplate(cmd), { n: 1.5, b: false, o: { k: 'v', n: [1] }, a: [1, 'x'] })).toEqual(['1.5', 'false', '{"k":"v","n":[1]}', '[1,"x"]']);

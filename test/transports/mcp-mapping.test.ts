@@ -4,7 +4,7 @@ import { buildChildEnv } from '../../src/transports/mcp/build-child-env.js';
 import { mapContentItem, mapToolResult } from '../../src/transports/mcp/map-tool-result.js';
 import { resolveServerConfig } from '../../src/transports/mcp/resolve-server-config.js';
 
-describe('mcp result mapping (protocols.md §5)', () => {
+describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
   it('throws ToolExecutionError with the joined text when isError is true', () => {
     const result = { isError: true, content: [{ type: 'text', text: 'bad input' }, { type: 'text', text: 'see docs' }] };
     let caught: unknown;

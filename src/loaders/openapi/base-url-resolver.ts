@@ -1,4 +1,4 @@
-/** Base URL of an operation (openapi.md §4): servers, server variables, relative servers, Swagger 2.0 host. */
+/** Base URL of an operation (docs/design/openapi.md#base-url): servers, server variables, relative servers, Swagger 2.0 host. */
 import { isPlainObject, own } from './ref-resolver.js';
 
 export type BaseUrlResult = { url: string; reason?: undefined } | { url?: undefined; reason: string };

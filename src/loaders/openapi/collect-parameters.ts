@@ -1,4 +1,4 @@
-/** Operation parameters → `inputs` properties (openapi.md §5). */
+/** Operation parameters → `inputs` properties (docs/design/openapi.md#parameters). */
 import { collectObjectExamples, mergeExamples } from './merge-examples.js';
 import type { OperationContext } from './operation-context.js';
 import { derefObject, isPlainObject, own } from './ref-resolver.js';

@@ -1,6 +1,6 @@
 /**
  * The conversion itself: every operation of an OpenAPI 2.0/3.0/3.1 document becomes one `http`
- * tool or a reported skip (openapi.md). Synchronous and free of I/O; the document is never mutated.
+ * tool or a reported skip (docs/design/openapi.md). Synchronous and free of I/O; the document is never mutated.
  */
 import { UrlPolicyError, UtcpError } from '../../core/errors.js';
 import { resolveLimits } from '../../core/limits.js';

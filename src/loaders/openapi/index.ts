@@ -1,5 +1,5 @@
 /**
- * OpenAPI 2.0/3.0/3.1 → UTCP `http` tools (shared/reference/openapi.md).
+ * OpenAPI 2.0/3.0/3.1 → UTCP `http` tools (docs/design/openapi.md).
  * `convertOpenApi` is what transports call through `ctx.convertOpenApi`; `convertOpenApiDocument`
  * is the user-facing entry that also parses text and returns the full conversion report.
  */

@@ -1,4 +1,4 @@
-/** Merging of OpenAPI `example`/`examples` into one JSON Schema `examples` array (openapi.md §8). */
+/** Merging of OpenAPI `example`/`examples` into one JSON Schema `examples` array (docs/design/openapi.md#refs). */
 import { derefObject, isPlainObject, type RefResolver } from './ref-resolver.js';
 
 const jsonValidity = new WeakMap<object, boolean>();

@@ -1,4 +1,4 @@
-/** `openapi_filter` (openapi.md §9): include/exclude by tag, path glob, method and operation id. */
+/** `openapi_filter` (docs/design/openapi.md#filters): include/exclude by tag, path glob, method and operation id. */
 import { UtcpError } from '../../core/errors.js';
 import { isPlainObject } from './ref-resolver.js';
 

@@ -1,4 +1,4 @@
-/** Operation response → `outputs` (openapi.md §7). */
+/** Operation response → `outputs` (docs/design/openapi.md#outputs). */
 import { collectObjectExamples } from './merge-examples.js';
 import { baseMediaType, type OperationContext } from './operation-context.js';
 import { decorateSchema } from './collect-parameters.js';

@@ -1,4 +1,4 @@
-/** Local JSON-pointer `$ref` resolution inside one OpenAPI document (openapi.md §8). */
+/** Local JSON-pointer `$ref` resolution inside one OpenAPI document (docs/design/openapi.md#refs). */
 
 /** Own-property read: names from a spec never reach `Object.prototype` (`constructor`, `__proto__`). */
 export function own(obj: unknown, key: string): unknown {

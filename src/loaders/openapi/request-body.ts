@@ -1,4 +1,4 @@
-/** Request bodies (openapi.md §6): OAS 3 `requestBody`, Swagger 2.0 `in: body` and `in: formData`. */
+/** Request bodies (docs/design/openapi.md#request-bodies): OAS 3 `requestBody`, Swagger 2.0 `in: body` and `in: formData`. */
 import { collectObjectExamples } from './merge-examples.js';
 import { baseMediaType, isJsonLike, type OperationContext } from './operation-context.js';
 import { decorateSchema, parameterSchema } from './collect-parameters.js';

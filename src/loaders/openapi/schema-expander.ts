@@ -1,5 +1,5 @@
 /**
- * `$ref` inlining and schema normalisation (openapi.md §8).
+ * `$ref` inlining and schema normalisation (docs/design/openapi.md#refs).
  *
  * One `SchemaRoot` per generated `inputs`/`outputs`: refs are inlined along a branch-local chain
  * (push on enter, pop on leave); a ref met again on its own branch, or any ref once the node budget

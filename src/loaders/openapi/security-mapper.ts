@@ -1,4 +1,4 @@
-/** Security schemes and requirements → tool `auth` (openapi.md §10, security.md §1, §3). */
+/** Security schemes and requirements → tool `auth` (docs/design/openapi.md#security-schemes, docs/design/security.md#url-policy, docs/design/security.md#remote-loopback). */
 import { UrlPolicyError } from '../../core/errors.js';
 import { assertUrlAllowed, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
 import type { OperationContext } from './operation-context.js';

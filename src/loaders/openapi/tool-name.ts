@@ -1,4 +1,4 @@
-/** Tool names for operations (openapi.md §3): sanitised, at most 64 characters, unique per spec. */
+/** Tool names for operations (docs/design/openapi.md#naming): sanitised, at most 64 characters, unique per spec. */
 
 export const MAX_TOOL_NAME_LENGTH = 64;
 

@@ -1,5 +1,5 @@
 /**
- * The one script that runs every step of a CLI call in a single shell (protocols.md §4),
+ * The one script that runs every step of a CLI call in a single shell (docs/design/transports.md#cli),
  * so that `cd`, `export` and shell variables persist from step to step.
  */
 

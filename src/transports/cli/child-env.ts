@@ -25,7 +25,7 @@ function assertEnvEntry(name: string, value: unknown, field: string): asserts va
 
 /**
  * The child's environment: allowlisted host variables ∪ `env_vars` ∪ the transport's own variables
- * (security.md §5). Nothing else of the host environment reaches the child. Unset names are skipped.
+ * (docs/design/security.md#child-env). Nothing else of the host environment reaches the child. Unset names are skipped.
  */
 export function buildChildEnv(options: ChildEnvOptions): Record<string, string> {
   const env: Record<string, string> = {};

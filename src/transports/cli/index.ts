@@ -1,4 +1,4 @@
-/** The `cli` transport (protocols.md §4): command templates run in one shell, arguments passed only through the environment. */
+/** The `cli` transport (docs/design/transports.md#cli): command templates run in one shell, arguments passed only through the environment. */
 import type { Transport, TransportContext } from '../../core/transport.js';
 import { CliTransport } from './cli-transport.js';
 

@@ -15,7 +15,7 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 /**
- * A call's result (protocols.md §4): the trimmed output, parsed as JSON when it starts with `{` or `[`
+ * A call's result (docs/design/transports.md#cli): the trimmed output, parsed as JSON when it starts with `{` or `[`
  * and parses; otherwise the string (`""` when empty).
  */
 export function parseCallOutput(output: string): unknown {
@@ -32,7 +32,7 @@ function assembled(tools: unknown[]): Obj {
 }
 
 /**
- * Discovery output → manual document (protocols.md §4): the whole output as JSON (a manual, a tool array
+ * Discovery output → manual document (docs/design/transports.md#cli): the whole output as JSON (a manual, a tool array
  * or one tool), else each line that looks like a JSON object (the first with `tools` is the manual; those
  * with `name` are collected as tools). Throws `INVALID_MANUAL` when nothing is found.
  */

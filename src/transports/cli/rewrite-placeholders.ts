@@ -1,5 +1,5 @@
 /**
- * The quote-state scanner (protocols.md §4, security.md §4): turns every `UTCP_ARG_<name>_UTCP_END`
+ * The quote-state scanner (docs/design/transports.md#cli, docs/design/security.md#cli-injection): turns every `UTCP_ARG_<name>_UTCP_END`
  * placeholder of a command template into a reference to the environment variable that holds the
  * argument value, chosen by the quoting context the placeholder sits in. Values never enter the
  * script text, so a wrong guess about the context can only change word splitting, never run code.

@@ -12,7 +12,7 @@ async function readConfined(ctx: TransportContext, filePath: string): Promise<{ 
   const path = await resolveConfinedPath(ctx.rootDir, filePath, 'file_path');
   const tooLarge = () => new UtcpError('RESPONSE_TOO_LARGE', `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`);
   try {
-    // The size is checked on the opened file before reading (security.md §10), then again on what was read.
+    // The size is checked on the opened file before reading (docs/design/security.md#limits), then again on what was read.
     const handle = await open(path, 'r');
     try {
       if ((await handle.stat()).size > ctx.limits.max_document_bytes) throw tooLarge();

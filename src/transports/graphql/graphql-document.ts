@@ -3,7 +3,7 @@ import type { GraphqlParser } from './load-modules.js';
 export type OperationType = 'query' | 'mutation' | 'subscription';
 
 /**
- * Builds the anonymous document `<op> ($a: T, …) { <field>(a: $a, …) <selection> }` (protocols.md §11).
+ * Builds the anonymous document `<op> ($a: T, …) { <field>(a: $a, …) <selection> }` (docs/design/transports.md#graphql).
  * `variableTypes` maps argument names to declared GraphQL types; `( … )` is omitted when empty.
  */
 export function buildDocument(op: OperationType, field: string, variableTypes: Record<string, string>, selection = ''): string {

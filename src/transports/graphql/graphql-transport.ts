@@ -25,7 +25,7 @@ interface Deadline {
 }
 
 /**
- * The `graphql` transport (protocols.md §11): discovery by introspection, queries and mutations
+ * The `graphql` transport (docs/design/transports.md#graphql): discovery by introspection, queries and mutations
  * over HTTP POST, subscriptions over graphql-transport-ws or legacy graphql-ws. One instance per client.
  */
 export class GraphqlTransport implements Transport<GraphqlCallTemplate> {

@@ -1,4 +1,4 @@
-/** The introspection document sent at discovery (protocols.md §11), with its result types. */
+/** The introspection document sent at discovery (docs/design/transports.md#graphql), with its result types. */
 export const INTROSPECTION_QUERY = `query UtcpIntrospection { __schema {
   queryType { name } mutationType { name } subscriptionType { name }
   types { kind name description

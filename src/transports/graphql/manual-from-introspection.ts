@@ -36,7 +36,7 @@ export function assertIntrospectionSchema(value: unknown): asserts value is Intr
 
 /**
  * Turns an introspected schema into tools: one per root field of the query, mutation and
- * subscription types, with argument schemas, selected outputs and generated documents (protocols.md §11).
+ * subscription types, with argument schemas, selected outputs and generated documents (docs/design/transports.md#graphql).
  * `raw` is the unsubstituted manual template; a `query` it carries is kept in every tool.
  */
 export function toolsFromIntrospection(schema: IntrospectionSchema, raw: GraphqlCallTemplate, parser: GraphqlParser): { tools: GeneratedTool[]; warnings: string[] } {

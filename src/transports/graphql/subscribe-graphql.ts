@@ -33,7 +33,7 @@ type Event =
   | { kind: 'error'; error: Error };
 
 /**
- * Runs one GraphQL subscription over WebSocket (protocols.md §11), offering `graphql-transport-ws`
+ * Runs one GraphQL subscription over WebSocket (docs/design/transports.md#graphql), offering `graphql-transport-ws`
  * and the legacy `graphql-ws` protocol, and yields each execution result (`{data, errors}`) as it arrives.
  * Returning early (break) or aborting sends `complete` (or `stop` + `connection_terminate`) and closes the socket.
  * @throws TransportError on handshake/protocol failures, the typed abort/timeout error on abort.

@@ -1,6 +1,6 @@
 /** Protocol definitions shipped inside the package (parsed with protobufjs, so no .proto file has to ship). */
 
-/** The `grpcpb.UTCPService` protocol shared by go-utcp, rs-utcp and elixir-utcp (protocols.md §12). */
+/** The `grpcpb.UTCPService` protocol shared by go-utcp, rs-utcp and elixir-utcp (docs/design/transports.md#grpc). */
 export const UTCP_SERVICE_PROTO = `syntax = "proto3";
 package grpcpb;
 

@@ -18,7 +18,7 @@ function add(metadata: Metadata, name: string, value: string): void {
 }
 
 /**
- * The call metadata: the template's `metadata` map, then auth (protocols.md §12): api_key (header
+ * The call metadata: the template's `metadata` map, then auth (docs/design/transports.md#grpc): api_key (header
  * location only) under its lowercased `var_name`, basic as `authorization: Basic …`, oauth2 and
  * oauth2_user as `authorization: Bearer …`. Username and password are never sent as separate keys.
  * @throws UtcpError HEADER_INJECTION on CR/LF/NUL, INVALID_MANUAL on an unusable key or api_key location.

@@ -15,7 +15,7 @@ const IPV6 = /^[0-9A-Fa-f:.]+$/;
 
 /**
  * Validates host, port, use_ssl and transport before any I/O. Plaintext is allowed only to loopback
- * literal hosts (security.md §1), so metadata credentials never travel in clear.
+ * literal hosts (docs/design/security.md#url-policy), so metadata credentials never travel in clear.
  * @throws UtcpError INVALID_MANUAL, UrlPolicyError
  */
 export function grpcTarget(template: GrpcCallTemplate): GrpcTarget {

@@ -34,7 +34,7 @@ interface Prepared {
 }
 
 /**
- * The `grpc` transport (protocols.md §12): the `grpcpb.UTCPService` protocol, or generic mode with
+ * The `grpc` transport (docs/design/transports.md#grpc): the `grpcpb.UTCPService` protocol, or generic mode with
  * descriptors from server reflection or a confined `.proto` file. Channels are cached per
  * (host, port, use_ssl) in this instance and closed on deregistration or close.
  */

@@ -29,7 +29,7 @@ const PACKAGES = ['grpc.reflection.v1', 'grpc.reflection.v1alpha'] as const;
 const MAX_FILES = 1_000;
 
 /**
- * Fetches the descriptors of `serviceName` by server reflection (protocols.md §12): `v1`, then
+ * Fetches the descriptors of `serviceName` by server reflection (docs/design/transports.md#grpc): `v1`, then
  * `v1alpha` when the server answers UNIMPLEMENTED; `file_containing_symbol`, then `file_by_filename`
  * for each missing dependency. Well-known google/protobuf files the server does not serve come bundled.
  * @throws GrpcError (reflection failed), UtcpError INVALID_MANUAL (service not found), RESPONSE_TOO_LARGE.

@@ -31,7 +31,7 @@ function confineImport(realRoot: string, candidate: string, shown: string): stri
 }
 
 /**
- * Loads `protoFile` (relative to `rootDir`) and its imports into a protobufjs Root (security.md §9):
+ * Loads `protoFile` (relative to `rootDir`) and its imports into a protobufjs Root (docs/design/security.md#file-confinement):
  * every file is realpath-confined to `rootDir`; imports resolve from the proto file's directory,
  * and the well-known `google/protobuf/*.proto` files come bundled with protobufjs.
  * @throws UtcpError PATH_NOT_ALLOWED (escapes), INVALID_MANUAL (missing or unparsable files).

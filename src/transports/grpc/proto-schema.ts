@@ -54,7 +54,7 @@ export function mapShape(field: Field): MapShape | undefined {
 export type SchemaDirection = 'input' | 'output';
 
 /**
- * JSON Schemas for protobuf messages following the protobuf JSON mapping (protocols.md §12):
+ * JSON Schemas for protobuf messages following the protobuf JSON mapping (docs/design/transports.md#grpc):
  * 64-bit integers as strings (numbers also accepted on input), bytes as base64, enums by name,
  * messages via `$defs`, maps as objects, and the well-known types by their JSON form.
  */

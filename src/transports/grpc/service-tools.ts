@@ -31,7 +31,7 @@ function outputsOf(method: Method): JsonSchema {
 
 /**
  * One tool per unary or server-streaming method of `service` (only `raw.method_name` when set);
- * client-streaming and bidi methods are skipped with a warning (protocols.md §12).
+ * client-streaming and bidi methods are skipped with a warning (docs/design/transports.md#grpc).
  */
 export function toolsForService(service: Service, raw: GrpcCallTemplate): { tools: ServiceTool[]; warnings: string[] } {
   const serviceName = typeName(service);

@@ -13,7 +13,7 @@ import { sendHttpRequest } from '../shared/http-send.js';
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 
 /**
- * One `http` tool call (protocols.md §1 steps 1–8): build, send (redirect rules, template timeout),
+ * One `http` tool call (docs/design/transports.md#http-call): build, send (redirect rules, template timeout),
  * retry once after a 401 with oauth2 auth, decode by media type.
  * @throws HttpStatusError for status ≥ 400, RESPONSE_TOO_LARGE, TIMEOUT/ABORTED, URL_POLICY, HEADER_INJECTION.
  */

@@ -1,5 +1,5 @@
 /**
- * The `http` transport (protocols.md §1): discovery of UTCP manuals and OpenAPI specs,
+ * The `http` transport (docs/design/transports.md#http): discovery of UTCP manuals and OpenAPI specs,
  * and tool calls on the client's shared undici dispatcher.
  */
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';

@@ -10,7 +10,7 @@ import { httpDispatcher } from '../shared/http-dispatcher.js';
 export interface HttpConnectionState {
   /** Set once the MCP session is initialised; failures before that are not "expired" or "broken". */
   ready: boolean;
-  /** A POST got 404: the server forgot the session (protocols.md §5). */
+  /** A POST got 404: the server forgot the session (docs/design/transports.md#mcp). */
   expired: boolean;
   /** A request failed below HTTP (reset, refused, broken pipe). */
   broken: boolean;
@@ -43,7 +43,7 @@ export function createMcpFetch(ctx: TransportContext, auth: Auth | null | undefi
     }
     let response: Response;
     try {
-      // MCP HTTP requests never follow redirects (security.md §2): a 3xx is refused below.
+      // MCP HTTP requests never follow redirects (docs/design/security.md#redirects): a 3xx is refused below.
       response = (await undiciFetch(url, { ...(init as object), headers, dispatcher: httpDispatcher(ctx), redirect: 'manual' } as unknown as Parameters<typeof undiciFetch>[1])) as unknown as Response;
     } catch (error) {
       if (state.ready && !init?.signal?.aborted) state.broken = true;

@@ -42,7 +42,7 @@ export function errorText(result: McpToolResult): string {
 }
 
 /**
- * Maps a `tools/call` result to the value the caller receives (protocols.md §5):
+ * Maps a `tools/call` result to the value the caller receives (docs/design/transports.md#mcp-results):
  * `isError` → ToolExecutionError; non-null `structuredContent` (an object whose only key is
  * `result` is unwrapped); else `content`: `[]` → `[]`, one item → that item mapped, several → an array.
  * @throws ToolExecutionError when the server flagged the result as an error.

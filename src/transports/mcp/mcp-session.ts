@@ -64,7 +64,7 @@ export interface Listing<T> {
 }
 
 /**
- * One persistent session with one MCP server for one manual of one client (protocols.md §5):
+ * One persistent session with one MCP server for one manual of one client (docs/design/transports.md#mcp):
  * opened lazily, shared by concurrent calls, re-opened after a crash or an expired HTTP session
  * (one reconnect-and-retry per request), and closed without leaving processes or timers.
  */

@@ -24,7 +24,7 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * The `mcp` transport (protocols.md §5): discovers the tools of every configured MCP server and
+ * The `mcp` transport (docs/design/transports.md#mcp): discovers the tools of every configured MCP server and
  * calls them over one persistent session per (manual, server). Each client has its own instance,
  * so sessions are never shared between clients, nor between manuals.
  */

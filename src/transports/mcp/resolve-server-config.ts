@@ -7,7 +7,7 @@ import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
 /** How a server is reached. `http-auto` tries streamable HTTP, then the legacy SSE transport. */
 export type McpServerKind = 'stdio' | 'streamable-http' | 'sse' | 'http-auto';
 
-/** Per-request timeout when the server config sets none, in seconds (protocols.md §5). */
+/** Per-request timeout when the server config sets none, in seconds (docs/design/transports.md#mcp). */
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 30;
 
 export interface StdioServer {

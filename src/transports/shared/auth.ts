@@ -41,7 +41,7 @@ function withHeader(name: string, value: string): AuthMaterial {
 }
 
 /**
- * Turns an auth object into headers, query parameters and cookies (manual-format.md §5).
+ * Turns an auth object into headers, query parameters and cookies (docs/design/manual-format.md#auth).
  * api_key (header/query/cookie), basic, oauth2 (client credentials, cached per client) and oauth2_user.
  * @throws HEADER_INJECTION on CR/LF/NUL, INVALID_MANUAL on an empty key, URL_POLICY on a bad token URL.
  */

@@ -4,7 +4,7 @@ import { UtcpError } from '../../core/errors.js';
 
 /**
  * Resolves `filePath` against `rootDir` and requires the real target (symlinks followed) to be a regular
- * file inside the real root (security.md §9). Throws PATH_NOT_ALLOWED or TRANSPORT_FAILED naming the field.
+ * file inside the real root (docs/design/security.md#file-confinement). Throws PATH_NOT_ALLOWED or TRANSPORT_FAILED naming the field.
  */
 export async function resolveConfinedPath(rootDir: string, filePath: string, field: string): Promise<string> {
   const root = await realpath(rootDir).catch(() => resolve(rootDir));

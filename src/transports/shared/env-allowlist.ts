@@ -1,6 +1,6 @@
 /**
- * Host variables a child process (CLI tool, MCP stdio server) inherits by default (protocols.md §4,
- * security.md §5). One list for every transport that starts processes, so they never drift apart.
+ * Host variables a child process (CLI tool, MCP stdio server) inherits by default (docs/design/transports.md#cli,
+ * docs/design/security.md#child-env). One list for every transport that starts processes, so they never drift apart.
  */
 
 export const DEFAULT_UNIX_ALLOWLIST: readonly string[] = Object.freeze([

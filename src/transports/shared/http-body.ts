@@ -111,7 +111,7 @@ export function utf8(bytes: Uint8Array): string {
   return UTF8.decode(bytes);
 }
 
-/** Decodes a tool response by media type (protocols.md §1 step 8): `json` → parsed (fallback text); else text; empty → "". */
+/** Decodes a tool response by media type (docs/design/transports.md#http-response): `json` → parsed (fallback text); else text; empty → "". */
 export function decodeResponseBody(bytes: Uint8Array, contentType: string | undefined): unknown {
   if (bytes.byteLength === 0) return '';
   const text = utf8(bytes);

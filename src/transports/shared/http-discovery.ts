@@ -14,7 +14,7 @@ import { templateTargets } from './template-targets.js';
 
 export { templateTargets };
 
-/** Discovery deadline for http, sse and streamable_http, in ms (protocols.md §0). */
+/** Discovery deadline for http, sse and streamable_http, in ms (docs/design/transports.md#timeouts). */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
 
 export interface DiscoverHttpOptions {
@@ -29,7 +29,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * The remote→loopback rule for discovered UTCP manuals (security.md §3): a manual fetched from a
+ * The remote→loopback rule for discovered UTCP manuals (docs/design/security.md#remote-loopback): a manual fetched from a
  * remote origin loses every tool that would contact a loopback-like host, each with a warning.
  */
 export function dropLoopbackTools(manual: Obj, sourceUrl: string, warnings: string[]): Obj {
@@ -80,7 +80,7 @@ async function fetchDocument(
 }
 
 /**
- * Discovery for http, sse and streamable_http (protocols.md §1–3): one request with headers + auth,
+ * Discovery for http, sse and streamable_http (docs/design/transports.md#http-discovery): one request with headers + auth,
  * redirects followed by the rules, 10 s deadline, then a UTCP manual (remote→loopback tools dropped)
  * or, for http, an OpenAPI document handed to the converter with the final URL as spec URL.
  */

@@ -12,7 +12,7 @@ export interface ServerSentEvent {
 /**
  * Incremental `text/event-stream` decoding (WHATWG rules via eventsource-parser): UTF-8 decoded
  * across chunk boundaries, CR/LF/CRLF line ends, comments, `id` and `retry` tracked.
- * Events with empty data are not dispatched (protocols.md §2). One event above `maxItemBytes` fails.
+ * Events with empty data are not dispatched (docs/design/transports.md#sse-parsing). One event above `maxItemBytes` fails.
  */
 export class EventStreamDecoder {
   /** Last `id` seen (sent back as `Last-Event-ID` on reconnect). */

@@ -19,7 +19,7 @@ export interface OpenStreamOptions {
 }
 
 /**
- * Sends a streaming call request (no redirects: a 3xx is an error, security.md §2) and returns the
+ * Sends a streaming call request (no redirects: a 3xx is an error, docs/design/security.md#redirects) and returns the
  * 2xx response with its body unread. After a 401 with oauth2 auth, `rebuild()` is called once with a fresh token.
  * @throws HttpStatusError (≥ 400), TRANSPORT_FAILED with code HTTP_STATUS (3xx), network/abort errors.
  */

@@ -38,7 +38,7 @@ export interface BuildHttpRequestOptions {
   signal: AbortSignal;
 }
 
-/** Percent-encodes every byte except `A-Z a-z 0-9 - . _ ~` (protocols.md §1 step 2). */
+/** Percent-encodes every byte except `A-Z a-z 0-9 - . _ ~` (docs/design/transports.md#http-path). */
 export function encodeStrict(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 }
@@ -83,7 +83,7 @@ function multipartName(name: string): string {
 }
 
 /**
- * Encodes a body by effective Content-Type (protocols.md §1 step 6).
+ * Encodes a body by effective Content-Type (docs/design/transports.md#http-body).
  * @returns the bytes/text and the Content-Type to send (multipart gets its generated boundary).
  */
 export function encodeBody(body: unknown, contentType: string): { body: string | Uint8Array; contentType: string } {
@@ -158,7 +158,7 @@ export function mergeHeaders(
 }
 
 /**
- * Builds a tool request (protocols.md §1 steps 1–6): header/cookie/body args, `{path}` placeholders,
+ * Builds a tool request (docs/design/transports.md#http-call): header/cookie/body args, `{path}` placeholders,
  * URL policy, query string for every method (auth query last), merged headers, encoded body.
  * @throws INVALID_ARGUMENTS on a missing path parameter, URL_POLICY, HEADER_INJECTION.
  */

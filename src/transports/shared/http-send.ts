@@ -14,7 +14,7 @@ export interface SendHttpOptions {
   signal: AbortSignal;
   /** URL-policy context of the first URL ("manual discovery", "tool invocation"); hops use "<context> (redirect target)". */
   context: string;
-  /** Follow redirects by hand (security.md §2); otherwise a 3xx is returned as is. */
+  /** Follow redirects by hand (docs/design/security.md#redirects); otherwise a 3xx is returned as is. */
   followRedirects: boolean;
   /** Names the operation in messages, e.g. "HTTP call of tool demo.echo". */
   what: string;

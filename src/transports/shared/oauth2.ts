@@ -6,7 +6,7 @@ import type { OAuth2Auth } from '../../core/types.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
 import { discardBody, headerValue, mediaType, readBodyCapped, utf8 } from './http-body.js';
 
-/** Token responses larger than this are refused (security.md §7). */
+/** Token responses larger than this are refused (docs/design/security.md#oauth2). */
 export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 /** A cached token is reused until this long before it expires. */
 export const TOKEN_EXPIRY_MARGIN_MS = 30_000;
@@ -56,7 +56,7 @@ class TokenStatusError extends TransportError {
 }
 
 /**
- * OAuth2 client-credentials tokens for one client (manual-format.md §5.1): URL policy before any
+ * OAuth2 client-credentials tokens for one client (docs/design/manual-format.md#oauth2): URL policy before any
  * credential leaves, no redirects, body credentials then Basic on 400/401, refresh grant, expiry,
  * one in-flight request per cache key. Nothing is shared with another client.
  */

@@ -1,7 +1,7 @@
 /**
  * Turns a manual received over a socket (websocket, tcp, udp) into a discovery result:
  * tools without a usable template inherit the raw manual template, and a manual served by a
- * remote host may not point tools at a loopback-like host (security.md §3).
+ * remote host may not point tools at a loopback-like host (docs/design/security.md#remote-loopback).
  */
 import { TransportError } from '../../core/errors.js';
 import type { CallTemplateBase } from '../../core/types.js';

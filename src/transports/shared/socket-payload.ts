@@ -1,5 +1,5 @@
 /**
- * Outgoing payloads of the socket transports (websocket, tcp, udp; protocols.md §8–§10):
+ * Outgoing payloads of the socket transports (websocket, tcp, udp; docs/design/transports.md#socket-payload):
  * `UTCP_ARG_<name>_UTCP_ARG` substitution, the `tool_args` wrapper, the wire tool name,
  * the discovery message, and decoding of raw response bytes.
  */
@@ -86,7 +86,7 @@ export function substituteStructured(template: unknown, args: JsonObject): unkno
 }
 
 /**
- * The text frame a WebSocket tool call sends (protocols.md §8): null → the arguments as JSON;
+ * The text frame a WebSocket tool call sends (docs/design/transports.md#websocket): null → the arguments as JSON;
  * object/array → structured substitution, then JSON; string → JSON-escaped substitution when it looks like JSON, else raw.
  */
 export function buildWebSocketMessage(message: unknown, args: JsonObject): string {
@@ -113,7 +113,7 @@ export function wireToolName(tool: Tool, manualName: string, mode: 'bare' | 'qua
 }
 
 /**
- * The tcp/udp request payload (protocols.md §9): `json` → the arguments (or `{tool, args}` with
+ * The tcp/udp request payload (docs/design/transports.md#tcp): `json` → the arguments (or `{tool, args}` with
  * `request_wrapper: "tool_args"`) as JSON; `text` → the template with placeholders replaced
  * (strings raw, others JSON), or the argument values joined by one space when there is no template.
  */
@@ -158,7 +158,7 @@ export function textDecoderFor(label: string): TextDecoder {
 }
 
 /**
- * Decodes response bytes (protocols.md §9): with a `response_byte_format` label, text then JSON
+ * Decodes response bytes (docs/design/transports.md#tcp): with a `response_byte_format` label, text then JSON
  * (falling back to the text); with null, the raw bytes as a Uint8Array.
  */
 export function decodeResponseBytes(bytes: Uint8Array, byteFormat: string | null | undefined): unknown {

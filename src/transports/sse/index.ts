@@ -1,5 +1,5 @@
 /**
- * The `sse` transport (protocols.md §2): server-sent event streams, parsed incrementally and
+ * The `sse` transport (docs/design/transports.md#sse): server-sent event streams, parsed incrementally and
  * yielded as they arrive, with reconnection for GET streams.
  */
 import { UtcpError } from '../../core/errors.js';

@@ -31,7 +31,7 @@ function withHeaders(spec: HttpRequestSpec, extra: Record<string, string>): Http
 }
 
 /**
- * Streams an `sse` tool call (protocols.md §2): POST when a body argument is present, else GET;
+ * Streams an `sse` tool call (docs/design/transports.md#sse): POST when a body argument is present, else GET;
  * each event yielded as it arrives (filtered by `event_type`); GET streams reconnect after network
  * errors with `Last-Event-ID`, waiting the server's `retry`, within `retry_timeout`.
  * Stopping iteration cancels the request.

@@ -1,5 +1,5 @@
 /**
- * The `streamable_http` transport (protocols.md §3): chunked HTTP responses streamed as NDJSON
+ * The `streamable_http` transport (docs/design/transports.md#streamable-http): chunked HTTP responses streamed as NDJSON
  * lines, JSON values, SSE events or byte chunks.
  */
 import { UtcpError } from '../../core/errors.js';

@@ -95,7 +95,7 @@ async function* sseItems(body: ResponseBody, maxItemBytes: number, what: string)
 }
 
 /**
- * Streams a `streamable_http` call (protocols.md §3): items by media type (NDJSON lines, one JSON
+ * Streams a `streamable_http` call (docs/design/transports.md#streamable-http): items by media type (NDJSON lines, one JSON
  * value, SSE events, or byte chunks of `chunk_size`), as they arrive. Redirects are refused; the
  * template `timeout` covers the whole request including the body. Stopping iteration cancels the request.
  */

@@ -1,5 +1,5 @@
 /**
- * Decodes the escape sequences of a TCP `message_delimiter` (protocols.md §9):
+ * Decodes the escape sequences of a TCP `message_delimiter` (docs/design/transports.md#tcp):
  * `\n \r \t \0 \\ \xHH \uHHHH`. Any other backslash sequence is kept as written.
  */
 export function decodeEscapes(text: string): string {

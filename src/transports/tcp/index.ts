@@ -1,5 +1,5 @@
 /**
- * The `tcp` transport (protocols.md §9): one fresh connection per discovery or call, request
+ * The `tcp` transport (docs/design/transports.md#tcp): one fresh connection per discovery or call, request
  * payloads from templates, six receive framings, and a timeout covering connect + whole read.
  */
 import { TransportError } from '../../core/errors.js';

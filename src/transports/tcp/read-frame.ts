@@ -1,5 +1,5 @@
 /**
- * Receive framing of the tcp transport (protocols.md §9). Every reader stops at its size limit
+ * Receive framing of the tcp transport (docs/design/transports.md#tcp). Every reader stops at its size limit
  * with RESPONSE_TOO_LARGE and treats a connection closed too early as PROTOCOL_ERROR.
  */
 import { TransportError } from '../../core/errors.js';

@@ -4,7 +4,7 @@ import { decodeEscapes } from './decode-escapes.js';
 
 export type FramingStrategy = NonNullable<TcpCallTemplate['framing_strategy']>;
 
-/** The framing fields of a tcp template with their defaults applied (protocols.md §9). */
+/** The framing fields of a tcp template with their defaults applied (docs/design/transports.md#tcp). */
 export interface TcpFraming {
   strategy: FramingStrategy;
   prefixBytes: 1 | 2 | 4 | 8;

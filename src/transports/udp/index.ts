@@ -1,5 +1,5 @@
 /**
- * The `udp` transport (protocols.md §10): one datagram out, up to `number_of_response_datagrams`
+ * The `udp` transport (docs/design/transports.md#udp): one datagram out, up to `number_of_response_datagrams`
  * replies back from the target address only, then decode; a fresh socket per discovery or call.
  */
 import { TransportError } from '../../core/errors.js';

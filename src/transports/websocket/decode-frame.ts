@@ -30,7 +30,7 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Decodes a frame by `response_format` (protocols.md §8): `json` → parsed (fallback string);
+ * Decodes a frame by `response_format` (docs/design/transports.md#websocket): `json` → parsed (fallback string);
  * `text` → string (binary as UTF-8); `raw` → string for text frames, Uint8Array for binary;
  * null → text frames parsed as JSON when possible else string, binary → Uint8Array.
  */

@@ -1,5 +1,5 @@
 /**
- * The `websocket` transport (protocols.md §8): pooled persistent connections per
+ * The `websocket` transport (docs/design/transports.md#websocket): pooled persistent connections per
  * (manual, url, protocol), discovery by message, message templates, request-id correlation,
  * `first_message` / `until_close` responses and streaming until `stream_end`, `complete` or close.
  */

@@ -2,7 +2,7 @@ import { UtcpError } from '../../core/errors.js';
 import type { WebSocketCallTemplate } from '../../core/types.js';
 import { positiveOr } from '../shared/socket-deadline.js';
 
-/** A websocket template with its defaults applied (protocols.md §8). */
+/** A websocket template with its defaults applied (docs/design/transports.md#websocket). */
 export interface WsSettings {
   url: string;
   protocol: string | undefined;
