@@ -7,9 +7,9 @@ import { argToText } from '../../core/stringify.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { CliCallTemplate, JsonObject, Tool } from '../../core/types.js';
 import { buildBashScript, buildPowerShellScript, outDirEnvName } from './build-script.js';
-import { buildChildEnv } from './child-env.js';
+import { buildChildEnv } from '../shared/child-env.js';
 import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
-import type { ProcessGroup } from './process-group.js';
+import { processTreeMarker, type ProcessGroup } from '../shared/process-group.js';
 import { argEnvName, rewritePlaceholders, type ShellDialect } from './rewrite-placeholders.js';
 import { runProcess } from './run-process.js';
 
@@ -116,6 +116,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
     for (const name of new Set(rewritten.flatMap((r) => r.names))) {
       internal[argEnvName(nonce, name)] = argumentText(args, name, run);
     }
+    const marker = processTreeMarker();
+    internal[marker.name] = marker.value;
     const appended = commands.map((step, i) => step.append_to_final_output ?? i === commands.length - 1);
     const cwd = await this.#workingDir(template, run.what);
     this.#pruneLingering();
@@ -125,7 +127,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
       if (dialect === 'powershell') {
         const env = this.#env(template, internal);
         const script = buildPowerShellScript(rewritten.map((r) => r.text), appended);
-        const result = await this.#spawn('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', script], cwd, env, signal.signal, run, run.maxBytes);
+        const result = await this.#spawn('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', script], cwd, env, signal.signal, run, run.maxBytes, marker.value);
         const output = result.stdout.toString('utf8');
         if (result.exitCode !== 0) {
           throw new CliExitError(result.exitCode, result.signal, tail(output + result.stderrTail), run.what);
@@ -139,7 +141,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
         const env = this.#env(template, internal);
         const script = buildBashScript(rewritten.map((r) => r.text), nonce);
         this.#ctx.logger.debug?.('cli: running', { what: run.what, steps: commands.length, cwd });
-        const result = await this.#spawn('/bin/bash', ['-c', script], cwd, env, signal.signal, run, run.maxBytes);
+        const result = await this.#spawn('/bin/bash', ['-c', script], cwd, env, signal.signal, run, run.maxBytes, marker.value);
         if (result.exitCode !== 0) {
           const stepTail = await lastStepTail(outDir);
           const shellTail = result.stderrTail.trim();
@@ -154,7 +156,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     }
   }
 
-  #spawn(file: string, args: string[], cwd: string, env: Record<string, string>, signal: AbortSignal, run: Execution, maxStdoutBytes: number) {
+  #spawn(file: string, args: string[], cwd: string, env: Record<string, string>, signal: AbortSignal, run: Execution, maxStdoutBytes: number, treeMarker: string) {
     return runProcess({
       file,
       args,
@@ -165,6 +167,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
       timeoutMs: run.callerTimeoutMs,
       maxStdoutBytes,
       platform: this.#platform,
+      treeMarker,
       onLingering: (group) => {
         this.#ctx.logger.debug?.('cli: background processes outlived the call; they are killed on close()', { what: run.what });
         this.#lingering.add(group);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
-import { ProcessGroup } from './process-group.js';
+import { ProcessGroup } from '../shared/process-group.js';
 
 /** Bytes of the shell's own stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;
@@ -20,6 +20,8 @@ export interface RunProcessOptions {
   /** Cap on the shell's stdout; crossing it kills the group and rejects with RESPONSE_TOO_LARGE. */
   maxStdoutBytes: number;
   platform: NodeJS.Platform;
+  /** The value of `TREE_MARKER_NAME` in `env`, so that processes which leave the group are still found. */
+  treeMarker?: string;
   /** Receives the group when background processes outlive a shell that exited normally. */
   onLingering?: (group: ProcessGroup) => void;
 }
@@ -53,7 +55,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       reject(new TransportError(`${options.what}: cannot start ${options.file}`, { cause }));
       return;
     }
-    const group = child.pid !== undefined ? new ProcessGroup(child.pid, options.platform) : undefined;
+    const group = child.pid !== undefined ? new ProcessGroup(child.pid, options.platform, options.treeMarker) : undefined;
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr: Buffer = Buffer.alloc(0);

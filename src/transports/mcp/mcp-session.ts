@@ -8,7 +8,7 @@ import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from '../shared/auth.js';
-import { buildChildEnv } from './build-child-env.js';
+import { buildChildEnv } from '../shared/child-env.js';
 import { createMcpFetch, newHttpConnectionState, type HttpConnectionState } from './create-mcp-fetch.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
@@ -321,7 +321,7 @@ export class McpSession {
   }
 
   async #stdioTransport(sdk: McpSdk, server: StdioServer): Promise<Omit<Connection, 'client' | 'closed' | 'listed'>> {
-    const env = buildChildEnv(server.env);
+    const env = buildChildEnv({ hostEnv: process.env, envVars: server.env, platform: process.platform, what: 'mcp', fields: { inherit: 'inherit', envVars: 'env' } });
     if (process.platform === 'win32') {
       // The SDK's transport resolves `npx`-style `.cmd` shims on Windows (we cannot without a shell).
       const StdioClientTransport = await sdk.loadStdioClientTransport();

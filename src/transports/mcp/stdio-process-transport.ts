@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport as SdkTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { signalProcessGroup } from '../shared/process-group.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 
 /** How much of the server's stderr is kept for error messages, in characters. */
@@ -190,7 +191,7 @@ export class StdioProcessTransport implements SdkTransport {
 
   #signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     try {
-      if (process.platform !== 'win32' && child.pid !== undefined) process.kill(-child.pid, signal);
+      if (process.platform !== 'win32' && child.pid !== undefined) signalProcessGroup(child.pid, signal);
       else child.kill(signal);
     } catch {
       // ESRCH: already gone

@@ -1,0 +1,190 @@
+/**
+ * The processes one spawned child brings into the world, and how they are ended
+ * (docs/design/threat-model.md#process-trees). Used by every transport that starts processes
+ * (cli shells, MCP stdio servers).
+ *
+ * A child is spawned with `detached: true`, so it leads a new process group and a signal to the
+ * group reaches grandchildren such as `sleep 1000 &`. A process that leaves the group (`setsid`,
+ * a daemon's double fork) is still found on Linux: every process of the tree carries a random
+ * marker variable in its environment (`processTreeMarker()`), and at kill time /proc is searched
+ * for it, together with the descendants of the leader by parent pid. On other Unix systems only
+ * the group is reached; on Windows, where there are no process groups, the tree is killed with
+ * `taskkill /T /F`.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Grace period between SIGTERM and SIGKILL, in milliseconds. */
+export const KILL_GRACE_MS = 2000;
+/** How often a terminating group is probed, so that nothing waits for it once it is gone. */
+const GROUP_POLL_MS = 25;
+/** Name of the environment variable that marks every process of one tree. */
+export const TREE_MARKER_NAME = '__UTCP_PROCESS_TREE';
+
+/** A fresh marker for one child: add `{ [name]: value }` to its environment and pass it to `ProcessGroup`. */
+export function processTreeMarker(): { name: string; value: string } {
+  return { name: TREE_MARKER_NAME, value: randomBytes(12).toString('hex') };
+}
+
+/** Sends `signal` to process group `pgid`; false when the group is gone. */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class ProcessGroup {
+  readonly pid: number;
+  readonly #platform: NodeJS.Platform;
+  readonly #marker: string | undefined;
+  #killTimer: NodeJS.Timeout | undefined;
+  #terminating = false;
+
+  /**
+   * @param pid the leader (spawned with `detached: true` except on Windows)
+   * @param marker the value of `TREE_MARKER_NAME` given to the leader's environment, if any
+   */
+  constructor(pid: number, platform: NodeJS.Platform, marker?: string) {
+    this.pid = pid;
+    this.#platform = platform;
+    this.#marker = marker;
+  }
+
+  get terminating(): boolean {
+    return this.#terminating;
+  }
+
+  /**
+   * True while some process of the tree exists. A kill(0) probe also counts zombies, which linger as
+   * long as their reaper (often PID 1 in a container) takes; on Linux /proc tells them apart.
+   */
+  isAlive(): boolean {
+    if (this.#platform === 'win32') return false;
+    if (this.#platform !== 'linux') return signalProcessGroup(this.pid, 0);
+    const scan = scanProc(this.pid, this.#marker);
+    // When /proc cannot tell (unreadable, or it shows no process of the tree at all), trust kill(0).
+    if (scan === undefined || scan.seen === 0) return signalProcessGroup(this.pid, 0);
+    return scan.live.length > 0;
+  }
+
+  /** SIGTERM to the whole tree now, SIGKILL after `graceMs` unless it is gone first (probed every 25 ms). */
+  terminate(graceMs = KILL_GRACE_MS): void {
+    if (this.#terminating) return;
+    this.#terminating = true;
+    if (this.#platform === 'win32') {
+      killWindowsTree(this.pid);
+      return;
+    }
+    this.signal('SIGTERM');
+    // Poll rather than wait out the whole grace: the timer keeps the host process alive, so it must
+    // stop as soon as the tree is gone (the leader's exit cannot tell, and lingering trees have no
+    // exit event at all).
+    const killAt = Date.now() + graceMs;
+    const check = () => {
+      this.#killTimer = undefined;
+      if (!this.isAlive()) return;
+      const left = killAt - Date.now();
+      if (left <= 0) this.signal('SIGKILL');
+      else this.#killTimer = setTimeout(check, Math.min(left, GROUP_POLL_MS));
+    };
+    this.#killTimer = setTimeout(check, Math.min(graceMs, GROUP_POLL_MS));
+  }
+
+  /** Called once the leader has exited: cancels the SIGKILL escalation when nothing of the tree is left. */
+  settle(): void {
+    if (this.#killTimer !== undefined && !this.isAlive()) {
+      clearTimeout(this.#killTimer);
+      this.#killTimer = undefined;
+    }
+  }
+
+  /** Sends `signal` to the group and, on Linux, to every process that left it but belongs to the tree. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.#platform === 'win32') return;
+    signalProcessGroup(this.pid, signal);
+    if (this.#platform !== 'linux') return;
+    for (const pid of scanProc(this.pid, this.#marker)?.live ?? []) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+}
+
+function killWindowsTree(pid: number): void {
+  try {
+    const killer = spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
+    killer.on('error', () => {});
+    killer.unref();
+  } catch {
+    // taskkill unavailable: nothing more we can do.
+  }
+}
+
+interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  live: boolean;
+}
+
+/**
+ * Linux: the live (non-zombie) processes of the tree of `leader`: members of its process group,
+ * descendants of any member by parent pid, and processes whose environment carries `marker`.
+ * Undefined when /proc cannot be read.
+ */
+function scanProc(leader: number, marker: string | undefined): { live: number[]; seen: number } | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const entries: ProcEntry[] = [];
+  for (const name of names) {
+    const first = name.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // "<pid> (<comm>) <state> <ppid> <pgrp> ...": comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    entries.push({ pid: Number(name), ppid: Number(fields[1]), pgrp: Number(fields[2]), live: fields[0] !== 'Z' && fields[0] !== 'X' });
+  }
+  const inTree = new Set<number>();
+  for (const e of entries) if (e.pgrp === leader || e.pid === leader) inTree.add(e.pid);
+  if (marker !== undefined) {
+    const needle = Buffer.from(`\0${TREE_MARKER_NAME}=${marker}\0`);
+    for (const e of entries) {
+      if (inTree.has(e.pid) || e.pid === process.pid) continue;
+      try {
+        // Leading NUL so the first variable matches too.
+        const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${e.pid}/environ`)]);
+        if (environ.includes(needle)) inTree.add(e.pid);
+      } catch {
+        // another user's process, or exited
+      }
+    }
+  }
+  // Descendants by parent pid, to a fixed point.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const e of entries) {
+      if (!inTree.has(e.pid) && inTree.has(e.ppid)) {
+        inTree.add(e.pid);
+        grew = true;
+      }
+    }
+  }
+  const tree = entries.filter((e) => inTree.has(e.pid));
+  return { live: tree.filter((e) => e.live).map((e) => e.pid), seen: tree.length };
+}
