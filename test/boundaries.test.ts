@@ -51,6 +51,22 @@ describe('module boundaries', () => {
     expect(bad).toEqual([]);
   });
 
+  it('agent and mcp use the public API only (the root entry, the internal entry for the agent, and their own folder)', () => {
+    const bad: string[] = [];
+    for (const [dir, allowed] of [
+      ['agent', ['index.ts', 'internal.ts']],
+      ['mcp', ['index.ts']],
+    ] as const) {
+      for (const f of files(join(SRC, dir))) {
+        for (const i of imports(f)) {
+          const target = i.replace(/\.js$/, '.ts');
+          if (!target.startsWith(`${dir}/`) && !(allowed as readonly string[]).includes(target)) bad.push(`${relative(SRC, f)} → ${i}`);
+        }
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
   it('the library never prints (only src/cli may)', () => {
     const noisy = files(SRC).filter((f) => !relative(SRC, f).startsWith('cli/') && /console\.(log|warn|error|info|debug)\(/.test(readFileSync(f, 'utf8')));
     expect(noisy.map((f) => relative(SRC, f))).toEqual([]);

@@ -1,5 +1,5 @@
 /** `utcp serve-mcp`: expose the tools of the given sources as an MCP server (stdio or streamable HTTP). */
-import { serveMcp } from '../agent/index.js';
+import { serveMcp } from '../mcp/index.js';
 import { EXIT, type Common } from './commands.js';
 import { dim, green } from './output.js';
 import { createCliClient } from './sources.js';

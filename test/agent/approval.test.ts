@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalActionFor, type ApprovalRule } from '../../src/agent/index.js';
+import { approvalActionFor, type ApprovalRule } from '../../src/agent/loop/approval.js';
 import type { Tool } from '../../src/index.js';
 
 function tool(name: string, tags: string[] = []): Tool {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TOOLS_PER_REQUEST, openAIChatModel, runAgent, userMessage, type AgentEvent } from '../../src/agent/index.js';
+import { openAIChatModel, runAgent, userMessage, type AgentEvent } from '../../src/agent/index.js';
+import { MAX_TOOLS_PER_REQUEST } from '../../src/agent/loop/agent-tool-set.js';
 import { UtcpClient, type DirectFunction } from '../../src/index.js';
 import { ScriptedModel, textTurn, toolCallsTurn } from '../../src/testing/scripted-model.js';
 import { openAIText, openAIToolCalls, startLlmServer, type LlmServer } from './helpers/llm-server.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseToolArguments } from '../../src/agent/parse-tool-arguments.js';
+import { parseToolArguments } from '../../src/agent/loop/parse-tool-arguments.js';
 
 describe('parseToolArguments', () => {
   it('parses a JSON object', () => {

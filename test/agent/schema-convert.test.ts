@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dropStrictModeNulls, toAnthropicInputSchema, toObjectRootSchema, toOpenAIParameters } from '../../src/agent/index.js';
+import { dropStrictModeNulls } from '../../src/agent/index.js';
+import { toAnthropicInputSchema, toObjectRootSchema, toOpenAIParameters } from '../../src/agent/export/schema-convert.js';
 
 describe('toObjectRootSchema', () => {
   it('gives an empty or missing schema an object root', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { truncateOutput } from '../../src/agent/index.js';
+import { truncateOutput } from '../../src/agent/loop/truncate-output.js';
 
 describe('truncateOutput', () => {
   it('leaves text within the budget untouched', () => {

@@ -3,7 +3,7 @@
  * no root-level oneOf/anyOf/allOf (merged into one object), and, for OpenAI strict mode, every property
  * required (optional ones nullable), `additionalProperties: false` and unsupported keywords dropped. `$defs` are kept.
  */
-import type { JsonSchema } from '../index.js';
+import type { JsonSchema } from '../../index.js';
 
 type Schema = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
-import { toCallToolResult, toErrorResult, toMcpTool } from './mcp-bridge-convert.js';
-import { encodeMcpToolName } from './mcp-bridge-names.js';
-import type { McpServerSdk } from './mcp-bridge-sdk.js';
+import { toCallToolResult, toErrorResult, toMcpTool } from './convert.js';
+import { encodeMcpToolName } from './tool-names.js';
+import type { McpServerSdk } from './sdk.js';
 
 /** What the bridge needs from a client. */
 export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'>;

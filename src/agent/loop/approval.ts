@@ -1,4 +1,4 @@
-import type { JsonObject, Tool } from '../index.js';
+import type { JsonObject, Tool } from '../../index.js';
 import { matchGlob } from './match-glob.js';
 
 /** What a policy rule does with a matching call: run it, ask the `approve` callback, or refuse it. */

@@ -1,5 +1,5 @@
-import type { JsonObject, JsonSchema } from '../index.js';
-import { isSchemaObject, resolveLocalRef, toObjectRootSchema, typesOf } from './schema-convert.js';
+import type { JsonObject, JsonSchema } from '../../index.js';
+import { isSchemaObject, resolveLocalRef, toObjectRootSchema, typesOf } from '../export/schema-convert.js';
 
 type Schema = Record<string, unknown>;
 

@@ -1,15 +1,15 @@
-import { ToolNotFoundError, UtcpArgumentsError, UtcpError, type JsonObject, type Tool, type UtcpClient } from '../index.js';
+import { ToolNotFoundError, UtcpArgumentsError, UtcpError, type JsonObject, type Tool, type UtcpClient } from '../../index.js';
 import type { AgentEventListener } from './agent-events.js';
 import type { AgentToolSet } from './agent-tool-set.js';
 import { approvalActionFor, type ApprovalDecision, type ApprovalOptions } from './approval.js';
-import type { ChatModel } from './chat-model.js';
+import type { ChatModel } from '../chat-model.js';
 import { describeToolError } from './describe-tool-error.js';
 import { mapConcurrent } from './map-concurrent.js';
-import type { ToolCall, ToolResultMessage } from './messages.js';
+import type { ToolCall, ToolResultMessage } from '../messages.js';
 import { parseToolArguments } from './parse-tool-arguments.js';
 import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME, parseSearchArguments, searchResultText } from './search-tools-tool.js';
-import type { ToolNameCodec } from './tool-names.js';
+import type { ToolNameCodec } from '../export/tool-names.js';
 import { toolOutputText } from './tool-output-text.js';
 import { truncateOutput } from './truncate-output.js';
 

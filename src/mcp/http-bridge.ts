@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TransportError, isLoopbackLiteral } from '../index.js';
-import { loadStreamableHttpServerTransport, type McpServerSdk } from './mcp-bridge-sdk.js';
-import { createBridgeServer, type BridgeServerSettings } from './mcp-bridge-server.js';
+import { loadStreamableHttpServerTransport, type McpServerSdk } from './sdk.js';
+import { createBridgeServer, type BridgeServerSettings } from './bridge-server.js';
 
 type BridgeServer = ReturnType<typeof createBridgeServer>;
 type HttpTransport = InstanceType<Awaited<ReturnType<typeof loadStreamableHttpServerTransport>>>;

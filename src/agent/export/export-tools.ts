@@ -2,8 +2,8 @@
  * Registered tools in the shapes model SDKs take: OpenAI `tools`, Anthropic `tools`, Vercel AI SDK tool records.
  * Pass one `ToolNameCodec` to map the model's tool-call names back to client names with `names.decode()`.
  */
-import type { JsonObject, JsonSchema, Tool, UtcpClient } from '../index.js';
-import type { ModelToolDefinition } from './chat-model.js';
+import type { JsonObject, JsonSchema, Tool, UtcpClient } from '../../index.js';
+import type { ModelToolDefinition } from '../chat-model.js';
 import { toAnthropicInputSchema, toObjectRootSchema, toOpenAIParameters } from './schema-convert.js';
 import { toolDefinition } from './tool-definitions.js';
 import { ToolNameCodec } from './tool-names.js';

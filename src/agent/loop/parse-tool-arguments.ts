@@ -1,4 +1,4 @@
-import type { JsonObject } from '../index.js';
+import type { JsonObject } from '../../index.js';
 
 function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -2,17 +2,17 @@
  * The agent loop: send the conversation and tool definitions to the model; text is the answer, tool calls are
  * run and their results sent back, until the model answers or the step limit forces a final answer without tools.
  */
-import { UtcpError, type UtcpClient } from '../index.js';
+import { UtcpError, type UtcpClient } from '../../index.js';
 import type { AgentEvent, AgentEventListener } from './agent-events.js';
 import { AgentToolSet, type ToolSelection } from './agent-tool-set.js';
 import type { ApprovalOptions } from './approval.js';
-import type { ChatModel, ChatResponse, TokenUsage } from './chat-model.js';
+import type { ChatModel, ChatResponse, TokenUsage } from '../chat-model.js';
 import { executeToolCalls } from './execute-tool-calls.js';
-import { assertNever, type AgentMessage, type ToolCall, type ToolResultMessage } from './messages.js';
+import { assertNever, type AgentMessage, type ToolCall, type ToolResultMessage } from '../messages.js';
 import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
-import { DEFAULT_MAX_DESCRIPTION_CHARS } from './tool-definitions.js';
-import { ToolNameCodec } from './tool-names.js';
+import { DEFAULT_MAX_DESCRIPTION_CHARS } from '../export/tool-definitions.js';
+import { ToolNameCodec } from '../export/tool-names.js';
 
 /** The part of the client the loop uses. */
 export type AgentClient = Pick<UtcpClient, 'getTools' | 'searchTools' | 'callTool'>;

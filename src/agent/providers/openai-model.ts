@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { UtcpError } from '../index.js';
-import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from './chat-model.js';
-import { openAIToolFromDefinition } from './export-tools.js';
-import { assertNever, type ToolCall } from './messages.js';
+import { UtcpError } from '../../index.js';
+import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from '../chat-model.js';
+import { openAIToolFromDefinition } from '../export/export-tools.js';
+import { assertNever, type ToolCall } from '../messages.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, postModelRequest, readBodyJson, readSseEvents } from './post-model-request.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 

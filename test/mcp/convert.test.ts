@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isPlainObject, toCallToolResult, toErrorResult, toInputSchema, toOutputSchema } from '../../src/agent/mcp-bridge-convert.js';
-import { encodeMcpToolName, isValidMcpToolName } from '../../src/agent/mcp-bridge-names.js';
+import { isPlainObject, toCallToolResult, toErrorResult, toInputSchema, toOutputSchema } from '../../src/mcp/convert.js';
+import { encodeMcpToolName, isValidMcpToolName } from '../../src/mcp/tool-names.js';
 
 describe('encodeMcpToolName', () => {
   it('keeps a valid <manual>.<tool> name', () => {

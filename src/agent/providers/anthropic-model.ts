@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
-import { UtcpError } from '../index.js';
-import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from './chat-model.js';
-import { anthropicToolFromDefinition } from './export-tools.js';
-import { assertNever, type AgentMessage, type ToolCall } from './messages.js';
+import { UtcpError } from '../../index.js';
+import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from '../chat-model.js';
+import { anthropicToolFromDefinition } from '../export/export-tools.js';
+import { assertNever, type AgentMessage, type ToolCall } from '../messages.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, postModelRequest, readBodyJson, readSseEvents } from './post-model-request.js';
 
 export interface AnthropicModelOptions {

@@ -1,6 +1,6 @@
-import type { JsonObject } from '../index.js';
-import type { TokenUsage } from './chat-model.js';
-import type { ToolCall } from './messages.js';
+import type { JsonObject } from '../../index.js';
+import type { TokenUsage } from '../chat-model.js';
+import type { ToolCall } from '../messages.js';
 
 /** Something that happened during a run, reported to `onEvent` as it happens. Tool names are client names. */
 export type AgentEvent =

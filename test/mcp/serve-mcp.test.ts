@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient, type DirectFunction } from '../../src/index.js';
-import { serveMcp, type ServeMcpOptions } from '../../src/agent/mcp-bridge.js';
+import { serveMcp, type ServeMcpOptions } from '../../src/mcp/serve-mcp.js';
 
 const add: DirectFunction = {
   name: 'add',

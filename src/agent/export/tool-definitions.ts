@@ -1,5 +1,5 @@
-import type { Tool } from '../index.js';
-import type { ModelToolDefinition } from './chat-model.js';
+import type { Tool } from '../../index.js';
+import type { ModelToolDefinition } from '../chat-model.js';
 import type { ToolNameCodec } from './tool-names.js';
 
 /** Longest tool description sent to a model, in characters. Long OpenAPI descriptions cost tokens on every turn. */

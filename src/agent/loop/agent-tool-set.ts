@@ -1,9 +1,9 @@
-import type { Tool, UtcpClient } from '../index.js';
-import type { ModelToolDefinition } from './chat-model.js';
+import type { Tool, UtcpClient } from '../../index.js';
+import type { ModelToolDefinition } from '../chat-model.js';
 import { matchGlob } from './match-glob.js';
 import { SEARCH_TOOLS_NAME, searchToolsDefinition } from './search-tools-tool.js';
-import { toolDefinition } from './tool-definitions.js';
-import type { ToolNameCodec } from './tool-names.js';
+import { toolDefinition } from '../export/tool-definitions.js';
+import type { ToolNameCodec } from '../export/tool-names.js';
 
 /** Which registered tools an agent may use: names or globs (`github.*`), or a predicate. */
 export type ToolSelection = readonly string[] | ((tool: Tool) => boolean);

@@ -1,4 +1,4 @@
-import { HttpStatusError } from '../index.js';
+import { HttpStatusError } from '../../index.js';
 
 /** A model provider answered with an HTTP error status. `bodyExcerpt` holds the provider's message, never the API key. */
 export class ModelApiError extends HttpStatusError {

@@ -1,4 +1,4 @@
-import { UtcpAbortError, UtcpError, UtcpTimeoutError } from '../index.js';
+import { UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
 
 /** @internal The error an aborted run rejects with: the signal's UtcpError reason, a timeout, or UtcpAbortError. */
 export function runAbortError(signal: AbortSignal): UtcpError {

@@ -4,12 +4,12 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { UtcpError, type Logger } from '../index.js';
-import { startHttpBridge, type HttpBridge } from './mcp-bridge-http.js';
-import { loadMcpServerSdk, loadStdioServerTransport } from './mcp-bridge-sdk.js';
-import { createBridgeServer, type BridgeServerSettings, type McpBridgeClient, type McpToolFilter } from './mcp-bridge-server.js';
+import { startHttpBridge, type HttpBridge } from './http-bridge.js';
+import { loadMcpServerSdk, loadStdioServerTransport } from './sdk.js';
+import { createBridgeServer, type BridgeServerSettings, type McpBridgeClient, type McpToolFilter } from './bridge-server.js';
 
-export type { McpBridgeClient, McpToolFilter } from './mcp-bridge-server.js';
-export { encodeMcpToolName } from './mcp-bridge-names.js';
+export type { McpBridgeClient, McpToolFilter } from './bridge-server.js';
+export { encodeMcpToolName } from './tool-names.js';
 
 /** Serve over the process's stdin/stdout (or the given streams), for hosts that spawn the bridge. */
 export interface McpStdioTransportOptions {

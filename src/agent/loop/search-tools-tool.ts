@@ -1,6 +1,6 @@
-import type { JsonObject, Tool } from '../index.js';
-import type { ModelToolDefinition } from './chat-model.js';
-import type { ToolNameCodec } from './tool-names.js';
+import type { JsonObject, Tool } from '../../index.js';
+import type { ModelToolDefinition } from '../chat-model.js';
+import type { ToolNameCodec } from '../export/tool-names.js';
 
 /** The name of the meta tool offered when the catalog is too large to send whole. */
 export const SEARCH_TOOLS_NAME = 'search_tools';

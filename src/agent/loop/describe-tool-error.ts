@@ -1,4 +1,4 @@
-import { HttpStatusError, UtcpArgumentsError, UtcpError } from '../index.js';
+import { HttpStatusError, UtcpArgumentsError, UtcpError } from '../../index.js';
 
 /** The text a model reads when a tool call failed: what failed and how to recover, never a stack. */
 export function describeToolError(error: unknown, modelName: string): string {

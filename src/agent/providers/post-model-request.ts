@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
-import { TransportError, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../index.js';
+import { TransportError, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
 import { ModelApiError } from './model-api-error.js';
 
 type ResponseBody = Dispatcher.ResponseData['body'];
