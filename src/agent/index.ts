@@ -1,7 +1,7 @@
 /**
  * utcp-kit/agent: give registered tools to a model. `runAgent` is the loop; `openAIChatModel` and
  * `anthropicModel` are the built-in providers; `toOpenAITools`, `toAnthropicTools` and `toVercelAiTools`
- * export tools to other SDKs. Every name exported here is public API (listed in docs/design/api.md).
+ * export tools to other SDKs. Every name exported here is public API.
  * The MCP bridge is its own entry point, `utcp-kit/mcp`.
  */
 export { runAgent } from './loop/run-agent.js';
