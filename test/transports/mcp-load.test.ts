@@ -4,15 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { expect, it, vi } from 'vitest';
 
 it('turns a missing MCP SDK into a DEPENDENCY_MISSING error with an install hint', async () => {
-  vi.doMock('@modelcontextprotocol/sdk/client/index.js', () => {
-    throw new Error("Cannot find package '@modelcontextprotocol/sdk'");
+  vi.doMock('@modelcontextprotocol/client', () => {
+    throw new Error("Cannot find package '@modelcontextprotocol/client'");
   });
   const { loadMcpSdk } = await import('../../src/transports/mcp/load-mcp-sdk.js');
   await expect(loadMcpSdk()).rejects.toMatchObject({
     code: 'DEPENDENCY_MISSING',
-    message: 'The mcp transport needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk',
+    message: 'The mcp transport needs @modelcontextprotocol/client: npm install @modelcontextprotocol/client',
   });
-  vi.doUnmock('@modelcontextprotocol/sdk/client/index.js');
+  vi.doUnmock('@modelcontextprotocol/client');
 });
 
 it('imports the MCP SDK only through load-mcp-sdk.ts (type-only imports elsewhere)', () => {
@@ -21,8 +21,8 @@ it('imports the MCP SDK only through load-mcp-sdk.ts (type-only imports elsewher
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
     const source = readFileSync(join(dir, file), 'utf8');
     for (const line of source.split('\n')) {
-      if (/from '@modelcontextprotocol\/sdk/.test(line) && !line.startsWith('import type')) offenders.push(`${file}: ${line}`);
-      if (/import\('@modelcontextprotocol\/sdk/.test(line) && file !== 'load-mcp-sdk.ts') offenders.push(`${file}: ${line}`);
+      if (/from '@modelcontextprotocol\//.test(line) && !line.startsWith('import type')) offenders.push(`${file}: ${line}`);
+      if (/import\('@modelcontextprotocol\//.test(line) && file !== 'load-mcp-sdk.ts') offenders.push(`${file}: ${line}`);
     }
   }
   expect(offenders).toEqual([]);

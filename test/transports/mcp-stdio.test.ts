@@ -282,7 +282,7 @@ describe('mcp over stdio (fixture server)', () => {
   it('follows nextCursor through every page', async () => {
     const h = start();
     const result = await h.register(mcpTemplate('m', { fx: fixtureServer(['--paginate=pages']) }));
-    expect(toolNames(result)).toHaveLength(14);
+    expect(toolNames(result)).toHaveLength(15);
     expect(result.warnings).toEqual([]);
   });
 

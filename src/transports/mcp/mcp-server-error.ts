@@ -9,11 +9,16 @@ export class McpServerError extends TransportError {
   readonly server: string;
   /** The last ~4 KiB the server wrote to stderr (stdio servers), else "". */
   readonly stderrTail: string;
-  constructor(server: string, message: string, stderrTail = '', options?: ErrorOptions) {
+  /** The HTTP status when an HTTP server refused a request (its JSON-RPC error message is in the message). */
+  readonly status: number | undefined;
+  /** @internal A stdio server exited during the protocol version probe (the session retries with the legacy handshake). */
+  exitedDuringProbe = false;
+  constructor(server: string, message: string, stderrTail = '', options?: ErrorOptions & { status?: number }) {
     const tail = stderrTail.trim();
     const shown = tail.length > STDERR_IN_MESSAGE ? `…${tail.slice(-STDERR_IN_MESSAGE)}` : tail;
     super(shown ? `${message}; server stderr: ${shown}` : message, options);
     this.server = server;
     this.stderrTail = stderrTail;
+    this.status = options?.status;
   }
 }

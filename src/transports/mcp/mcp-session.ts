@@ -1,8 +1,5 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport as SdkTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Resource, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { HttpStatusError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import type { Client, RequestOptions, Resource, Tool as McpTool, Transport as SdkTransport } from '@modelcontextprotocol/client';
+import { ToolExecutionError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
 import { abortError, raceSignal } from '../../core/signals.js';
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
@@ -18,6 +15,8 @@ import { STDERR_TAIL_CHARS, StdioProcessTransport } from './stdio-process-transp
 
 /** How long closing an HTTP session waits for the server to acknowledge its DELETE, in ms. */
 const TERMINATE_SESSION_WAIT_MS = 1000;
+/** Longest wait for the answer to the protocol version probe (a silent stdio server is a legacy one), in ms. */
+const PROBE_TIMEOUT_MS = 10_000;
 const CLIENT_INFO = { name: 'utcp-kit', version: '0.1.0' };
 
 /** One live MCP connection (a child process or an HTTP session) and what is known about its health. */
@@ -79,6 +78,8 @@ export class McpSession {
   #closed: Promise<void> | undefined;
   #toolNames: Set<string> | undefined;
   #resources: Map<string, Resource> | undefined;
+  /** Set once a stdio server turned out to end on the version probe: later starts skip the probe. */
+  #stdioEra: 'legacy' | undefined;
 
   constructor(opts: McpSessionOptions) {
     this.#opts = opts;
@@ -104,14 +105,18 @@ export class McpSession {
     return this.#current && !this.#current.closed ? this.#current.stdio?.pid : undefined;
   }
 
+  /** The protocol version negotiated on the live connection, if any (for tests and diagnostics). */
+  get protocolVersion(): string | undefined {
+    return this.#current && !this.#current.closed ? this.#current.client.getNegotiatedProtocolVersion() : undefined;
+  }
+
   // ------------------------------------------------------------------ operations
 
   /** `tools/list`, following `nextCursor` until it ends, repeats, or `limits.max_list_pages` is reached. */
   async listTools(options: SessionCallOptions): Promise<Listing<McpTool>> {
-    const sdk = await this.#opts.loadSdk();
     const listing = await this.#paginate('tools/list', options, (conn, cursor, req) =>
       conn.client
-        .request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, sdk.types.ListToolsResultSchema, req)
+        .request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, req)
         .then((r) => {
           conn.listed = true;
           return { items: r.tools, nextCursor: r.nextCursor };
@@ -123,10 +128,9 @@ export class McpSession {
 
   /** `resources/list`, paginated like `listTools`. */
   async listResources(options: SessionCallOptions): Promise<Listing<Resource>> {
-    const sdk = await this.#opts.loadSdk();
     const listing = await this.#paginate('resources/list', options, (conn, cursor, req) =>
       conn.client
-        .request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, sdk.types.ListResourcesResultSchema, req)
+        .request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, req)
         .then((r) => ({ items: r.resources, nextCursor: r.nextCursor })),
     );
     this.#resources = new Map(listing.items.map((r) => [r.name, r]));
@@ -149,17 +153,30 @@ export class McpSession {
 
   /** `tools/call` with progress, cancellation and the server's per-request timeout. Returns the raw result. */
   async callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
-    const sdk = await this.#opts.loadSdk();
-    return this.#run(`tools/call ${name}`, options, (conn, req) =>
-      conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, sdk.types.CallToolResultSchema, req),
-    ) as Promise<McpToolResult>;
+    try {
+      return (await this.#run(`tools/call ${name}`, options, (conn, req) =>
+        conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, req),
+      )) as McpToolResult;
+    } catch (error) {
+      // The server answered the call with a JSON-RPC error: the tool failed (docs/design: MCP errors).
+      const rpc = (error as { cause?: unknown }).cause;
+      if (error instanceof TransportError && error.code === 'PROTOCOL_ERROR' && rpc instanceof (await this.#opts.loadSdk()).ProtocolError) {
+        // The SDK prefixes the server's message with "MCP error <code>: ".
+        const text = rpc.message.replace(/^MCP error -?\d+: /, '');
+        throw new ToolExecutionError(`MCP tool ${this.server.name}.${name} failed: ${bounded(text)} (JSON-RPC error ${rpc.code})`, {
+          text,
+          rpcCode: rpc.code,
+          rpcData: rpc.data,
+        }, { cause: rpc });
+      }
+      throw error;
+    }
   }
 
   /** `resources/read`; returns `{contents}`. */
   async readResource(uri: string, options: SessionCallOptions): Promise<{ contents: unknown[] }> {
-    const sdk = await this.#opts.loadSdk();
     const result = await this.#run(`resources/read ${uri}`, options, (conn, req) =>
-      conn.client.request({ method: 'resources/read', params: { uri } }, sdk.types.ReadResourceResultSchema, req),
+      conn.client.request({ method: 'resources/read', params: { uri } }, req),
     );
     return { contents: result.contents };
   }
@@ -255,22 +272,21 @@ export class McpSession {
   async #mapError(error: unknown, conn: Connection | undefined, what: string): Promise<UtcpError> {
     if (error instanceof UtcpError) return error;
     const sdk = await this.#opts.loadSdk();
-    const { McpError, ErrorCode } = sdk.types;
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    if (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.RequestTimeout) {
       return new UtcpTimeoutError(`MCP ${what} on server '${this.server.name}'`, this.server.timeoutMs, { cause: error });
     }
-    const status = httpStatusOf(error, sdk);
-    if (status !== undefined && status >= 400 && this.server.kind !== 'stdio') {
-      return new HttpStatusError(status, redactUrl((this.server as HttpServer).url), '', '', { cause: error });
+    const http = httpFailureOf(error, sdk);
+    if (http && http.status >= 400 && this.server.kind !== 'stdio') {
+      return new McpServerError(this.server.name, `${this.#label} at ${redactUrl((this.server as HttpServer).url)} answered ${what} with ${describeHttpFailure(http)}`, '', { cause: error, status: http.status });
     }
-    if (conn?.closed || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+    if (conn?.closed || (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.ConnectionClosed)) {
       const why = conn?.stdio?.endReason;
       // Let the process's last words arrive before quoting them.
       if (conn?.stdio) await conn.stdio.close();
       return new McpServerError(this.server.name, `${this.#label} closed the connection during ${what}${why ? ` (${why})` : ''}`, conn?.stderr() ?? '', { cause: error });
     }
-    if (error instanceof McpError) {
-      return new TransportError(`${this.#label} rejected ${what}: ${bounded(error.message)}`, { code: 'PROTOCOL_ERROR', cause: error });
+    if (error instanceof sdk.ProtocolError) {
+      return new TransportError(`${this.#label} rejected ${what}: ${bounded(error.message)} (JSON-RPC error ${error.code})`, { code: 'PROTOCOL_ERROR', cause: error });
     }
     return new McpServerError(this.server.name, `MCP ${what} on server '${this.server.name}' failed: ${bounded(messageOf(error))}`, conn?.stderr() ?? '', { cause: error });
   }
@@ -308,15 +324,36 @@ export class McpSession {
   async #open(): Promise<Connection> {
     const sdk = await this.#opts.loadSdk();
     const server = this.server;
-    if (server.kind === 'stdio') return this.#initialize(sdk, await this.#stdioTransport(sdk, server));
-    if (server.kind !== 'http-auto') return this.#initialize(sdk, this.#httpTransport(sdk, server, server.kind));
+    if (server.kind === 'stdio') {
+      if (this.#stdioEra === 'legacy') return this.#initialize(sdk, await this.#stdioTransport(sdk, server), 'legacy');
+      try {
+        return await this.#initialize(sdk, await this.#stdioTransport(sdk, server), 'auto');
+      } catch (error) {
+        // A server that exits on the version probe (some SDKs end on any request before `initialize`)
+        // is a legacy server: start it again and open with the plain `initialize` handshake.
+        if (this.#closing.signal.aborted || !(error instanceof McpServerError) || !error.exitedDuringProbe) throw error;
+        this.#opts.ctx.logger.debug?.(`${this.#label}: the server exited on the protocol version probe; restarting it with the legacy handshake`);
+        this.#stdioEra = 'legacy';
+        return this.#initialize(sdk, await this.#stdioTransport(sdk, server), 'legacy');
+      }
+    }
+    if (server.kind !== 'http-auto') return this.#initialize(sdk, this.#httpTransport(sdk, server, server.kind), 'auto');
     try {
-      return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'streamable-http'));
+      return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'streamable-http'), 'auto');
     } catch (error) {
-      const status = error instanceof UtcpError ? httpStatusOf((error as { cause?: unknown }).cause, sdk) : undefined;
-      if (this.#closing.signal.aborted || status === undefined || status < 400 || status >= 500) throw error;
+      const status = error instanceof McpServerError ? error.status : undefined;
+      if (this.#closing.signal.aborted || status === undefined || status < 400 || status >= 500 || status === 401 || status === 403) throw error;
       this.#opts.ctx.logger.debug?.(`${this.#label}: streamable HTTP failed with HTTP ${status}; trying the legacy SSE transport`);
-      return this.#initialize(sdk, this.#httpTransport(sdk, server, 'sse'));
+      try {
+        return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'sse'), 'auto');
+      } catch (sseError) {
+        if (this.#closing.signal.aborted || !(sseError instanceof UtcpError)) throw sseError;
+        // Both failed: the streamable HTTP answer is usually the informative one (a modern server's refusal).
+        throw new McpServerError(server.name, `${(error as Error).message}; the legacy SSE transport also failed: ${sseError.message.replace(/^.*could not be initialised: /, '')}`, '', {
+          cause: error,
+          status,
+        });
+      }
     }
   }
 
@@ -350,25 +387,36 @@ export class McpSession {
     return { transport, kind, http, stderr: () => '' };
   }
 
-  async #initialize(sdk: McpSdk, parts: Omit<Connection, 'client' | 'closed' | 'listed'>): Promise<Connection> {
-    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
-    const conn: Connection = { ...parts, client, closed: false, listed: false };
-    client.onclose = () => {
-      conn.closed = true;
-    };
-    client.onerror = (error) => this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.manualName });
-    client.setNotificationHandler(sdk.types.ToolListChangedNotificationSchema, () => {
-      if (!conn.listed || conn.closed || this.#closed) return;
+  /**
+   * Opens the connection. `auto` negotiates the protocol version (docs/design: MCP protocol versions):
+   * a `server/discover` probe selects the 2026-07-28 era when the server offers it, and anything else
+   * falls back to the `initialize` handshake of the 2024-11-05 … 2025-11-25 era.
+   */
+  async #initialize(sdk: McpSdk, parts: Omit<Connection, 'client' | 'closed' | 'listed'>, mode: 'auto' | 'legacy'): Promise<Connection> {
+    let conn: Connection | undefined;
+    const onChanged = () => {
+      if (!conn || !conn.listed || conn.closed || this.#closed) return;
       this.#toolNames = undefined;
       this.#opts.onListChanged();
+    };
+    const client = new sdk.Client(CLIENT_INFO, {
+      capabilities: {},
+      versionNegotiation: { mode, probe: { timeoutMs: Math.min(this.#initTimeoutMs, PROBE_TIMEOUT_MS) } },
+      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged } },
     });
+    conn = { ...parts, client, closed: false, listed: false };
+    const live = conn;
+    client.onclose = () => {
+      live.closed = true;
+    };
+    client.onerror = (error) => this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.manualName });
     const link = linkSignal(this.#closing.signal);
     try {
       await client.connect(conn.transport, { timeout: this.#initTimeoutMs, signal: link.signal });
     } catch (error) {
       await this.#closeConnection(conn);
       if (this.#closing.signal.aborted) throw abortError(this.#closing.signal, `${this.#label} initialisation`);
-      throw await this.#mapInitError(error, conn, sdk);
+      throw await this.#mapInitError(error, conn, sdk, mode);
     } finally {
       link.dispose();
     }
@@ -376,20 +424,23 @@ export class McpSession {
     return conn;
   }
 
-  async #mapInitError(error: unknown, conn: Connection, sdk: McpSdk): Promise<UtcpError> {
-    if (error instanceof sdk.types.McpError && error.code === sdk.types.ErrorCode.RequestTimeout) {
+  async #mapInitError(error: unknown, conn: Connection, sdk: McpSdk, mode: 'auto' | 'legacy'): Promise<UtcpError> {
+    if (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.RequestTimeout) {
       return new UtcpTimeoutError(`${this.#label} initialisation`, this.#initTimeoutMs, { cause: error });
     }
-    const status = httpStatusOf(error, sdk);
     const server = this.server;
     if (server.kind === 'stdio') {
       const why = conn.stdio?.endReason;
       const what = `${this.#label} (command '${server.command}') failed to start`;
-      return new McpServerError(server.name, `${what}: ${why ?? bounded(messageOf(error))}`, conn.stderr(), { cause: error });
+      const failure = new McpServerError(server.name, `${what}: ${why ?? bounded(messageOf(error))}`, conn.stderr(), { cause: error });
+      // Exited cleanly after it had started: the shape of a server that ends on the unknown probe request.
+      if (mode === 'auto' && conn.stdio?.startedAndExited && conn.stdio.protocolFailure === undefined) failure.exitedDuringProbe = true;
+      return failure;
     }
     const where = redactUrl(server.url);
-    if (status !== undefined && status >= 400) {
-      return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: HTTP ${status}`, '', { cause: error });
+    const http = httpFailureOf(error, sdk);
+    if (http && http.status >= 400) {
+      return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: ${describeHttpFailure(http)}`, '', { cause: error, status: http.status });
     }
     return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: ${bounded(messageOf(error))}`, '', { cause: error });
   }
@@ -406,20 +457,58 @@ export class McpSession {
   }
 }
 
-function httpStatusOf(error: unknown, sdk: McpSdk): number | undefined {
-  if (error instanceof sdk.StreamableHTTPError && typeof error.code === 'number' && error.code >= 100) return error.code;
-  const legacy = /\(HTTP (\d{3})\)|SSE error: Non-200 status code \((\d{3})\)/.exec(messageOf(error));
-  if (legacy) return Number(legacy[1] ?? legacy[2]);
-  const code = (error as { code?: unknown } | null)?.code;
-  if (error instanceof Error && error.name === 'SseError' && typeof code === 'number' && code >= 100) return code;
+interface HttpFailure {
+  status: number;
+  /** The server's own words: the JSON-RPC error message of the body, else a short plain-text body. */
+  message: string | undefined;
+  rpcCode: number | undefined;
+}
+
+/** The HTTP status and the server's message of an SDK HTTP error (streamable HTTP or legacy SSE). */
+function httpFailureOf(error: unknown, sdk: McpSdk): HttpFailure | undefined {
+  if (error instanceof sdk.SdkHttpError) {
+    const data = error.data as { status?: unknown; text?: unknown } | undefined;
+    const status = typeof data?.status === 'number' ? data.status : undefined;
+    if (status === undefined) return undefined;
+    return { status, ...serverWords(typeof data?.text === 'string' ? data.text : '') };
+  }
+  if (error instanceof sdk.SseError && typeof error.code === 'number' && error.code >= 100) {
+    return { status: error.code, message: undefined, rpcCode: undefined };
+  }
+  const legacy = /\(HTTP (\d{3})\)|Non-200 status code \((\d{3})\)/.exec(messageOf(error));
+  if (legacy) return { status: Number(legacy[1] ?? legacy[2]), message: undefined, rpcCode: undefined };
   return undefined;
+}
+
+/** Reads a JSON-RPC error out of a response body; a short non-JSON body is quoted as it is. */
+function serverWords(body: string): { message: string | undefined; rpcCode: number | undefined } {
+  const text = body.trim();
+  if (text === '') return { message: undefined, rpcCode: undefined };
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } } | null;
+    const rpc = parsed && typeof parsed === 'object' ? parsed.error : undefined;
+    if (rpc && typeof rpc.message === 'string') return { message: bounded(rpc.message, 300), rpcCode: typeof rpc.code === 'number' ? rpc.code : undefined };
+  } catch {
+    // not JSON
+  }
+  return { message: /^[\x20-\x7e\s]+$/.test(text) && text.length <= 300 ? text.replace(/\s+/g, ' ') : undefined, rpcCode: undefined };
+}
+
+function describeHttpFailure(http: HttpFailure): string {
+  const rpc = http.rpcCode !== undefined ? `, JSON-RPC error ${http.rpcCode}` : '';
+  return `HTTP ${http.status}${http.message ? `: ${http.message}` : ''}${rpc ? ` (${rpc.slice(2)})` : ''}`;
 }
 
 /** The message, plus the system error code underneath (`fetch failed (ECONNREFUSED)`). */
 function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: { code?: unknown } }).cause;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  let code: string | undefined;
+  let inner: unknown = (error as { cause?: unknown }).cause;
+  for (let depth = 0; depth < 4 && inner && code === undefined; depth++) {
+    const candidate = (inner as { code?: unknown }).code;
+    if (typeof candidate === 'string' && /^E[A-Z_]+$/.test(candidate)) code = candidate;
+    inner = (inner as { cause?: unknown }).cause;
+  }
   return code && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
 }
 

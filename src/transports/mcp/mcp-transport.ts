@@ -289,8 +289,10 @@ export class McpTransport implements Transport<McpCallTemplate> {
     await Promise.all([...sessions.map((s) => s.close()), ...this.#closing]);
   }
 
-  /** Live sessions, for diagnostics and tests: `<manual>/<server>` → pid of the stdio server (if any). */
-  sessionInfo(): Array<{ manual: string; server: string; pid: number | undefined }> {
-    return [...this.#sessions].flatMap(([manual, byServer]) => [...byServer].map(([server, s]) => ({ manual, server, pid: s.pid })));
+  /** Live sessions, for diagnostics and tests: `<manual>/<server>` → pid of the stdio server (if any) and the negotiated protocol version. */
+  sessionInfo(): Array<{ manual: string; server: string; pid: number | undefined; protocolVersion: string | undefined }> {
+    return [...this.#sessions].flatMap(([manual, byServer]) =>
+      [...byServer].map(([server, s]) => ({ manual, server, pid: s.pid, protocolVersion: s.protocolVersion })),
+    );
   }
 }

@@ -1,15 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Transport as SdkTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport as SdkTransport } from '@modelcontextprotocol/client';
 import { signalProcessGroup } from '../shared/process-group.js';
 import type { McpSdk } from './load-mcp-sdk.js';
+import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js';
 
 /** How much of the server's stderr is kept for error messages, in characters. */
 export const STDERR_TAIL_CHARS = 4096;
 /** After closing stdin, how long a server gets to exit on its own before SIGTERM, in ms. */
-export const STDIN_CLOSE_GRACE_MS = 500;
-/** Between SIGTERM and SIGKILL, in ms. */
-export const TERM_GRACE_MS = 1000;
+export const STDIN_CLOSE_GRACE_MS = 200;
+/** Between SIGTERM and SIGKILL, in ms (docs/design: MCP stdio shutdown). */
+export const TERM_GRACE_MS = 200;
+/** After SIGKILL, how long we wait for the pipes to close before giving up on them, in ms. */
+const KILL_WAIT_MS = 1000;
+/** Lines on stdout that are not JSON-RPC tolerated per second before the session is dropped. */
+export const MAX_JUNK_LINES_PER_SECOND = 200;
+/** Bytes of such lines tolerated per second. */
+export const MAX_JUNK_BYTES_PER_SECOND = 1024 * 1024;
 
 export interface StdioProcessOptions {
   command: string;
@@ -20,11 +26,19 @@ export interface StdioProcessOptions {
   maxMessageBytes: number;
 }
 
+/** Why the reader dropped the connection, in words. */
+function describeFailure(failure: LineReaderFailure): string {
+  return failure.kind === 'line-too-long'
+    ? `the server sent a line longer than ${failure.limit} bytes`
+    : `the server flooded stdout with output that is not JSON-RPC (${failure.lines} lines, ${failure.bytes} bytes within a second; the budget is ${MAX_JUNK_LINES_PER_SECOND} lines or ${MAX_JUNK_BYTES_PER_SECOND} bytes)`;
+}
+
 /**
  * An MCP client transport over a child process's stdin/stdout, for the SDK `Client`.
  * Unlike the SDK's own stdio transport it starts the server in its own process group (so
  * `close()` also ends grandchildren), keeps the tail of stderr for error messages, and
- * closes within ~1.5 s at worst, leaving no timers behind.
+ * bounds the work spent on its output (line cap, junk budget: docs/design: MCP stdio input bounds),
+ * and closes within ~0.4 s of a server that ignores SIGTERM, leaving no timers behind.
  */
 export class StdioProcessTransport implements SdkTransport {
   onclose?: () => void;
@@ -32,21 +46,39 @@ export class StdioProcessTransport implements SdkTransport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #options: StdioProcessOptions;
-  readonly #readBuffer: InstanceType<McpSdk['ReadBuffer']>;
+  readonly #reader: StdioLineReader;
   readonly #serialize: McpSdk['serializeMessage'];
+  readonly #deserialize: McpSdk['deserializeMessage'];
   #child: ChildProcess | undefined;
   #stderrTail = '';
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   #failure: string | undefined;
   /** A write to the server's stdin failed (EPIPE: it stopped reading or is exiting); the connection is dead. */
   #writeFailed = false;
+  #spawnedOk = false;
+  #exitedOnItsOwn = false;
   #closed: Promise<void> | undefined;
   #streamsClosed: Promise<void> | undefined;
 
-  constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'ReadBuffer' | 'serializeMessage'>) {
+  constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'deserializeMessage' | 'serializeMessage'>) {
     this.#options = options;
-    this.#readBuffer = new sdk.ReadBuffer({ maxBufferSize: options.maxMessageBytes });
+    this.#reader = new StdioLineReader({
+      maxLineBytes: options.maxMessageBytes,
+      maxJunkLinesPerSecond: MAX_JUNK_LINES_PER_SECOND,
+      maxJunkBytesPerSecond: MAX_JUNK_BYTES_PER_SECOND,
+    });
     this.#serialize = sdk.serializeMessage;
+    this.#deserialize = sdk.deserializeMessage;
+  }
+
+  /** The child's stderr stream (also marks this transport as a stdio one for the SDK's version probe). */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.#child?.stderr ?? null;
+  }
+
+  /** The server broke an input bound (line too long, junk flood); the connection was dropped. */
+  get protocolFailure(): string | undefined {
+    return this.#reader.failure ? describeFailure(this.#reader.failure) : undefined;
   }
 
   /** The last ~4 KiB the server wrote to stderr. */
@@ -56,6 +88,11 @@ export class StdioProcessTransport implements SdkTransport {
 
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** The process started, then exited with status 0 on its own (not ended by close()). */
+  get startedAndExited(): boolean {
+    return this.#spawnedOk && this.#exitedOnItsOwn && this.#exit?.code === 0;
   }
 
   /** A write to the server failed, so the request never reached it (and `close` may not have fired yet). */
@@ -93,6 +130,7 @@ export class StdioProcessTransport implements SdkTransport {
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
+        this.#spawnedOk = true;
         resolve();
       });
       child.on('error', (error) => {
@@ -105,6 +143,7 @@ export class StdioProcessTransport implements SdkTransport {
       });
       child.once('exit', (code, signal) => {
         this.#exit = { code, signal };
+        this.#exitedOnItsOwn = this.#closed === undefined;
       });
       this.#streamsClosed = new Promise<void>((done) => child.once('close', (code, signal) => {
         this.#exit ??= { code, signal };
@@ -126,25 +165,24 @@ export class StdioProcessTransport implements SdkTransport {
   }
 
   #onStdout(chunk: Buffer): void {
-    try {
-      this.#readBuffer.append(chunk);
-    } catch (error) {
-      this.#failure = `the server sent a message larger than ${this.#options.maxMessageBytes} bytes`;
-      this.onerror?.(error as Error);
-      void this.close();
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
+    const failure = this.#reader.push(chunk, (line) => {
+      let message: JSONRPCMessage;
       try {
-        message = this.#readBuffer.readMessage();
+        message = this.#deserialize(line);
       } catch (error) {
-        // A line that is not JSON-RPC (a stray log line on stdout): report it and go on.
+        // A line that is not JSON-RPC (a stray log line on stdout): report it and go on, within the budget.
         this.onerror?.(error as Error);
-        continue;
+        return false;
       }
-      if (message === null) break;
       this.onmessage?.(message);
+      return true;
+    });
+    if (failure && !this.#failure) {
+      this.#failure = describeFailure(failure);
+      this.onerror?.(new Error(this.#failure));
+      // Stop reading at once (no more parse work), then end the process.
+      this.#child?.stdout?.pause();
+      void this.close();
     }
   }
 
@@ -176,17 +214,19 @@ export class StdioProcessTransport implements SdkTransport {
     } catch {
       // already closed
     }
-    if (!(await settledWithin(this.#streamsClosed, STDIN_CLOSE_GRACE_MS))) {
+    // A server that broke the input bounds gets no grace: it is killed at once.
+    const grace = this.#reader.failure ? 0 : STDIN_CLOSE_GRACE_MS;
+    if (!(await settledWithin(this.#streamsClosed, grace))) {
       this.#signalGroup(child, 'SIGTERM');
       if (!(await settledWithin(this.#streamsClosed, TERM_GRACE_MS))) {
         this.#signalGroup(child, 'SIGKILL');
         // Something else holds the pipes open: stop reading so the handles close.
         child.stdout?.destroy();
         child.stderr?.destroy();
-        await settledWithin(this.#streamsClosed, TERM_GRACE_MS);
+        await settledWithin(this.#streamsClosed, KILL_WAIT_MS);
       }
     }
-    this.#readBuffer.clear();
+    this.#reader.clear();
   }
 
   #signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -1,0 +1,74 @@
+/**
+ * docs/design: MCP stdio input bounds and shutdown. A hostile stdio MCP server cannot pin a CPU core
+ * (line cap, junk budget, session dropped with a typed error) nor hold up close() by ignoring SIGTERM.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it, onTestFinished, vi } from 'vitest';
+import { McpServerError, UtcpClient } from '../../src/index.js';
+import { FIXTURE_DIR, processAlive } from '../fixtures/mcp/harness.js';
+
+const HOSTILE = join(FIXTURE_DIR, 'hostile-server.mjs');
+
+function manual(name: string, flags: string[], env: Record<string, string> = {}) {
+  return { name, call_template_type: 'mcp' as const, config: { mcpServers: { h: { command: process.execPath, args: [HOSTILE, ...flags], env } } } };
+}
+
+function pidFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'utcp-hostile-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'pids');
+}
+
+const pidsIn = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map(Number);
+
+async function client(): Promise<UtcpClient> {
+  const c = await UtcpClient.create();
+  onTestFinished(() => c.close());
+  return c;
+}
+
+it('drops a session whose server floods stdout with non-JSON lines while no call runs, and kills the server', async () => {
+  const pids = pidFile();
+  const c = await client();
+  const r = await c.registerManual(manual('idle', ['--flood-junk-idle'], { HOSTILE_PID_FILE: pids }));
+  expect(r.success).toBe(true);
+  const [pid] = pidsIn(pids);
+  // The flood starts right after tools/list; the junk budget ends the session and the process.
+  await vi.waitFor(() => expect(processAlive(pid)).toBe(false), { timeout: 20_000, interval: 50 });
+});
+
+it('fails an in-flight call with McpServerError naming the junk flood', async () => {
+  const c = await client();
+  expect((await c.registerManual(manual('oncall', ['--flood-junk-on-call']))).success).toBe(true);
+  const error = await c.callTool('oncall.h.work', {}, { timeoutMs: 60_000 }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(McpServerError);
+  expect((error as Error).message).toMatch(/flooded stdout with output that is not JSON-RPC/);
+});
+
+it('fails an in-flight call answered by an endless line, once the line passes the cap (never buffering it all)', async () => {
+  const c = await UtcpClient.create({ limits: { max_response_bytes: 256 * 1024 } });
+  onTestFinished(() => c.close());
+  expect((await c.registerManual(manual('huge', ['--huge-line-on-call']))).success).toBe(true);
+  const error = await c.callTool('huge.h.work', {}, { timeoutMs: 60_000 }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(McpServerError);
+  expect((error as Error).message).toMatch(/a line longer than \d+ bytes/);
+});
+
+it('close() kills servers that ignore SIGTERM and stdin EOF, all of them at once', async () => {
+  const pids = pidFile();
+  const c = await UtcpClient.create();
+  for (const name of ['a', 'b', 'c']) {
+    const r = await c.registerManual(manual(name, ['--ignore-sigterm'], { HOSTILE_PID_FILE: pids }));
+    expect(r.success).toBe(true);
+  }
+  const started = pidsIn(pids);
+  expect(started).toHaveLength(3);
+  const t0 = performance.now();
+  await c.close();
+  const took = performance.now() - t0;
+  for (const pid of started) expect(processAlive(pid)).toBe(false);
+  // Sequential closing with the old 0.5 s + 1 s grace took 4.5 s for three; in parallel with short grace ~0.4 s.
+  expect(took).toBeLessThan(4000);
+});
