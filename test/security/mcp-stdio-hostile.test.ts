@@ -1,5 +1,5 @@
 /**
- * docs/design: MCP stdio input bounds and shutdown. A hostile stdio MCP server cannot pin a CPU core
+ * docs/design/threat-model.md#mcp-servers. A hostile stdio MCP server cannot pin a CPU core
  * (line cap, junk budget, session dropped with a typed error) nor hold up close() by ignoring SIGTERM.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * One `mcp` manual type for every protocol generation (docs/design: MCP protocol versions):
+ * One `mcp` manual type for every protocol generation (docs/design/transports.md#mcp-protocol-versions):
  * a v2-SDK server that rejects the legacy handshake (2026-07-28 only), v1-SDK servers
  * (2025-era `initialize`, stdio and streamable HTTP) and a legacy HTTP+SSE server.
  */

@@ -158,7 +158,7 @@ export class McpSession {
         conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, req),
       )) as McpToolResult;
     } catch (error) {
-      // The server answered the call with a JSON-RPC error: the tool failed (docs/design: MCP errors).
+      // The server answered the call with a JSON-RPC error: the tool failed (docs/design/transports.md#mcp-errors).
       const rpc = (error as { cause?: unknown }).cause;
       if (error instanceof TransportError && error.code === 'PROTOCOL_ERROR' && rpc instanceof (await this.#opts.loadSdk()).ProtocolError) {
         // The SDK prefixes the server's message with "MCP error <code>: ".
@@ -388,7 +388,7 @@ export class McpSession {
   }
 
   /**
-   * Opens the connection. `auto` negotiates the protocol version (docs/design: MCP protocol versions):
+   * Opens the connection. `auto` negotiates the protocol version (docs/design/transports.md#mcp-protocol-versions):
    * a `server/discover` probe selects the 2026-07-28 era when the server offers it, and anything else
    * falls back to the `initialize` handshake of the 2024-11-05 … 2025-11-25 era.
    */

@@ -1,6 +1,6 @@
 /**
- * Splits a stdio MCP server's stdout into JSON-RPC lines with bounded work (docs/design: MCP stdio
- * input bounds): a line longer than `maxLineBytes` is refused as soon as it grows past the cap
+ * Splits a stdio MCP server's stdout into JSON-RPC lines with bounded work
+ * (docs/design/transports.md#mcp-stdio-bounds): a line longer than `maxLineBytes` is refused as soon as it grows past the cap
  * (never buffered or parsed), and lines that are not JSON-RPC ("junk") are budgeted per second,
  * in lines and in bytes. Each byte is scanned for the newline once, so a flood costs O(bytes).
  */

@@ -8,7 +8,7 @@ import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js'
 export const STDERR_TAIL_CHARS = 4096;
 /** After closing stdin, how long a server gets to exit on its own before SIGTERM, in ms. */
 export const STDIN_CLOSE_GRACE_MS = 200;
-/** Between SIGTERM and SIGKILL, in ms (docs/design: MCP stdio shutdown). */
+/** Between SIGTERM and SIGKILL, in ms (docs/design/transports.md#mcp-stdio-shutdown). */
 export const TERM_GRACE_MS = 200;
 /** After SIGKILL, how long we wait for the pipes to close before giving up on them, in ms. */
 const KILL_WAIT_MS = 1000;
@@ -37,7 +37,7 @@ function describeFailure(failure: LineReaderFailure): string {
  * An MCP client transport over a child process's stdin/stdout, for the SDK `Client`.
  * Unlike the SDK's own stdio transport it starts the server in its own process group (so
  * `close()` also ends grandchildren), keeps the tail of stderr for error messages, and
- * bounds the work spent on its output (line cap, junk budget: docs/design: MCP stdio input bounds),
+ * bounds the work spent on its output (line cap, junk budget: docs/design/transports.md#mcp-stdio-bounds),
  * and closes within ~0.4 s of a server that ignores SIGTERM, leaving no timers behind.
  */
 export class StdioProcessTransport implements SdkTransport {
