@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, readdir, rm, stat, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CliExitError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import { CliExitError, TransportError, UtcpArgumentsError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { CliCallTemplate, JsonObject, Tool } from '../../core/types.js';
@@ -12,12 +12,15 @@ import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
 import { processTreeMarker, type ProcessGroup } from '../shared/process-group.js';
 import { argEnvName, rewritePlaceholders, type ShellDialect } from './rewrite-placeholders.js';
 import { runProcess } from './run-process.js';
+import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
 
 /** Call timeout when the template sets none, in milliseconds. */
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 /** Discovery timeout, in milliseconds. */
 export const DISCOVERY_TIMEOUT_MS = 60_000;
 const OUTPUT_TAIL_BYTES = 4096;
+/** The only values allowed where the shell evaluates text as arithmetic or as a name. */
+const INTEGER_LITERAL = /^[+-]?[0-9]{1,19}$/;
 
 export interface CliTransportOptions {
   /** Selects bash or PowerShell. @default process.platform */
@@ -31,6 +34,8 @@ interface Execution {
   callerTimeoutMs?: number;
   ownTimeoutMs: number;
   what: string;
+  /** The tool name, for argument errors. */
+  tool?: string;
   maxBytes: number;
   discovery: boolean;
 }
@@ -73,6 +78,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
         callerTimeoutMs: options.timeoutMs,
         ownTimeoutMs: callTimeout(template),
         what: `cli call ${tool.name}`,
+        tool: tool.name,
         maxBytes: this.#ctx.limits.max_response_bytes,
         discovery: false,
       }),
@@ -112,9 +118,19 @@ export class CliTransport implements Transport<CliCallTemplate> {
     const dialect: ShellDialect = this.#platform === 'win32' ? 'powershell' : 'bash';
     const nonce = randomBytes(8).toString('hex');
     const rewritten = commands.map((step) => rewritePlaceholders(step.command, dialect, nonce));
+    // Where each value would land, read from the template before anything runs (docs/design/threat-model.md#cli-evaluating-contexts).
+    const texts = commands.map((step) => step.command);
+    const contexts = dialect === 'bash' ? checkBashContexts(texts) : checkPowerShellContexts(texts);
     const internal: Record<string, string> = {};
     for (const name of new Set(rewritten.flatMap((r) => r.names))) {
-      internal[argEnvName(nonce, name)] = argumentText(args, name, run);
+      const text = argumentText(args, name, run);
+      const construct = contexts.integers.get(name);
+      if (construct !== undefined && !INTEGER_LITERAL.test(text)) {
+        throw new UtcpArgumentsError(run.tool ?? run.what, [
+          { path: name, message: `must be an integer literal (digits, optional sign): the command evaluates it in ${construct}` },
+        ]);
+      }
+      internal[argEnvName(nonce, name)] = text;
     }
     const marker = processTreeMarker();
     internal[marker.name] = marker.value;
