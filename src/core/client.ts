@@ -261,6 +261,8 @@ export class UtcpClientBase {
       await this.#repo.saveManual(name, raw, discovered.manual);
       this.#allowed.set(name, discovered.allowed);
       this.#logger.info(`Registered manual ${name} with ${discovered.manual.tools.length} tools`);
+      // Timeouts taken as seconds change behaviour silently otherwise (docs/design/transports.md#timeout-units).
+      for (const w of warnings) if (w.includes(' read as seconds ')) this.#logger.warn(`Manual ${name}: ${w}`);
       return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings };
     } catch (error) {
       if (transport?.deregisterManual) await transport.deregisterManual(raw, { manualName: name }).catch(() => {});

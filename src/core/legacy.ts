@@ -39,6 +39,11 @@ function normalizeAuth(auth: unknown, notes: string[], where: string): unknown {
   return out;
 }
 
+/** Template types whose `timeout` is in milliseconds (websocket and MCP servers use seconds). */
+const MS_TIMEOUT_TYPES = new Set(['http', 'sse', 'streamable_http', 'cli', 'tcp', 'udp', 'graphql', 'grpc']);
+/** A millisecond `timeout` below this is taken as seconds (docs/design/transports.md#timeout-units). */
+const SECONDS_BELOW = 1000;
+
 /** Normalises one call template / v0.1 provider object. Returns the input itself when nothing changed. */
 export function normalizeCallTemplate(value: unknown, notes: string[] = [], where = 'call template'): unknown {
   if (!isObj(value)) return value;
@@ -80,6 +85,12 @@ export function normalizeCallTemplate(value: unknown, notes: string[] = [], wher
     copy();
     out.timeout = out.timeout_ms;
     delete out.timeout_ms;
+  } else if (typeof t === 'string' && MS_TIMEOUT_TYPES.has(t) && typeof out.timeout === 'number' && out.timeout > 0 && out.timeout < SECONDS_BELOW) {
+    // Other implementations write seconds here (the official converter: `timeout: 30`); no real deadline is
+    // under a second, so small values are seconds (docs/design/transports.md#timeout-units).
+    copy();
+    notes.push(`${where}: timeout ${out.timeout} read as seconds (${out.timeout * 1000} ms); values below ${SECONDS_BELOW} are seconds, write milliseconds to silence this`);
+    out.timeout = out.timeout * 1000;
   }
   if (t === 'cli') {
     if (out.commands === undefined && typeof out.command_name === 'string') {
@@ -121,6 +132,7 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
   if (out.utcp_version === undefined && typeof out.version === 'string') out.utcp_version = out.version;
   if (!Array.isArray(out.tools)) return out;
   const inherit = manualTemplate && INHERITING_TYPES.has(String(manualTemplate.call_template_type)) ? manualTemplate : undefined;
+  const toolNotes: string[] = [];
   out.tools = out.tools.map((tool, i) => {
     if (!isObj(tool)) return tool;
     let t: Obj = tool;
@@ -142,7 +154,7 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
       delete t.parameters;
     }
     if (t.tool_call_template !== undefined && t.tool_call_template !== inherit) {
-      const tpl = normalizeCallTemplate(t.tool_call_template, notes, `tools[${i}].tool_call_template`);
+      const tpl = normalizeCallTemplate(t.tool_call_template, toolNotes, `tools[${i}].tool_call_template`);
       if (tpl !== t.tool_call_template) {
         copy();
         t.tool_call_template = tpl;
@@ -150,5 +162,10 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
     }
     return t;
   });
+  // One line for the timeouts read as seconds, not one per tool (a converted spec has hundreds).
+  const seconds = toolNotes.filter((n) => n.includes(' read as seconds ('));
+  notes.push(...toolNotes.filter((n) => !seconds.includes(n)));
+  if (seconds.length === 1) notes.push(seconds[0]);
+  else if (seconds.length > 1) notes.push(`${seconds.length} tool templates: timeout below ${SECONDS_BELOW} read as seconds (first: ${seconds[0]})`);
   return out;
 }

@@ -1,0 +1,53 @@
+/**
+ * docs/design/transports.md#timeout-units: a millisecond `timeout` below 1000 is read as seconds, so manuals written
+ * by the official converter (`timeout: 30`) work. The manual here is produced by the official `@utcp/http` converter.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OpenApiConverter } from '@utcp/http';
+import { expect, it, onTestFinished } from 'vitest';
+import { UtcpClient } from '../../src/index.js';
+import { normalizeCallTemplate } from '../../src/core/legacy.js';
+
+it('reads a sub-1000 timeout as seconds, with one warning per manual and a logger warning', async () => {
+  // Answers after 150 ms: longer than 30 ms, far shorter than 30 s.
+  const server = createServer((req, res) => {
+    req.resume();
+    const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 150);
+    res.on('close', () => clearTimeout(timer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const spec = {
+    openapi: '3.0.3',
+    info: { title: 'slow', version: '1' },
+    servers: [{ url: base }],
+    paths: {
+      '/a': { get: { operationId: 'slowA', responses: { 200: { description: 'ok' } } } },
+      '/b': { get: { operationId: 'slowB', responses: { 200: { description: 'ok' } } } },
+    },
+  };
+  const manual = new OpenApiConverter(spec, { callTemplateName: 'slow' }).convert();
+  expect((manual.tools[0].tool_call_template as { timeout?: number }).timeout).toBe(30);
+
+  const logged: string[] = [];
+  const logger = { debug() {}, info() {}, warn: (m: string) => logged.push(m), error() {} };
+  const client = await UtcpClient.create({}, { logger });
+  onTestFinished(() => client.close());
+  const r = await client.registerManual({ name: 'slow', call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['http'] });
+  expect(r.success).toBe(true);
+  expect(r.warnings.filter((w) => w.includes('read as seconds'))).toEqual([expect.stringMatching(/^2 tool templates: timeout below 1000 read as seconds/)]);
+  expect(logged.some((m) => m.includes('read as seconds'))).toBe(true);
+  expect(await client.callTool('slow.slowA', {})).toEqual({ ok: true });
+});
+
+it('leaves millisecond values of 1000 and more, seconds-based types, and timeout_ms alone', () => {
+  expect((normalizeCallTemplate({ call_template_type: 'http', url: 'http://x', timeout: 1500 }) as { timeout: number }).timeout).toBe(1500);
+  expect((normalizeCallTemplate({ call_template_type: 'cli', commands: [], timeout: 5 }) as { timeout: number }).timeout).toBe(5000);
+  expect((normalizeCallTemplate({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }) as { timeout: number }).timeout).toBe(5);
+  expect((normalizeCallTemplate({ call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 }) as { timeout: number }).timeout).toBe(50);
+  const notes: string[] = [];
+  normalizeCallTemplate({ call_template_type: 'graphql', url: 'http://x', timeout: 2 }, notes, 'manual call template');
+  expect(notes).toEqual(['manual call template: timeout 2 read as seconds (2000 ms); values below 1000 are seconds, write milliseconds to silence this']);
+});
