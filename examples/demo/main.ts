@@ -95,8 +95,8 @@ async function show(label: string, run: () => Promise<unknown>) {
     const value = await run();
     console.log(`  ${bold(label)}\n    ${dim('→')} ${JSON.stringify(value)}`);
   } catch (error) {
-    const excerpt = (error as { bodyExcerpt?: string }).bodyExcerpt;
-    console.log(`  ${bold(label)}\n    ${red('×')} ${(error as Error).message}${excerpt ? dim(`  response: ${excerpt}`) : ''}`);
+    // HttpStatusError messages already carry the server's explanation ("HTTP 404 ... from <url>: unknown city").
+    console.log(`  ${bold(label)}\n    ${red('×')} ${(error as Error).message}`);
   }
 }
 

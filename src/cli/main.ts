@@ -2,98 +2,163 @@
 /**
  * The `utcp` command line: try, search, call and convert tools from a terminal.
  * Built on the public API only; this is the one place (with examples/) that prints.
+ * Every command's options and its --help come from one table (`COMMANDS`), so help never drifts from the parser.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { EXIT, UsageError, callCommand, convertCommand, inspectCommand, searchCommand, toolsCommand, type Common } from './commands.js';
-import { createOut, formatError } from './output.js';
+import { EXIT, SourceError, UsageError, callCommand, convertCommand, inspectCommand, searchCommand, toolsCommand, type Common } from './commands.js';
+import { createOut, formatError, printJsonError, type Out } from './output.js';
 
 const SOURCES_HELP = `Sources: a UTCP manual or OpenAPI file (JSON/YAML), an http(s) URL to either, a config file,
 or an MCP server as mcp:"<command> [args]" or mcp:<url>. utcp.config.json/.yaml in the current directory
 (or --config) is loaded too, and is the only source when none is named. Variables come from the environment and ./.env.`;
 
-const COMMON_OPTIONS = {
-  config: { type: 'string', short: 'c' },
-  json: { type: 'boolean' },
-  timeout: { type: 'string' },
-  'base-url': { type: 'string' },
-  name: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
+interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** The value's placeholder in help, e.g. `<ms>`. */
+  value?: string;
+  help: string;
+}
+
+const OPT = {
+  config: { type: 'string', short: 'c', value: '<file>', help: 'config file (default: ./utcp.config.json|yaml|yml)' },
+  json: { type: 'boolean', help: 'machine-readable output on stdout (errors too, as {"error": {...}})' },
+  timeout: { type: 'string', value: '<ms>', help: 'deadline for each discovery and call, in milliseconds' },
+  baseUrl: { type: 'string', value: '<url>', help: "base URL for OpenAPI files whose servers are missing or relative" },
+  name: { type: 'string', value: '<name>', help: 'manual name for the single source named (default: from the file or URL)' },
+  tag: { type: 'string', multiple: true, value: '<t>', help: 'only tools with this tag (repeatable)' },
+} as const satisfies Record<string, OptionSpec>;
 
 interface CommandSpec {
   usage: string;
   summary: string;
-  help: string;
-  options: ParseArgsConfig['options'];
+  options: Record<string, OptionSpec>;
+  /** Extra lines at the end of the command's help (environment variables, examples). */
+  notes?: string;
+  /** Whether the command takes sources (and prints the sources paragraph in its help). */
+  sources: boolean;
 }
+
+const SOURCE_OPTIONS = { config: OPT.config, timeout: OPT.timeout, 'base-url': OPT.baseUrl, name: OPT.name };
 
 const COMMANDS: Record<string, CommandSpec> = {
   tools: {
     usage: 'utcp tools [sources...] [--tag t] [--json]',
     summary: 'List the tools of the given sources',
-    help: '  --tag <t>          only tools with this tag (repeatable)',
-    options: { ...COMMON_OPTIONS, tag: { type: 'string', multiple: true } },
+    options: { tag: OPT.tag, json: OPT.json, ...SOURCE_OPTIONS },
+    sources: true,
   },
   search: {
     usage: 'utcp search <query> [sources...] [--limit n] [--tag t] [--json]',
     summary: 'Rank tools against a plain-language query',
-    help: '  --limit <n>        results to show (default 10, 0 = all)\n  --tag <t>          only tools with one of these tags (repeatable)',
-    options: { ...COMMON_OPTIONS, limit: { type: 'string', short: 'n' }, tag: { type: 'string', multiple: true } },
+    options: {
+      limit: { type: 'string', short: 'n', value: '<n>', help: 'results to show (default 10, 0 = all)' },
+      tag: { ...OPT.tag, help: 'only tools with one of these tags (repeatable)' },
+      json: OPT.json,
+      ...SOURCE_OPTIONS,
+    },
+    sources: true,
   },
   call: {
-    usage: "utcp call <tool> [sources...] [--arg k=v ...] [--json '{...}'] [--stream]",
+    usage: "utcp call <tool> [sources...] [--arg k=v ...] [--args '{...}'] [--stream] [--json]",
     summary: 'Call one tool and print its result',
-    help: "  --arg k=v          an argument (repeatable); JSON values are parsed unless the schema says string\n  --json '{...}'     all arguments as one JSON object\n  --stream           print each streamed item on its own line",
-    options: { ...COMMON_OPTIONS, json: { type: 'string' }, arg: { type: 'string', short: 'a', multiple: true }, stream: { type: 'boolean' } },
+    options: {
+      arg: { type: 'string', short: 'a', multiple: true, value: 'k=v', help: "an argument (repeatable); k.sub=v builds nested objects; values are JSON unless the schema says string" },
+      args: { type: 'string', value: "'{...}'", help: 'all arguments as one JSON object (--arg values are merged on top)' },
+      stream: { type: 'boolean', help: 'print each streamed item on its own line as it arrives' },
+      json: { ...OPT.json, help: 'print the result as JSON (errors as {"error": {...}})' },
+      ...SOURCE_OPTIONS,
+    },
+    notes: "The tool may be named without its manual prefix when that is unambiguous (greet for greet.greet).",
+    sources: true,
   },
   convert: {
-    usage: 'utcp convert <openapi-file-or-url> [-o manual.json] [--name n] [--base-url u]',
+    usage: 'utcp convert <openapi-file-or-url> [-o manual.json] [--name n] [--base-url u] [--json]',
     summary: 'Convert an OpenAPI spec into a UTCP manual and print the conversion report',
-    help: '  -o, --output <f>   write the manual to a file (default: stdout)\n  --name <n>         manual name carried by the generated templates (default "openapi")\n  --base-url <u>     base URL for the operations (overrides the spec\'s servers)',
-    options: { ...COMMON_OPTIONS, output: { type: 'string', short: 'o' } },
+    options: {
+      output: { type: 'string', short: 'o', value: '<file>', help: 'write the manual to a file (default: stdout)' },
+      name: { type: 'string', value: '<name>', help: 'manual name carried by the generated templates (default "openapi")' },
+      'base-url': { type: 'string', value: '<url>', help: "base URL for the operations (overrides the spec's servers)" },
+      timeout: { type: 'string', value: '<ms>', help: 'deadline for downloading a spec URL, in milliseconds' },
+      json: { ...OPT.json, help: 'with -o: print {output, tools, report} as JSON; errors as {"error": {...}}' },
+    },
+    sources: false,
   },
   inspect: {
     usage: 'utcp inspect [sources...] [--json]',
     summary: 'Validate sources and list their tools, warnings and required variables',
-    help: '',
-    options: COMMON_OPTIONS,
+    options: { json: OPT.json, ...SOURCE_OPTIONS },
+    notes: 'Exits 1 when a required variable is missing, 3 when a source fails to load.',
+    sources: true,
   },
   chat: {
-    usage: 'utcp chat [sources...] [--prompt "..."] [--model m] [--yes]',
-    summary: 'Chat with an LLM that can call the tools (OpenAI-compatible endpoint from the environment)',
-    help: '  env: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY, OPENAI_MODEL\n  --prompt "..."     one question, then exit\n  --yes              approve every tool call without asking',
-    options: { ...COMMON_OPTIONS, prompt: { type: 'string', short: 'p' }, model: { type: 'string', short: 'm' }, yes: { type: 'boolean', short: 'y' }, 'max-steps': { type: 'string' } },
+    usage: 'utcp chat [sources...] [--prompt "..."] [--model m] [--max-steps n] [--yes]',
+    summary: 'Chat with an LLM that can call the tools',
+    options: {
+      prompt: { type: 'string', short: 'p', value: '"..."', help: 'one question, then exit' },
+      model: { type: 'string', short: 'm', value: '<model>', help: 'model name (default: $OPENAI_MODEL, $ANTHROPIC_MODEL, or the provider default)' },
+      'max-steps': { type: 'string', value: '<n>', help: 'model turns per question before it must answer (default 16)' },
+      yes: { type: 'boolean', short: 'y', help: 'approve every tool call without asking' },
+      ...SOURCE_OPTIONS,
+    },
+    notes: `Model endpoint from the environment:
+  OPENAI_BASE_URL      any OpenAI-compatible server (default https://api.openai.com/v1; Ollama: http://127.0.0.1:11434/v1)
+  OPENAI_API_KEY       its key (not needed for local servers)
+  OPENAI_MODEL         model name
+  ANTHROPIC_API_KEY    use Anthropic instead (when no OPENAI_* variable is set); ANTHROPIC_MODEL, ANTHROPIC_BASE_URL
+Reads run freely; other calls ask y/n/edit on a terminal, or need --yes. Ctrl-C stops.`,
+    sources: true,
   },
   'serve-mcp': {
     usage: 'utcp serve-mcp [sources...] [--http [--port p]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
-    help: '  --http             serve streamable HTTP on 127.0.0.1 instead of stdio\n  --port <p>         HTTP port (default 0 = any free port)',
-    options: { ...COMMON_OPTIONS, http: { type: 'boolean' }, port: { type: 'string' } },
+    options: {
+      http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio' },
+      port: { type: 'string', value: '<p>', help: 'HTTP port (default 0 = any free port)' },
+      ...SOURCE_OPTIONS,
+    },
+    notes: 'In stdio mode stdout carries the MCP protocol; messages go to stderr.',
+    sources: true,
   },
 };
+
+/** The option table of one command in `parseArgs` form, plus -h/--help. */
+export function parserOptions(command: string): ParseArgsConfig['options'] {
+  const options: NonNullable<ParseArgsConfig['options']> = { help: { type: 'boolean', short: 'h' } };
+  for (const [name, o] of Object.entries(COMMANDS[command].options)) {
+    options[name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
+  }
+  return options;
+}
+
+/** Command names, for tests and completion. */
+export const COMMAND_NAMES = Object.keys(COMMANDS);
 
 function mainHelp(): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
   return `utcp: try, search, call and convert UTCP tools
 
-Usage: utcp <command> [options]
+Usage: utcp <command> [options]        (without installing: npx utcp-kit <command> ...)
 
 Commands:
 ${rows.join('\n')}
 
 ${SOURCES_HELP}
 
-Common options: --config <file>, --json (machine-readable output), --timeout <ms>, -h/--help
 Exit codes: 0 ok · 1 a call failed (or variables are missing) · 2 usage error · 3 a source failed to load
 
-Run utcp <command> --help for details.`;
+Run utcp <command> --help for the options of a command; utcp --version prints the version.`;
 }
 
-function commandHelp(name: string): string {
+export function commandHelp(name: string): string {
   const c = COMMANDS[name];
-  // `call` takes its arguments with --json, so it has no machine-readable output switch.
-  const json = name === 'call' ? '' : '  --json             machine-readable output\n';
-  return `${c.summary}\n\nUsage: ${c.usage}\n\n${c.help ? c.help + '\n' : ''}  -c, --config <f>   config file (default: ./utcp.config.json|yaml)\n  --timeout <ms>     deadline per call\n${json}\n${SOURCES_HELP}`;
+  const rows = Object.entries(c.options).map(([opt, o]) => {
+    const flag = `${o.short ? `-${o.short}, ` : ''}--${opt}${o.value ? ` ${o.value}` : ''}`;
+    return `  ${flag.padEnd(22)} ${o.help}`;
+  });
+  rows.push(`  ${'-h, --help'.padEnd(22)} this help`);
+  return [`${c.summary}`, '', `Usage: ${c.usage}`, '', 'Options:', ...rows, ...(c.notes ? ['', c.notes] : []), ...(c.sources ? ['', SOURCES_HELP] : [])].join('\n');
 }
 
 function intOption(value: unknown, name: string): number | undefined {
@@ -101,6 +166,19 @@ function intOption(value: unknown, name: string): number | undefined {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} expects a non-negative integer, got "${value}"`);
   return n;
+}
+
+function exitCodeFor(error: unknown): number {
+  if (error instanceof UsageError || (error as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS')) return EXIT.USAGE;
+  if (error instanceof SourceError) return EXIT.SOURCE;
+  return EXIT.FAILED;
+}
+
+function reportFailure(out: Out, command: string | undefined, error: unknown): number {
+  const code = exitCodeFor(error);
+  if (out.json) printJsonError(out, error, code);
+  out.info(formatError(out, error) + (code === EXIT.USAGE ? `\nRun utcp ${command ? `${command} ` : ''}--help for usage.` : ''));
+  return code;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -115,14 +193,13 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const spec = COMMANDS[command];
-  const wantsJson = rest.includes('--json') && command !== 'call';
-  const out = createOut(wantsJson);
+  const out = createOut(Boolean(spec?.options.json) && rest.includes('--json'));
   if (!spec) {
-    out.info(formatError(out, new Error(`Unknown command "${command}"`)) + `\nRun utcp --help for the list of commands.`);
-    return EXIT.USAGE;
+    const near = COMMAND_NAMES.find((n) => n.startsWith(command.slice(0, 2)));
+    return reportFailure(out, undefined, new UsageError(`Unknown command "${command}"${near ? ` (did you mean "${near}"?)` : ''}`));
   }
   try {
-    const parsed = parseArgs({ args: rest, options: spec.options, allowPositionals: true, strict: true });
+    const parsed = parseArgs({ args: rest, options: parserOptions(command), allowPositionals: true, strict: true });
     const values = parsed.values as Record<string, unknown>;
     const positionals = parsed.positionals;
     if (values.help) {
@@ -151,10 +228,17 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'call': {
         const tool = need('a tool name');
-        return await callCommand(common(positionals.slice(1)), tool, { arg: values.arg as string[] | undefined, json: values.json as string | undefined, stream: values.stream as boolean | undefined });
+        const sources = positionals.slice(1);
+        const stray = sources.find((s) => /^\s*[{[]/.test(s));
+        if (stray) {
+          const shown = stray.trim().length > 40 ? `${stray.trim().slice(0, 39)}…` : stray.trim();
+          throw new UsageError(`${shown} looks like JSON arguments: pass them with --args '${shown}' (--json selects JSON output)`);
+        }
+        return await callCommand(common(sources), tool, { arg: values.arg as string[] | undefined, args: values.args as string | undefined, stream: values.stream as boolean | undefined });
       }
       case 'convert': {
         const input = need('an OpenAPI file or URL');
+        if (positionals.length > 1) throw new UsageError(`convert takes one spec, got ${positionals.length}: ${positionals.join(' ')}`);
         return await convertCommand(common([]), input, { output: values.output as string | undefined, name: values.name as string | undefined, baseUrl: values['base-url'] as string | undefined });
       }
       case 'inspect':
@@ -170,14 +254,25 @@ export async function main(argv: string[]): Promise<number> {
     }
     return EXIT.USAGE;
   } catch (error) {
-    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    out.info(formatError(out, error) + (usage ? `\nRun utcp ${command} --help for usage.` : ''));
-    return usage ? EXIT.USAGE : EXIT.FAILED;
+    return reportFailure(out, command, error);
   }
+}
+
+/**
+ * A reader that stops early (`utcp tools | head -1`) closes the pipe: that is success, not a crash.
+ * Any later write would fail the same way, so the process ends at once with 0.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    process.exit(stream === process.stdout ? 0 : Number(process.exitCode ?? 0));
+  });
 }
 
 const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
 if (isEntry) {
+  exitQuietlyOnClosedPipe(process.stdout);
+  exitQuietlyOnClosedPipe(process.stderr);
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

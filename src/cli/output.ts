@@ -46,21 +46,40 @@ export function table(rows: string[][], maxWidth = process.stdout.columns || 0):
 const HINTS: Record<string, string> = {
   MISSING_VARIABLE: 'set it in the environment, in .env, or in the config\'s "variables"',
   TOOL_NOT_FOUND: 'list tools with `utcp tools <source>` or search with `utcp search <query> <source>`',
-  INVALID_ARGUMENTS: 'pass arguments with --arg name=value or --json \'{...}\'',
+  INVALID_ARGUMENTS: "pass arguments with --arg name=value (nested: --arg body.title=x) or --args '{...}'",
   URL_POLICY: 'use https://, or http:// to localhost/127.0.0.1 only',
   TIMEOUT: 'raise the deadline with --timeout <ms>',
   DEPENDENCY_MISSING: 'install the named package',
   INVALID_CONFIG: 'fix the config file (see the path above)',
 };
 
+/** The `{"error": {...}}` object printed on stdout in --json mode: code, message, hint and the error's own fields. */
+export function jsonError(error: unknown, exitCode?: number): Record<string, unknown> {
+  const e = error as Record<string, unknown> & Error;
+  const code = isUtcpError(error) ? error.code : typeof e?.code === 'string' && !String(e.code).startsWith('ERR_') ? e.code : (e?.name ?? 'ERROR');
+  const body: Record<string, unknown> = { code, message: error instanceof Error ? error.message : String(error) };
+  const hint = typeof code === 'string' ? HINTS[code] : undefined;
+  if (hint) body.hint = hint;
+  for (const key of ['status', 'exitCode', 'variableName', 'toolName', 'suggestions', 'issues', 'sources']) {
+    if (e && e[key] !== undefined && !(Array.isArray(e[key]) && (e[key] as unknown[]).length === 0)) body[key] = e[key];
+  }
+  if (exitCode !== undefined) body.exit_code = exitCode;
+  return body;
+}
+
+export function printJsonError(out: Out, error: unknown, exitCode?: number, extra: Record<string, unknown> = {}): void {
+  out.print(JSON.stringify({ error: jsonError(error, exitCode), ...extra }, null, 2));
+}
+
 /** One readable line (plus a hint line) for an error; never a stack trace unless DEBUG is set. */
 export function formatError(out: Pick<Out, 'color'>, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = isUtcpError(error) ? error.code : undefined;
   const hint = code ? HINTS[code] : undefined;
-  let text = `${red(out, 'error')}${code ? dim(out, ` [${code}]`) : ''}: ${message.split('\n')[0]}`;
-  const excerpt = (error as { bodyExcerpt?: unknown }).bodyExcerpt;
-  if (typeof excerpt === 'string' && excerpt.trim()) text += `\n${dim(out, `response: ${excerpt.trim().replace(/\s+/g, ' ').slice(0, 300)}`)}`;
+  const [first, ...more] = message.split('\n');
+  let text = `${red(out, 'error')}${code ? dim(out, ` [${code}]`) : ''}: ${first}`;
+  // Usage errors carry their usage line on the next line; other messages are one line by design.
+  if (!code && more.length) text += `\n${more.join('\n')}`;
   if (hint) text += `\n${dim(out, `hint: ${hint}`)}`;
   if (process.env.DEBUG && error instanceof Error && error.stack) text += `\n${error.stack}`;
   return text;
@@ -75,6 +94,41 @@ export function progress(label: string): { update(done: number, total: number): 
     },
     done() {
       if (tty) process.stderr.write('\r\x1b[2K');
+    },
+  };
+}
+
+/**
+ * Feedback for a call that takes a while: after `delayMs`, a line on stderr that counts the seconds
+ * (`… calling greet.slow (3 s)`), rewritten in place and erased when the call ends. Only on a terminal and never
+ * in --json mode, so pipes and scripts see nothing. `UTCP_PROGRESS=1` forces it (tests), `=0` disables it.
+ */
+export function slowCallNotice(out: Pick<Out, 'json' | 'color'>, label: string, delayMs = 1000): { stop(): void } {
+  const forced = process.env.UTCP_PROGRESS;
+  const enabled = forced === undefined ? Boolean(process.stderr.isTTY) && !out.json : forced === '1';
+  if (!enabled) return { stop() {} };
+  const started = Date.now();
+  let shown = false;
+  const draw = () => {
+    shown = true;
+    const seconds = Math.round((Date.now() - started) / 1000);
+    process.stderr.write(`\r${dim(out, `… calling ${label} (${seconds} s, Ctrl-C to cancel)`)}`);
+  };
+  let interval: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    draw();
+    interval = setInterval(draw, 1000);
+    interval.unref();
+  }, delayMs);
+  timer.unref();
+  let stopped = false;
+  return {
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(timer);
+      if (interval) clearInterval(interval);
+      if (shown) process.stderr.write(process.stderr.isTTY ? '\r\x1b[2K' : '\n');
     },
   };
 }

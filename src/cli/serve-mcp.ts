@@ -1,12 +1,17 @@
 /** `utcp serve-mcp`: expose the tools of the given sources as an MCP server (stdio or streamable HTTP). */
 import { serveMcp } from '../mcp/index.js';
-import { EXIT, type Common } from './commands.js';
+import { EXIT, sourceFailure, type Common } from './commands.js';
 import { dim, green } from './output.js';
 import { createCliClient } from './sources.js';
 
 export async function serveMcpCommand(c: Common, opts: { http: boolean; port: number }): Promise<number> {
   const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl });
   for (const r of results) if (!r.success) c.out.info(`✗ ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
+  const failure = sourceFailure(results);
+  if (failure && results.every((r) => !r.success)) {
+    await client.close();
+    throw failure;
+  }
   const tools = await client.getTools();
   const handle = await serveMcp(client, opts.http ? { transport: 'http', port: opts.port } : { transport: 'stdio' }, { timeoutMs: c.timeoutMs });
   // stdout belongs to the MCP protocol in stdio mode: everything else goes to stderr.

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, isLoopbackLike, loadConfig, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
+import { SourceError, UsageError } from './errors.js';
 import { progress } from './output.js';
 
 export const CONFIG_NAMES = ['utcp.config.json', 'utcp.config.yaml', 'utcp.config.yml'];
@@ -78,7 +79,7 @@ export async function resolveSource(source: string, cwd: string, used: Set<strin
       return { template: { name, call_template_type: 'mcp', config: { mcpServers: { server: { url: rest } } } } };
     }
     const [command, ...args] = splitCommand(rest);
-    if (!command) throw new Error('mcp: needs a command, e.g. mcp:"npx -y @modelcontextprotocol/server-everything"');
+    if (!command) throw new UsageError('mcp: needs a command, e.g. mcp:"npx -y @modelcontextprotocol/server-everything"');
     const base = mcpServerName([command, ...args]);
     return { template: { name: uniqueName(options.name ?? base, used), call_template_type: 'mcp', config: { mcpServers: { [base.replace(/\./g, '_') || 'server']: { command, args } } } } };
   }
@@ -93,7 +94,7 @@ export async function resolveSource(source: string, cwd: string, used: Set<strin
     return { template: { name: uniqueName(base, used), call_template_type: 'http', url: source, http_method: 'GET' } };
   }
   const path = resolve(cwd, source);
-  if (!existsSync(path)) throw new Error(`No such file: ${source} (a source is a file, an http(s) URL, or mcp:<command>)`);
+  if (!existsSync(path)) throw new SourceError(`No such file: ${source} (a source is a file, an http(s) URL, or mcp:<command>)`, [{ name: source, errors: ['no such file'] }]);
   const text = readFileSync(path, 'utf8');
   const ext = extname(path).toLowerCase();
   let doc: unknown;
@@ -135,7 +136,10 @@ export async function createCliClient(options: CliClientOptions): Promise<{ clie
   const rootDir = configPaths[0] ? dirname(configPaths[0]) : options.cwd;
   const merged: UtcpClientConfig = { variables: {}, manual_call_templates: [], load_variables_from: [] };
   for (const p of configPaths) {
-    const { config } = await loadConfig(p, dirname(p));
+    if (!existsSync(p)) throw new SourceError(`No such config file: ${p}`, [{ name: p, errors: ['no such file'] }]);
+    const { config } = await loadConfig(p, dirname(p)).catch((cause: Error) => {
+      throw new SourceError(`Config ${p} failed to load: ${cause.message}`, [{ name: p, errors: [cause.message] }], { cause });
+    });
     Object.assign(merged.variables!, config.variables);
     merged.manual_call_templates!.push(...config.manual_call_templates.map((t) => (t.call_template_type === 'file' && typeof (t as { file_path?: unknown }).file_path === 'string' ? { ...t, file_path: resolve(dirname(p), (t as unknown as { file_path: string }).file_path) } : t)));
     merged.load_variables_from!.push(...(config.load_variables_from ?? []).map((l) => ({ ...l, env_file_path: resolve(dirname(p), l.env_file_path) })));
@@ -150,7 +154,7 @@ export async function createCliClient(options: CliClientOptions): Promise<{ clie
   let done = 0;
   const results = await Promise.all(
     templates.map(async (t) => {
-      const r = await client.registerManual(t);
+      const r = await client.registerManual(t, { timeoutMs: options.timeoutMs });
       bar.update(++done, templates.length);
       options.onResult?.(r);
       return r;

@@ -21,6 +21,7 @@ import { normalizeCallTemplate, normalizeManual } from './legacy.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { completeLogger, type Logger } from './logger.js';
 import { postProcessorFromConfig, type PostProcessorFn } from './post-processors.js';
+import { suggestToolNames } from './suggest.js';
 import type { SearchOptions, ToolRepository } from './repository.js';
 import { abortError, withDeadline } from './signals.js';
 import type {
@@ -99,6 +100,16 @@ export interface ClientDefaults {
   convertOpenApi: OpenApiConverter;
 }
 
+interface DiscoveredManual {
+  manual: UtcpManual;
+  warnings: string[];
+  allowed: ReadonlySet<string>;
+  /** Full tool name → why it was left out. */
+  dropped: Map<string, string>;
+  /** How many tools the document listed. */
+  offered: number;
+}
+
 const FAILED_MANUAL: UtcpManual = Object.freeze({ utcp_version: '1.0.0', manual_version: '0.0.0', tools: Object.freeze([]) as unknown as Tool[] });
 
 function messageOf(error: unknown): string {
@@ -125,6 +136,8 @@ export class UtcpClientBase {
   readonly #timeoutMs: number | undefined;
   readonly #reserved = new Set<string>();
   readonly #allowed = new Map<string, ReadonlySet<string>>();
+  /** Per manual: tools left out at registration, with the reason, so a later call can say why it is missing. */
+  readonly #dropped = new Map<string, Map<string, string>>();
   readonly #templateHasVars = new WeakMap<CallTemplateBase, boolean>();
   readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
   readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
@@ -260,6 +273,7 @@ export class UtcpClientBase {
       this.#assertOpen();
       await this.#repo.saveManual(name, raw, discovered.manual);
       this.#allowed.set(name, discovered.allowed);
+      this.#noteDropped(name, discovered);
       this.#logger.info(`Registered manual ${name} with ${discovered.manual.tools.length} tools`);
       // Timeouts taken as seconds change behaviour silently otherwise (docs/design/transports.md#timeout-units).
       for (const w of warnings) if (w.includes(' read as seconds ')) this.#logger.warn(`Manual ${name}: ${w}`);
@@ -279,7 +293,7 @@ export class UtcpClientBase {
     name: string,
     signal: AbortSignal,
     timeoutMs?: number,
-  ): Promise<{ manual: UtcpManual; warnings: string[]; allowed: ReadonlySet<string> }> {
+  ): Promise<DiscoveredManual> {
     const options: CallOptions = { signal, manualName: name, rawTemplate: raw, timeoutMs };
     let result;
     try {
@@ -297,6 +311,8 @@ export class UtcpClientBase {
     const knownTypes = this.#knownTypes();
     const tools: Tool[] = [];
     const seen = new Set<string>();
+    const dropped = new Map<string, string>();
+    const protocolFix = `add them to the manual template's allowed_communication_protocols`;
     (doc.tools as unknown[]).forEach((value, i) => {
       const { tool, issues } = validateTool(value, `tools[${i}]`, { knownTypes });
       if (!tool) {
@@ -304,11 +320,13 @@ export class UtcpClientBase {
         return;
       }
       const type = tool.tool_call_template.call_template_type;
+      const full = tool.name.startsWith(`${name}.`) ? tool.name : `${name}.${tool.name}`;
       if (!allowed.has(type)) {
-        warnings.push(`Dropped tool ${tool.name}: protocol "${type}" is not in allowed_communication_protocols [${[...allowed].join(', ')}]`);
+        const reason = `protocol "${type}" is not in allowed_communication_protocols [${[...allowed].join(', ')}] of manual ${name}`;
+        warnings.push(`Dropped tool ${tool.name}: ${reason}; to keep such tools, ${protocolFix}`);
+        dropped.set(full, `it was dropped when manual ${name} registered: ${reason}`);
         return;
       }
-      const full = tool.name.startsWith(`${name}.`) ? tool.name : `${name}.${tool.name}`;
       if (seen.has(full)) {
         warnings.push(`Duplicate tool name ${full}: the first definition wins`);
         return;
@@ -322,7 +340,28 @@ export class UtcpClientBase {
       manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',
       tools,
     };
-    return { manual, warnings, allowed };
+    return { manual, warnings, allowed, dropped, offered: (doc.tools as unknown[]).length };
+  }
+
+  /** Remembers dropped tools and says loudly (logger warn) when a manual keeps fewer tools than it offered. */
+  #noteDropped(name: string, discovered: DiscoveredManual): void {
+    if (discovered.dropped.size > 0) this.#dropped.set(name, discovered.dropped);
+    else this.#dropped.delete(name);
+    const kept = discovered.manual.tools.length;
+    if (kept < discovered.offered) {
+      const types = [...new Set([...discovered.dropped.values()].map((r) => /protocol "([^"]+)"/.exec(r)?.[1]).filter(Boolean))];
+      const how = types.length ? `; allow ${types.map((t) => `"${t}"`).join(', ')} in its allowed_communication_protocols to keep them` : '';
+      this.#logger.warn(`Manual ${name} keeps ${kept} of its ${discovered.offered} tools${how}`, { manual: name, kept, offered: discovered.offered, warnings: discovered.warnings.length });
+    }
+  }
+
+  /** A ToolNotFoundError that says why (dropped at registration) or suggests close names. */
+  async #notFound(name: string): Promise<ToolNotFoundError> {
+    const dot = name.indexOf('.');
+    const reason = dot > 0 ? this.#dropped.get(name.slice(0, dot))?.get(name) : undefined;
+    if (reason) return new ToolNotFoundError(name, [], reason);
+    const names = (await this.#repo.getTools()).map((t) => t.name);
+    return new ToolNotFoundError(name, suggestToolNames(name, names));
   }
 
   #allowedProtocols(raw: CallTemplateBase, fromOpenApi: boolean): Set<string> {
@@ -369,6 +408,7 @@ export class UtcpClientBase {
     if (!stored) return false;
     await this.#repo.removeManual(name);
     this.#allowed.delete(name);
+    this.#dropped.delete(name);
     if (stored.template.call_template_type === 'direct') {
       for (const [key, entry] of this.#callables) if (entry.manual === name) this.#callables.delete(key);
     }
@@ -395,6 +435,7 @@ export class UtcpClientBase {
       if (await this.#repo.getManual(name)) {
         await this.#repo.saveManual(name, raw, discovered.manual);
         this.#allowed.set(name, discovered.allowed);
+        this.#noteDropped(name, discovered);
       }
       return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings: discovered.warnings };
     } catch (error) {
@@ -461,7 +502,7 @@ export class UtcpClientBase {
   /** The namespaced variable keys a registered tool's template needs. */
   async getRequiredVariablesForRegisteredTool(toolName: string): Promise<string[]> {
     const tool = await this.#repo.getTool(toolName);
-    if (!tool) throw new ToolNotFoundError(toolName);
+    if (!tool) throw await this.#notFound(toolName);
     return collectTemplateVariables(tool.tool_call_template, toolName.split('.')[0]);
   }
 
@@ -470,7 +511,7 @@ export class UtcpClientBase {
   async #prepare(name: string, args: JsonObject | undefined) {
     this.#assertOpen();
     const tool = await this.#repo.getTool(name);
-    if (!tool) throw new ToolNotFoundError(name);
+    if (!tool) throw await this.#notFound(name);
     const manualName = name.slice(0, name.indexOf('.'));
     const template = tool.tool_call_template;
     const allowed = this.#allowed.get(manualName) ?? this.#allowedProtocols((await this.#repo.getManual(manualName))?.template ?? template, false);

@@ -22,22 +22,41 @@ export async function parseDocumentText(text: string, options: ParseDocumentOpti
   }
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const format = options.format ?? 'auto';
+  let jsonError: UtcpError | undefined;
   if (format !== 'yaml') {
     try {
       return JSON.parse(body);
     } catch (cause) {
-      if (format === 'json') throw new UtcpError('INVALID_MANUAL', `${what} is not valid JSON: ${(cause as Error).message}`, { cause });
+      jsonError = new UtcpError('INVALID_MANUAL', `${what} is not valid JSON: ${describeJsonError(cause as Error, body)}`, { cause });
+      if (format === 'json') throw jsonError;
     }
   }
+  // Text that opens like JSON was meant as JSON: if YAML cannot read it either, the JSON error is the useful one.
+  const looksLikeJson = /^\s*[[{]/.test(body);
   const YAML = await import('yaml');
   try {
     const doc = YAML.parseDocument(body, { schema: 'core', uniqueKeys: false, merge: true, prettyErrors: false });
     if (doc.errors.length > 0) throw doc.errors[0];
     return doc.toJS({ maxAliasCount: limits.max_yaml_aliases });
   } catch (cause) {
+    if (looksLikeJson && jsonError) throw jsonError;
     const reason = (cause as Error).message?.split('\n')[0] ?? String(cause);
-    throw new UtcpError('INVALID_MANUAL', `${what} is neither valid JSON nor valid YAML: ${reason}`, { cause });
+    throw new UtcpError('INVALID_MANUAL', `${what} is ${format === 'yaml' ? 'not' : 'neither valid JSON nor'} valid YAML: ${reason}`, { cause });
   }
+}
+
+/** JSON.parse's message with the position turned into a line and column, which editors can jump to. */
+function describeJsonError(error: Error, text: string): string {
+  // V8 quotes the text around the error, newlines included: keep it on one line and short.
+  const flat = error.message.replace(/\s+/g, ' ').trim();
+  const message = flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
+  const at = /at position (\d+)/.exec(message);
+  if (!at) return message;
+  const position = Number(at[1]);
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const column = position - before.lastIndexOf('\n');
+  return `${message.replace(/\s*in JSON at position \d+.*$/, '')} at line ${line}, column ${column}`;
 }
 
 /** True when a parsed document is a UTCP manual: an object with a `tools` array. */

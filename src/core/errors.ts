@@ -76,9 +76,16 @@ export class UtcpArgumentsError extends UtcpError {
 export class ToolNotFoundError extends UtcpError {
   override name = 'ToolNotFoundError';
   readonly toolName: string;
-  constructor(toolName: string) {
-    super('TOOL_NOT_FOUND', `Tool not found: ${toolName}`);
+  /** Registered tool names close to `toolName`, best first (may be empty). */
+  readonly suggestions: string[];
+  /**
+   * @param reason why the tool is missing when the client knows (e.g. it was dropped at registration)
+   */
+  constructor(toolName: string, suggestions: readonly string[] = [], reason?: string) {
+    const hint = reason ? `: ${reason}` : suggestions.length ? `. Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
+    super('TOOL_NOT_FOUND', `Tool not found: ${toolName}${hint}`);
     this.toolName = toolName;
+    this.suggestions = [...suggestions];
   }
 }
 
@@ -112,13 +119,50 @@ export class HttpStatusError extends UtcpError {
   /** At most 2 KiB of the response body. */
   readonly bodyExcerpt: string;
   constructor(status: number, url: string, bodyExcerpt = '', statusText = '', options?: ErrorOptions) {
-    // The body stays out of the message (a server may echo credentials); read `bodyExcerpt` deliberately.
-    super('HTTP_STATUS', `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}`, options);
+    // Only the server's short explanation joins the message (see `explainHttpBody`); the full excerpt is in
+    // `bodyExcerpt`. Substituted secrets are redacted from messages where errors leave the client.
+    const why = explainHttpBody(bodyExcerpt);
+    super('HTTP_STATUS', `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}${why ? `: ${why}` : ''}`, options);
     this.status = status;
     this.statusText = statusText;
     this.url = url;
     this.bodyExcerpt = bodyExcerpt.slice(0, 2048);
   }
+}
+
+const EXPLANATION_FIELDS = ['message', 'error_description', 'detail', 'error', 'title', 'description', 'reason'];
+
+/**
+ * The one-line explanation a server put in an error body: the first string among the usual JSON fields
+ * (`message`, `error_description`, `detail`, `error`, ... also one level down, e.g. `{ error: { message } }`),
+ * else the first line of a short plain-text body. HTML pages and long bodies give nothing. At most 200 characters.
+ */
+export function explainHttpBody(body: string): string {
+  const text = body.trim();
+  if (!text) return '';
+  let found: string | undefined;
+  if (text.startsWith('{')) {
+    try {
+      const doc = JSON.parse(text) as Record<string, unknown>;
+      const pick = (o: Record<string, unknown>): string | undefined => {
+        for (const f of EXPLANATION_FIELDS) if (typeof o[f] === 'string' && (o[f] as string).trim()) return o[f] as string;
+        return undefined;
+      };
+      found = pick(doc);
+      for (const v of Object.values(doc)) {
+        if (found) break;
+        if (v && typeof v === 'object' && !Array.isArray(v)) found = pick(v as Record<string, unknown>);
+        else if (Array.isArray(v) && v[0] && typeof v[0] === 'object') found = pick(v[0] as Record<string, unknown>);
+      }
+    } catch {
+      // A truncated or invalid JSON body explains nothing reliable.
+    }
+  } else if (!text.startsWith('<') && text.length <= 500) {
+    found = text.split('\n')[0];
+  }
+  if (!found) return '';
+  const line = found.replace(/\s+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 /** The remote tool reported a failure (MCP `isError`, GraphQL `errors`, gRPC status, a `tool_error` frame). */

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
 const BIN = resolve(__dirname, '../../dist/cli/main.js');
@@ -18,6 +19,13 @@ function run(args: string[], options: { cwd?: string; env?: Record<string, strin
   });
 }
 
+/** A temporary directory removed when the test ends. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('dist/cli/main.js is missing: run `npm run build` (npm test does it first)');
 });
@@ -29,16 +37,16 @@ describe('utcp', () => {
     expect(bare.stdout).toContain('Commands:');
     const help = await run(['call', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("Usage: utcp call <tool> [sources...] [--arg k=v ...] [--json '{...}']");
+    expect(help.stdout).toContain("Usage: utcp call <tool> [sources...] [--arg k=v ...] [--args '{...}'] [--stream] [--json]");
   });
 
-  it('lists each option of a command once in its --help, and call has no machine-readable --json', async () => {
+  it('lists each option of a command once in its --help, and --json means JSON output everywhere', async () => {
     const call = (await run(['call', '--help'])).stdout;
     expect(call.match(/^  --timeout /gm)).toHaveLength(1);
     expect(call.match(/^  --json /gm)).toHaveLength(1);
-    expect(call).not.toContain('machine-readable');
+    expect(call).toMatch(/^  --args '\{\.\.\.\}'\s+all arguments as one JSON object/m);
     const tools = (await run(['tools', '--help'])).stdout;
-    expect(tools).toMatch(/^  --json\s+machine-readable output$/m);
+    expect(tools).toMatch(/^  --json\s+machine-readable output/m);
   });
 
   it('lists tools as an aligned table, and as JSON with --json', async () => {
@@ -60,7 +68,7 @@ describe('utcp', () => {
   it('calls a tool with --arg, coercing by schema, and never lets a value reach the shell', async () => {
     const hello = await run(['call', 'greet.greet', 'greet.json', '--arg', 'who=Bob; echo pwned']);
     expect(hello).toMatchObject({ code: 0, stdout: 'hello Bob; echo pwned\n' });
-    const sum = await run(['call', 'add', 'greet.json', '--arg', 'a=2', '--json', '{"b": 40}']);
+    const sum = await run(['call', 'add', 'greet.json', '--arg', 'a=2', '--args', '{"b": 40}']);
     expect(sum.code).toBe(0);
     expect(JSON.parse(sum.stdout)).toEqual({ sum: 42 });
   });
@@ -82,9 +90,9 @@ describe('utcp', () => {
     expect((await run(['call', 'greet', 'greet.json', '--bogus'])).code).toBe(2);
     expect((await run(['frobnicate'])).code).toBe(2);
     const bad = await run(['tools', 'no-such-file.json']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(3);
     expect(bad.stderr).toContain('No such file: no-such-file.json');
-    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    const dir = tempDir();
     writeFileSync(join(dir, 'broken.json'), '{"tools": "nope"}');
     const broken = await run(['tools', 'broken.json'], { cwd: dir });
     expect(broken.code).toBe(3);
@@ -101,7 +109,7 @@ describe('utcp', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
-    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    const dir = tempDir();
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/utcp`;
     writeFileSync(join(dir, 'utcp.config.json'), JSON.stringify({ manual_call_templates: [{ name: 'api', call_template_type: 'http', url }] }));
     writeFileSync(join(dir, '.env'), 'api_KEY=from-dotenv\n');
@@ -113,7 +121,7 @@ describe('utcp', () => {
   });
 
   it('inspect lists required variables and exits 1 when one is missing', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    const dir = tempDir();
     copyFileSync(join(FIXTURES, 'greet.json'), join(dir, 'greet.json'));
     writeFileSync(join(dir, 'secret.json'), JSON.stringify({ tools: [{ name: 't', tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo x' }], env_vars: { TOKEN: '${TOKEN}' } } }] }));
     const r = await run(['inspect', 'secret.json'], { cwd: dir });
@@ -125,7 +133,7 @@ describe('utcp', () => {
   });
 
   it('converts an OpenAPI spec to a manual file and prints the report', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'utcp-cli-'));
+    const dir = tempDir();
     copyFileSync(join(FIXTURES, 'pets.yaml'), join(dir, 'pets.yaml'));
     const r = await run(['convert', 'pets.yaml', '-o', 'pets.json', '--name', 'pets'], { cwd: dir });
     expect(r.code).toBe(0);
