@@ -15,13 +15,13 @@ describe('ToolNotFoundError', () => {
   it('suggests the close name for a typo and the full name when the manual prefix is missing', async () => {
     const c = await client();
     await c.registerFunctions('local', [add, { name: 'list_users', handler: () => [] }]);
-    const typo = await c.callTool('local.get_usr', {}).catch((e: any) => e);
+    const typo: any = await c.callTool('local.get_usr', {}).catch((e: any) => e);
     expect(typo).toBeInstanceOf(ToolNotFoundError);
     expect(typo.suggestions).toEqual(['local.get_user']);
     expect(typo.message).toBe('Tool not found: local.get_usr. Did you mean "local.get_user"?');
-    const bare = await c.callTool('get_user', {}).catch((e: any) => e);
+    const bare: any = await c.callTool('get_user', {}).catch((e: any) => e);
     expect(bare.suggestions).toEqual(['local.get_user']);
-    const far = await c.callTool('local.delete_everything', {}).catch((e: any) => e);
+    const far: any = await c.callTool('local.delete_everything', {}).catch((e: any) => e);
     expect(far.suggestions).toEqual([]);
     expect(far.message).toBe('Tool not found: local.delete_everything');
   });
@@ -38,7 +38,7 @@ describe('manuals that keep fewer tools than they list', () => {
     expect(r.manual.tools).toEqual([]);
     expect(r.warnings[0]).toContain('allowed_communication_protocols');
     expect(logs.some((l) => /Manual file1 keeps 0 of its 1 tools; allow "cli" in its allowed_communication_protocols/.test(l))).toBe(true);
-    const e = await c.callTool('file1.hello', {}).catch((err: any) => err);
+    const e: any = await c.callTool('file1.hello', {}).catch((err: any) => err);
     expect(e).toBeInstanceOf(ToolNotFoundError);
     expect(e.message).toMatch(/Tool not found: file1\.hello: it was dropped when manual file1 registered: protocol "cli" is not in allowed_communication_protocols \[text\]/);
   });
@@ -75,7 +75,7 @@ describe('HttpStatusError', () => {
     const manual = { tools: [{ name: 'create', inputs: { type: 'object' }, tool_call_template: { call_template_type: 'http', url: `${server.url}/issues`, http_method: 'POST' } }] };
     const r = await c.registerManual({ name: 'api', call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['http'] });
     expect(r.success).toBe(true);
-    const e = await c.callTool('api.create', {}).catch((err: any) => err);
+    const e: any = await c.callTool('api.create', {}).catch((err: any) => err);
     expect(e).toBeInstanceOf(HttpStatusError);
     expect(e.message).toMatch(/^HTTP 422 .*from http:\/\/127\.0\.0\.1:\d+\/issues: Validation Failed: title is too long$/);
     expect(e.bodyExcerpt).toContain('"field":"title"');
