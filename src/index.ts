@@ -67,6 +67,7 @@ export {
   ToolNotFoundError,
   UtcpVariableNotFoundError,
   UrlPolicyError,
+  UtcpLimitError,
   HttpStatusError,
   ToolExecutionError,
   CliExitError,

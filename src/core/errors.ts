@@ -26,7 +26,8 @@ export type UtcpErrorCode =
   | 'TRANSPORT_FAILED'
   | 'DEPENDENCY_MISSING'
   | 'NOT_SUPPORTED'
-  | 'CLIENT_CLOSED';
+  | 'CLIENT_CLOSED'
+  | 'LIMIT_EXCEEDED';
 
 /** Base class of every error the library throws. */
 export class UtcpError extends Error {
@@ -99,6 +100,16 @@ export class UtcpVariableNotFoundError extends UtcpError {
       `Variable ${variableName} is not set: define it in the config's "variables", in a load_variables_from source (e.g. .env), or in the environment`,
     );
     this.variableName = variableName;
+  }
+}
+
+/** Work or output would exceed a configured limit; `limit` is its key in the config's `limits`. */
+export class UtcpLimitError extends UtcpError {
+  override name = 'UtcpLimitError';
+  readonly limit: string;
+  constructor(limit: string, message: string) {
+    super('LIMIT_EXCEEDED', message);
+    this.limit = limit;
   }
 }
 

@@ -14,6 +14,15 @@ export interface Limits {
   max_schema_nodes: number;
   /** MCP `tools/list` pages. @default 100 */
   max_list_pages: number;
+  /** OpenAPI: schema objects translated per document, all tools together (work bound). @default 4000000 */
+  max_openapi_schema_work: number;
+  /**
+   * OpenAPI: schema nodes in all tools of one document together, shared subtrees counted at every use
+   * (the serialised size), at most this many times the document's own node count. @default 256
+   */
+  max_openapi_expansion_factor: number;
+  /** OpenAPI: the output allowance of any document, whatever its size. @default 4000000 */
+  max_openapi_output_nodes: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -24,6 +33,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   max_yaml_aliases: 100,
   max_schema_nodes: 10_000,
   max_list_pages: 100,
+  max_openapi_schema_work: 4_000_000,
+  max_openapi_expansion_factor: 256,
+  max_openapi_output_nodes: 4_000_000,
 });
 
 export function resolveLimits(partial: Partial<Limits> | undefined): Limits {

@@ -97,8 +97,13 @@ describe('conversion report', () => {
       'Dropped header parameter Accept at GET /orders and 1 more place: ignored: Accept, Content-Type and Authorization are not parameters in OpenAPI',
       'Dropped header parameter Content-Type at GET /orders and 1 more place: ignored: Accept, Content-Type and Authorization are not parameters in OpenAPI',
       'Dropped header parameter Authorization at GET /orders and 1 more place: ignored: Accept, Content-Type and Authorization are not parameters in OpenAPI',
+      'Dropped keyword xml at GET /orders and 1 more place: OpenAPI documentation, not JSON Schema; removed',
+      'Dropped keyword externalDocs at GET /orders and 1 more place: OpenAPI documentation, not JSON Schema; removed',
       'Dropped query parameter orderId at GET /orders/{orderId}: clashes with the path parameter of the same name',
       'Dropped header parameter orderId at GET /orders/{orderId}: clashes with the path parameter of the same name',
+      'Changed example at GET /orders and 3 more places: OpenAPI example moved into the JSON Schema examples array',
+      'Changed nullable at GET /orders and 3 more places: OpenAPI 3.0 nullable (Swagger x-nullable) rewritten as a JSON Schema null type',
+      'Changed boolean exclusiveMinimum at GET /orders and 1 more place: rewritten in the JSON Schema 2020-12 numeric form',
       '1 operations filtered',
     ]);
   });

@@ -3,7 +3,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { convertOpenApiSpec, type OpenApiConversion } from '../../src/loaders/openapi/index.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { collectRefs, resolveInside } from './openapi-refs.js';
+import { createSchemaChecker, findOpenApiKeywords } from './schema-check.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 
@@ -60,6 +62,33 @@ describe('the real GitHub REST spec (@octokit/openapi)', () => {
     const create = result.manual.tools.find((t) => t.name === 'issues_create')!;
     expect(create.tool_call_template).toMatchObject({ http_method: 'POST', body_field: 'body', content_type: 'application/json' });
     expect((create.inputs.properties as any).body.required).toEqual(['title']);
+  });
+
+  it('passes the 2020-12 meta-schema everywhere, keeps no OpenAPI keyword, and compiles in MCP-host Ajv (sample)', () => {
+    const meta = new Ajv2020({ strict: false, logger: false }).getSchema('https://json-schema.org/draft/2020-12/schema')!;
+    const bad: string[] = [];
+    for (const t of result.manual.tools) {
+      for (const [which, schema] of [['inputs', t.inputs], ['outputs', t.outputs]] as const) {
+        if (!meta(schema)) bad.push(`${t.name}.${which}: ${meta.errors?.[0]?.instancePath} ${meta.errors?.[0]?.message}`);
+        for (const at of findOpenApiKeywords(schema)) bad.push(`${t.name}.${which}: OpenAPI keyword at ${at}`);
+      }
+    }
+    expect(bad).toEqual([]);
+    // Ajv compilation is slow (~30 ms a schema): every 100th tool plus the ones issue #13 names.
+    const checker = createSchemaChecker();
+    const sample = result.manual.tools.filter((t, i) => i % 100 === 0 || ['issues_update', 'repos_get', 'issues_create'].includes(t.name));
+    const failures = sample.flatMap((t) => [...checker.check(t.inputs), ...checker.check(t.outputs)].map((p) => `${t.name}: ${p.kind} ${p.message}`));
+    expect(failures).toEqual([]);
+    expect(result.report.changed.filter((c) => c.construct === 'nullable').length).toBeGreaterThan(300);
+  });
+
+  it('accepts { body: { milestone: null } } for issues_update (GitHub clears a milestone with null)', () => {
+    const update = result.manual.tools.find((t) => t.name === 'issues_update')!;
+    const validate = new Ajv2020({ strict: false, logger: false }).compile(update.inputs);
+    const base = { owner: 'o', repo: 'r', issue_number: 1 };
+    expect(validate({ ...base, body: { milestone: null } })).toBe(true);
+    expect(validate({ ...base, body: { milestone: 3 } })).toBe(true);
+    expect(validate({ ...base, body: { milestone: { no: 1 } } })).toBe(false);
   });
 
   it('leaves the spec untouched', () => {

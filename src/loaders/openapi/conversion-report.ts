@@ -32,6 +32,8 @@ export interface OpenApiConversionReport {
   skipped: OpenApiSkippedOperation[];
   filtered: OpenApiOperationRef[];
   dropped: OpenApiDroppedConstruct[];
+  /** Constructs rewritten into their JSON Schema 2020-12 equivalent (`nullable`, `example`, boolean bounds, …). */
+  changed: OpenApiDroppedConstruct[];
   /** Human-readable summary: one line per skipped operation, aggregated dropped constructs, the filter count. */
   warnings: string[];
 }
@@ -47,6 +49,7 @@ export class ReportBuilder {
   readonly skipped: OpenApiSkippedOperation[] = [];
   readonly filtered: OpenApiOperationRef[] = [];
   readonly dropped: OpenApiDroppedConstruct[] = [];
+  readonly changed: OpenApiDroppedConstruct[] = [];
 
   skip(op: OpenApiOperationRef, reason: string): void {
     this.skipped.push({ ...op, reason });
@@ -56,20 +59,26 @@ export class ReportBuilder {
     this.dropped.push({ location, construct, reason });
   }
 
+  change(location: string, construct: string, reason: string): void {
+    this.changed.push({ location, construct, reason });
+  }
+
   build(specVersion: OpenApiConversionReport['specVersion']): OpenApiConversionReport {
     const warnings: string[] = [];
     for (const s of this.skipped) warnings.push(`Skipped ${describe(s)}: ${s.reason}`);
     // Identical problems (e.g. one unsupported scheme used by 300 operations) become one line.
-    const groups = new Map<string, { first: OpenApiDroppedConstruct; count: number }>();
-    for (const d of this.dropped) {
-      const key = `${d.construct}\u0000${d.reason}`;
-      const g = groups.get(key);
-      if (g) g.count++;
-      else groups.set(key, { first: d, count: 1 });
-    }
-    for (const { first, count } of groups.values()) {
-      const more = count > 1 ? ` and ${count - 1} more place${count > 2 ? 's' : ''}` : '';
-      warnings.push(`Dropped ${first.construct} at ${first.location}${more}: ${first.reason}`);
+    for (const [verb, list] of [['Dropped', this.dropped], ['Changed', this.changed]] as const) {
+      const groups = new Map<string, { first: OpenApiDroppedConstruct; count: number }>();
+      for (const d of list) {
+        const key = `${d.construct}\u0000${d.reason}`;
+        const g = groups.get(key);
+        if (g) g.count++;
+        else groups.set(key, { first: d, count: 1 });
+      }
+      for (const { first, count } of groups.values()) {
+        const more = count > 1 ? ` and ${count - 1} more place${count > 2 ? 's' : ''}` : '';
+        warnings.push(`${verb} ${first.construct} at ${first.location}${more}: ${first.reason}`);
+      }
     }
     if (this.filtered.length > 0) warnings.push(`${this.filtered.length} operations filtered`);
     return {
@@ -78,6 +87,7 @@ export class ReportBuilder {
       skipped: this.skipped,
       filtered: this.filtered,
       dropped: this.dropped,
+      changed: this.changed,
       warnings,
     };
   }

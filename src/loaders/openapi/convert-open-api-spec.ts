@@ -15,7 +15,7 @@ import { outputSchema } from './output-schema.js';
 import { collectParameters } from './collect-parameters.js';
 import { derefObject, isPlainObject, own, RefResolver, setOwn } from './ref-resolver.js';
 import { oas3RequestBody, swagger2RequestBody, type RequestBody } from './request-body.js';
-import { SchemaExpander } from './schema-expander.js';
+import { countDocumentNodes, ExpansionBudget, SchemaExpander, type SchemaProblems } from './schema-expander.js';
 import { SecurityMapper } from './security-mapper.js';
 import { NameAllocator, nameSource, toolBaseName } from './tool-name.js';
 
@@ -105,7 +105,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
 
   let where = 'document';
   const reportedRefs = new Set<string>();
-  const expander = new SchemaExpander(resolver, limits.max_schema_nodes, {
+  const problems: SchemaProblems = {
     externalRef(ref) {
       if (reportedRefs.has(ref)) return;
       reportedRefs.add(ref);
@@ -116,7 +116,16 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
       reportedRefs.add(ref);
       report.drop(where, `$ref ${ref}`, 'the reference does not resolve; replaced by a placeholder schema');
     },
-  });
+    dropped(construct, reason) {
+      report.drop(where, construct, reason);
+    },
+    changed(construct, reason) {
+      report.change(where, construct, reason);
+    },
+  };
+  const budget = new ExpansionBudget(limits, countDocumentNodes(doc));
+  const inputs = new SchemaExpander(resolver, { maxNodes: limits.max_schema_nodes, direction: 'input', budget, problems });
+  const outputs = new SchemaExpander(resolver, { maxNodes: limits.max_schema_nodes, direction: 'output', budget, problems });
   const filter = new OperationFilter(options.filter, (key) => report.drop('template', `openapi_filter.${key}`, 'unknown filter key; ignored'));
   const security = new SecurityMapper({
     doc,
@@ -229,7 +238,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     tags: string[],
     ctx: OperationContext,
   ): OpenApiTool {
-    const inRoot = expander.root();
+    const inRoot = inputs.root();
     const collected = collectParameters(pathItem, op, ctx, inRoot);
     let body: RequestBody | undefined;
     if (!swagger2 && op.requestBody !== undefined) {
@@ -264,11 +273,11 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
       setOwn(properties, bodyField, body.schema);
       if (body.required) required.push(bodyField);
     }
-    const inputs = inRoot.finish(required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties });
+    const inputSchema = inRoot.finish(required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties });
 
-    const outRoot = expander.root();
+    const outRoot = outputs.root();
     const out = outputSchema(op, ctx, outRoot);
-    const outputs = isPlainObject(out) ? outRoot.finish(out) : {};
+    const outputSchemaFinished = isPlainObject(out) ? outRoot.finish(out) : {};
 
     const auth = security.forOperation(op, ctx);
     let url = joinUrl(base, path);
@@ -292,8 +301,8 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
       name: '',
       description: nonEmpty(op.summary) ?? nonEmpty(op.description) ?? '',
       tags,
-      inputs,
-      outputs,
+      inputs: inputSchema,
+      outputs: outputSchemaFinished,
       tool_call_template: template,
     };
   }

@@ -1,67 +1,141 @@
 /**
- * `$ref` inlining and schema normalisation (docs/design/openapi.md#refs).
+ * `$ref` inlining and the OpenAPI → JSON Schema 2020-12 translation (docs/design/openapi.md#schema-translation,
+ * #ref-expansion, #expansion-limits).
  *
  * One `SchemaRoot` per generated `inputs`/`outputs`: refs are inlined along a branch-local chain
- * (push on enter, pop on leave); a ref met again on its own branch, or any ref once the node budget
- * is spent, becomes `{"$ref":"#/$defs/<Name>"}` and its target lands in that root's `$defs`.
- * `$defs` names are per document, so a ref expansion is memoised together with the refs it points
- * to and reused by every later root (shared, never mutated); expansions cut by the budget are not.
+ * (push on enter, pop on leave); a ref met again on its own branch, or any ref once the per-schema
+ * node budget is spent, becomes `{"$ref":"#/$defs/<Name>"}` and its target lands in that root's `$defs`.
+ * `$defs` names are per document and direction, so a ref expansion is memoised together with the refs
+ * it points to (also when the node budget cut it short) and reused, shared and never copied or
+ * mutated, by every later root: each ref is translated at most once per document and direction.
+ *
+ * One expander translates for one direction: `input` drops `readOnly` properties, `output` drops
+ * `writeOnly` ones. Both expanders of a document charge one `ExpansionBudget`, which bounds the work
+ * (schema objects visited) and the output (schema nodes of all tools, shared subtrees counted at every
+ * use) per document and throws `UtcpLimitError` naming the limit.
  */
+import { UtcpLimitError } from '../../core/errors.js';
 import { mergeExamples } from './merge-examples.js';
 import { isPlainObject, pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
-
-type Kind = 'one' | 'list' | 'map' | 'items' | 'drop' | 'data' | 'example' | 'nullable' | 'exclusive';
-
-const KEYWORDS = new Map<string, Kind>([
-  ['additionalProperties', 'one'], ['additionalItems', 'one'], ['not', 'one'], ['if', 'one'], ['then', 'one'],
-  ['else', 'one'], ['contains', 'one'], ['propertyNames', 'one'], ['unevaluatedItems', 'one'],
-  ['unevaluatedProperties', 'one'], ['contentSchema', 'one'],
-  ['allOf', 'list'], ['anyOf', 'list'], ['oneOf', 'list'], ['prefixItems', 'list'],
-  ['properties', 'map'], ['patternProperties', 'map'], ['$defs', 'map'], ['definitions', 'map'],
-  ['dependentSchemas', 'map'], ['dependencies', 'map'],
-  ['items', 'items'],
-  ['xml', 'drop'], ['externalDocs', 'drop'],
-  ['enum', 'data'], ['const', 'data'], ['default', 'data'], ['required', 'data'], ['type', 'data'],
-  ['discriminator', 'data'],
-  ['example', 'example'], ['examples', 'example'],
-  ['nullable', 'nullable'], ['x-nullable', 'nullable'],
-  ['exclusiveMinimum', 'exclusive'], ['exclusiveMaximum', 'exclusive'],
-]);
+import { admitsNull, ANNOTATIONS, asCount, asNumber, isValidPattern, JSON_TYPES, KEYWORDS } from './schema-keywords.js';
 
 interface CacheEntry {
   value: unknown;
-  /** Schema nodes inlined in `value` (charged to a root's budget on reuse). */
+  /** Schema nodes in `value` (charged to a root's budget and to the document's output on reuse). */
   nodes: number;
   /** Refs that `value` points to as `#/$defs/<Name>`: a root reusing `value` must define them. */
   deps: readonly string[];
+  /** Nesting of inlined refs in `value` (1 = no ref inlined inside it). */
+  depth: number;
 }
 
-/** Callbacks for problems met while expanding (reported once per ref by the caller). */
+/** Callbacks for problems met while expanding (the caller adds the location). */
 export interface SchemaProblems {
   externalRef(ref: string): void;
   missingRef(ref: string): void;
+  /** A construct dropped by the translation. */
+  dropped(construct: string, reason: string): void;
+  /** A construct rewritten into its JSON Schema 2020-12 equivalent. */
+  changed(construct: string, reason: string): void;
 }
+
+export type SchemaDirection = 'input' | 'output';
 
 const DEF_NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
 const NO_DEPS: readonly string[] = Object.freeze([]);
+const DROP = Symbol('drop');
+/**
+ * Inlined refs nest at most this deep; deeper ones become `$defs` references. Hosts validate schemas
+ * recursively (Ajv overflows its stack on a few hundred nested levels).
+ */
+export const MAX_INLINE_DEPTH = 16;
+
+/** Per-document bound on translation work and output size (docs/design/openapi.md#expansion-limits). */
+export class ExpansionBudget {
+  work = 0;
+  output = 0;
+  readonly maxWork: number;
+  readonly maxOutput: number;
+  readonly #describeOutput: string;
+
+  constructor(limits: { max_openapi_schema_work: number; max_openapi_expansion_factor: number; max_openapi_output_nodes: number }, documentNodes: number) {
+    this.maxWork = limits.max_openapi_schema_work;
+    const scaled = limits.max_openapi_expansion_factor * documentNodes;
+    this.maxOutput = Math.max(limits.max_openapi_output_nodes, scaled);
+    this.#describeOutput =
+      scaled > limits.max_openapi_output_nodes
+        ? `limits.max_openapi_expansion_factor (${limits.max_openapi_expansion_factor}) × the document's ${documentNodes} nodes = ${this.maxOutput}`
+        : `limits.max_openapi_output_nodes (${this.maxOutput})`;
+  }
+
+  visit(): void {
+    if (++this.work > this.maxWork) {
+      throw new UtcpLimitError(
+        'max_openapi_schema_work',
+        `OpenAPI conversion stopped: translating the document's schemas needs more than limits.max_openapi_schema_work (${this.maxWork}) schema objects; narrow it with openapi_filter or raise the limit`,
+      );
+    }
+    this.#out(1);
+  }
+
+  reuse(nodes: number): void {
+    this.#out(nodes);
+  }
+
+  #out(nodes: number): void {
+    this.output += nodes;
+    if (this.output > this.maxOutput) {
+      throw new UtcpLimitError(
+        this.#describeOutput.startsWith('limits.max_openapi_expansion_factor') ? 'max_openapi_expansion_factor' : 'max_openapi_output_nodes',
+        `OpenAPI conversion stopped: the tool schemas would exceed ${this.#describeOutput} schema nodes (shared subschemas counted at every use); narrow the document with openapi_filter or raise the limit`,
+      );
+    }
+  }
+}
+
+/** Counts the objects of a parsed document (each shared object once); the output allowance scales with it. */
+export function countDocumentNodes(doc: unknown): number {
+  let n = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x !== 'object' || x === null || seen.has(x)) continue;
+    seen.add(x);
+    if (!Array.isArray(x)) n++;
+    for (const v of Object.values(x)) if (typeof v === 'object' && v !== null) stack.push(v);
+  }
+  return n;
+}
+
+export interface SchemaExpanderOptions {
+  maxNodes: number;
+  direction: SchemaDirection;
+  budget: ExpansionBudget;
+  problems: SchemaProblems;
+}
 
 /**
- * Per-document state shared by every root: the resolver, the `$defs` names (one name per ref for the
- * whole document, so memoised expansions mean the same thing in every root) and the memo of expansions.
+ * Per-document, per-direction state shared by every root: the resolver, the `$defs` names (one name per
+ * ref, so memoised expansions mean the same thing in every root) and the memo of expansions.
  */
 export class SchemaExpander {
   readonly resolver: RefResolver;
   readonly maxNodes: number;
+  readonly direction: SchemaDirection;
+  readonly budget: ExpansionBudget;
   readonly problems: SchemaProblems;
   readonly cache = new Map<string, CacheEntry>();
   readonly #defNames = new Map<string, string>();
   readonly #usedNames = new Set<string>();
   readonly #shallow = new Map<string, CacheEntry>();
 
-  constructor(resolver: RefResolver, maxNodes: number, problems: SchemaProblems) {
+  constructor(resolver: RefResolver, options: SchemaExpanderOptions) {
     this.resolver = resolver;
-    this.maxNodes = maxNodes;
-    this.problems = problems;
+    this.maxNodes = options.maxNodes;
+    this.direction = options.direction;
+    this.budget = options.budget;
+    this.problems = options.problems;
   }
 
   /** Starts a new root schema (one tool's `inputs` or `outputs`). */
@@ -78,7 +152,7 @@ export class SchemaExpander {
     if (!entry) {
       const scratch = new SchemaRoot(this, true);
       const value = scratch.expand(this.resolver.resolve(ref), ref);
-      entry = { value, nodes: 0, deps: scratch.scheduledRefs() };
+      entry = { value, nodes: scratch.nodes, deps: scratch.scheduledRefs(), depth: 1 };
       this.#shallow.set(ref, entry);
     }
     return entry;
@@ -97,35 +171,63 @@ export class SchemaExpander {
     }
     return name;
   }
+
+  /** True when the raw property schema is hidden in this direction (`readOnly` for inputs, `writeOnly` for outputs). */
+  hidden(raw: unknown): boolean {
+    const key = this.direction === 'input' ? 'readOnly' : 'writeOnly';
+    let node = raw;
+    for (let hops = 0; hops < 8 && isPlainObject(node); hops++) {
+      if (node[key] === true) return true;
+      if (typeof node.$ref !== 'string' || !node.$ref.startsWith('#')) return false;
+      node = this.resolver.resolve(node.$ref);
+    }
+    return false;
+  }
 }
 
 export class SchemaRoot {
   readonly #x: SchemaExpander;
   #nodes = 0;
-  /** Refs emitted as `$defs` references because the budget was spent (such expansions are not memoised). */
-  #budgetCuts = 0;
+  readonly #exhausted: boolean;
   /** Refs this root must define in `$defs`, in scheduling order. */
   readonly #scheduled = new Set<string>();
   /** One frame per ref being expanded: the `$defs` refs its expansion points to. */
   readonly #depFrames: Set<string>[] = [];
+  /** One entry per ref being expanded: the deepest inlined-ref nesting met inside it so far. */
+  readonly #depthFrames: number[] = [];
 
   /** `exhausted`: a root whose budget is already spent (every ref becomes a `$defs` reference). */
   constructor(expander: SchemaExpander, exhausted = false) {
     this.#x = expander;
-    if (exhausted) this.#nodes = Infinity;
+    this.#exhausted = exhausted;
+  }
+
+  /** Schema nodes of this root so far. */
+  get nodes(): number {
+    return this.#nodes;
   }
 
   /**
-   * Expands one schema (any `$ref` in it is resolved or turned into a `$defs` reference of this root).
-   * `selfRef` names the ref `schema` was reached through, when it is a definition body.
+   * Expands and translates one schema (any `$ref` in it is resolved or turned into a `$defs` reference
+   * of this root). `selfRef` names the ref `schema` was reached through, when it is a definition body.
    */
   expand(schema: unknown, selfRef?: string): unknown {
-    return this.#expand(schema, selfRef === undefined ? new Set() : new Set([selfRef]));
+    const out = this.#sub(schema, selfRef === undefined ? new Set() : new Set([selfRef]));
+    return out === DROP ? {} : out;
   }
 
   /** The refs scheduled so far (before `finish`). */
   scheduledRefs(): readonly string[] {
     return this.#scheduled.size > 0 ? [...this.#scheduled] : NO_DEPS;
+  }
+
+  #spent(): boolean {
+    return this.#exhausted || this.#nodes >= this.#x.maxNodes;
+  }
+
+  #reuse(entry: CacheEntry): void {
+    this.#nodes += entry.nodes;
+    this.#x.budget.reuse(entry.nodes);
   }
 
   /** Resolves every scheduled definition and attaches `$defs` to `root` (a fresh object owned by the caller). */
@@ -139,9 +241,9 @@ export class SchemaRoot {
       let body: unknown;
       // Once the budget is spent, definitions are shallow (memoised per document); before that they
       // are expanded like any ref, charging the budget.
-      const cached = this.#nodes >= x.maxNodes ? x.shallowDefinition(ref) : x.cache.get(ref);
+      const cached = this.#spent() ? x.shallowDefinition(ref) : x.cache.get(ref);
       if (cached) {
-        this.#nodes += cached.nodes;
+        this.#reuse(cached);
         for (const dep of cached.deps) this.#scheduled.add(dep);
         body = cached.value;
       } else {
@@ -152,6 +254,11 @@ export class SchemaRoot {
     return { ...root, $defs: defs };
   }
 
+  #noteDepth(depth: number): void {
+    const top = this.#depthFrames.length - 1;
+    if (top >= 0 && this.#depthFrames[top] < depth) this.#depthFrames[top] = depth;
+  }
+
   #defRef(ref: string): Record<string, unknown> {
     this.#scheduled.add(ref);
     const frame = this.#depFrames[this.#depFrames.length - 1];
@@ -159,31 +266,55 @@ export class SchemaRoot {
     return { $ref: `#/$defs/${this.#x.defName(ref)}` };
   }
 
-  #expand(node: unknown, chain: Set<string>): unknown {
-    if (typeof node !== 'object' || node === null) return node;
-    if (Array.isArray(node)) return this.#expandList(node, chain);
-    const ref = (node as Record<string, unknown>).$ref;
-    if (typeof ref === 'string') return this.#expandRef(node as Record<string, unknown>, ref, chain);
-    return this.#expandObject(node as Record<string, unknown>, chain);
+  #note(construct: string, reason: string): void {
+    this.#x.problems.dropped(construct, reason);
+  }
+
+  #rewrote(construct: string, reason: string): void {
+    this.#x.problems.changed(construct, reason);
+  }
+
+  /** A subschema position: objects and booleans are schemas; anything else is dropped. */
+  #sub(node: unknown, chain: Set<string>): unknown {
+    if (typeof node === 'boolean') return node;
+    if (!isPlainObject(node)) return DROP;
+    const ref = node.$ref;
+    if (typeof ref === 'string') return this.#expandRef(node, ref, chain);
+    return this.#expandObject(node, chain);
   }
 
   #expandRef(node: Record<string, unknown>, ref: string, chain: Set<string>): unknown {
     const base = this.#refTarget(ref, chain);
     let siblings: Record<string, unknown> | undefined;
+    let nullable = false;
     for (const key of Object.keys(node)) {
       if (key === '$ref') continue;
+      if (key === 'nullable' || key === 'x-nullable') {
+        if (node[key] === true) nullable = true;
+        this.#rewrote(key, 'OpenAPI 3.0 nullable (Swagger x-nullable) rewritten as a JSON Schema null type');
+        continue;
+      }
       siblings ??= {};
       setOwn(siblings, key, node[key]);
     }
-    if (!siblings) return base;
-    const extra = this.#expandObject(siblings, chain) as Record<string, unknown>;
-    if (!isPlainObject(base)) return extra;
-    const merged: Record<string, unknown> = { ...base, ...extra };
-    if (Array.isArray(base.examples) && Array.isArray(extra.examples)) {
-      merged.examples = mergeExamples([...base.examples, ...extra.examples]);
+    let merged: unknown = base;
+    if (siblings) {
+      const extra = this.#expandObject(siblings, chain) as Record<string, unknown>;
+      if (base === true || base === DROP || (isPlainObject(base) && Object.keys(base).length === 0)) merged = extra;
+      else if (!isPlainObject(base)) merged = { allOf: [base], ...extra };
+      else if (typeof base.$ref === 'string' && Object.keys(extra).some((k) => !ANNOTATIONS.has(k))) {
+        // A `$defs` reference with constraints beside it: hosts on older drafts ignore `$ref` siblings.
+        merged = { allOf: [base], ...extra };
+      } else {
+        merged = { ...base, ...extra };
+        if (Array.isArray(base.examples) && Array.isArray(extra.examples)) {
+          (merged as Record<string, unknown>).examples = mergeExamples([...base.examples, ...extra.examples]);
+        }
+      }
     }
-    if (merged.nullable === true && merged.type !== undefined) applyNullable(merged, 'nullable');
-    return merged;
+    if (!nullable) return merged;
+    if (typeof merged === 'boolean') return merged ? true : { type: 'null' };
+    return makeNullable(merged === base ? { ...(merged as Record<string, unknown>) } : (merged as Record<string, unknown>));
   }
 
   #refTarget(ref: string, chain: Set<string>): unknown {
@@ -198,17 +329,12 @@ export class SchemaRoot {
       return { description: `Unresolved reference: ${ref}` };
     }
     if (chain.has(ref)) return this.#defRef(ref);
-    if (this.#nodes >= x.maxNodes) {
-      this.#budgetCuts++;
-      return this.#defRef(ref);
-    }
+    if (this.#spent() || chain.size >= MAX_INLINE_DEPTH) return this.#defRef(ref);
     const cached = x.cache.get(ref);
     if (cached) {
-      if (this.#nodes + cached.nodes > x.maxNodes) {
-        this.#budgetCuts++;
-        return this.#defRef(ref);
-      }
-      this.#nodes += cached.nodes;
+      if (this.#nodes + cached.nodes > x.maxNodes || chain.size + cached.depth > MAX_INLINE_DEPTH) return this.#defRef(ref);
+      this.#reuse(cached);
+      this.#noteDepth(cached.depth);
       const frame = this.#depFrames[this.#depFrames.length - 1];
       for (const dep of cached.deps) {
         this.#scheduled.add(dep);
@@ -226,40 +352,70 @@ export class SchemaRoot {
    */
   #expandTarget(ref: string, target: unknown, chain: Set<string>): unknown {
     const nodesBefore = this.#nodes;
-    const cutsBefore = this.#budgetCuts;
     const frame = new Set<string>();
     this.#depFrames.push(frame);
+    this.#depthFrames.push(0);
     chain.add(ref);
-    const value = this.#expand(target, chain);
+    let value = this.#sub(target, chain);
+    if (value === DROP) {
+      this.#note(`$ref ${ref}`, 'the target is not a schema; replaced by an empty schema');
+      value = {};
+    }
     chain.delete(ref);
     this.#depFrames.pop();
+    const depth = 1 + this.#depthFrames.pop()!;
+    this.#noteDepth(depth);
     const parent = this.#depFrames[this.#depFrames.length - 1];
     if (parent) for (const dep of frame) parent.add(dep);
-    // A budget cut depends on this root's history: only complete expansions are reused elsewhere.
-    if (this.#budgetCuts === cutsBefore) {
-      this.#x.cache.set(ref, { value, nodes: this.#nodes - nodesBefore, deps: frame.size > 0 ? [...frame] : NO_DEPS });
-    }
+    // Memoised even when the node budget cut it short: the cut refs are among its deps, so the value is
+    // valid in every root that schedules them. Each ref is thus translated once per document and direction.
+    this.#x.cache.set(ref, { value, nodes: this.#nodes - nodesBefore, deps: frame.size > 0 ? [...frame] : NO_DEPS, depth });
     return value;
   }
 
-  #expandList(list: readonly unknown[], chain: Set<string>): unknown[] {
+  /** A list of subschemas; entries that are not schemas are dropped. */
+  #expandList(list: readonly unknown[], chain: Set<string>, keyword: string): unknown[] {
     let out: unknown[] | undefined;
     for (let i = 0; i < list.length; i++) {
       const v = list[i];
-      const nv = this.#expand(v, chain);
+      const nv = this.#sub(v, chain);
       if (nv !== v) {
-        out ??= list.slice();
-        out[i] = nv;
+        out ??= list.slice(0, i);
+        if (nv === DROP) this.#note(`${keyword} entry`, 'not a schema; removed');
+        else out.push(nv);
+      } else if (out) {
+        out.push(v);
       }
     }
     return out ?? (list as unknown[]);
   }
 
-  #expandMap(map: Record<string, unknown>, chain: Set<string>): Record<string, unknown> {
+  /** A map of subschemas; `hide` removes properties hidden in this direction (their names are returned). */
+  #expandMap(map: Record<string, unknown>, chain: Set<string>, keyword: string, hide: boolean, removed: string[]): Record<string, unknown> {
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(map)) {
       const v = map[key];
-      const nv = Array.isArray(v) ? v : this.#expand(v, chain);
+      if (hide && this.#x.hidden(v)) {
+        out ??= { ...map };
+        delete out[key];
+        removed.push(key);
+        this.#note(
+          this.#x.direction === 'input' ? 'readOnly property' : 'writeOnly property',
+          this.#x.direction === 'input' ? 'set by the server, so not an input; removed from inputs' : 'never returned by the server; removed from outputs',
+        );
+        continue;
+      }
+      if (keyword === 'patternProperties' && !isValidPattern(key)) {
+        out ??= { ...map };
+        delete out[key];
+        this.#note('patternProperties entry', 'the pattern is not a valid ECMAScript (u flag) regular expression; removed');
+        continue;
+      }
+      let nv = this.#sub(v, chain);
+      if (nv === DROP) {
+        this.#note(`${keyword} entry`, 'not a schema; replaced by an empty schema');
+        nv = {};
+      }
       if (nv !== v) {
         out ??= { ...map };
         setOwn(out, key, nv);
@@ -268,102 +424,256 @@ export class SchemaRoot {
     return out ?? map;
   }
 
-  /** Copy-on-write: returns `node` itself when nothing inside it changes. */
+  /** Translates one schema object. Copy-on-write: returns `node` itself when nothing in it changes. */
   #expandObject(node: Record<string, unknown>, chain: Set<string>): unknown {
     this.#nodes++;
+    this.#x.budget.visit();
     let out: Record<string, unknown> | undefined;
-    let special = false;
+    let post = false;
+    const removed: string[] = [];
     for (const key of Object.keys(node)) {
-      const kind = KEYWORDS.get(key);
       const v = node[key];
-      let nv = v;
+      const kind = KEYWORDS.get(key);
+      let nv: unknown = v;
+      let reason = 'invalid value for JSON Schema 2020-12; removed';
       switch (kind) {
-        case 'data':
-          if (key === 'type' && v === 'file') special = true;
-          continue;
-        case 'example':
-          if (key === 'example' || !Array.isArray(v)) special = true;
-          continue;
-        case 'nullable':
-        case 'exclusive':
-          if (typeof v === 'boolean') special = true;
-          continue;
-        case 'drop':
-          out ??= { ...node };
-          delete out[key];
-          continue;
-        case 'one':
-          nv = this.#expand(v, chain);
+        case undefined:
+          nv = DROP;
+          reason = key.startsWith('x-') ? 'vendor extensions are not JSON Schema; removed' : 'not a JSON Schema 2020-12 keyword; removed';
+          break;
+        case 'schema':
+          nv = this.#sub(v, chain);
           break;
         case 'list':
-        case 'items':
-          nv = Array.isArray(v) ? this.#expandList(v, chain) : this.#expand(v, chain);
+          nv = Array.isArray(v) && v.length > 0 ? this.#expandList(v, chain, key) : DROP;
+          if (Array.isArray(nv) && nv.length === 0) nv = DROP;
           break;
         case 'map':
-          nv = isPlainObject(v) ? this.#expandMap(v, chain) : v;
+          nv = isPlainObject(v) ? this.#expandMap(v, chain, key, key === 'properties', removed) : DROP;
           break;
-        default:
-          // Unknown keywords: extensions are kept verbatim; anything else object-valued is treated as a
-          // schema so that no `$ref` can point outside the tool schema.
-          if (typeof v !== 'object' || v === null || key.startsWith('x-')) continue;
-          nv = this.#expand(v, chain);
+        case 'items':
+          if (Array.isArray(v)) {
+            post = true;
+            nv = v.length > 0 ? this.#expandList(v, chain, key) : DROP;
+          } else {
+            nv = this.#sub(v, chain);
+          }
+          break;
+        case 'additionalItems':
+          post = true;
+          nv = this.#sub(v, chain);
+          break;
+        case 'dependencies':
+          post = true;
+          if (!isPlainObject(v)) nv = DROP;
+          break;
+        case 'string':
+          if (typeof v !== 'string') nv = DROP;
+          break;
+        case 'pattern':
+          if (typeof v !== 'string' || !isValidPattern(v)) {
+            nv = DROP;
+            reason = 'not a valid ECMAScript (u flag) regular expression; removed';
+          }
+          break;
+        case 'count':
+          nv = asCount(v) ?? DROP;
+          break;
+        case 'number':
+          nv = asNumber(v) ?? DROP;
+          break;
+        case 'positive': {
+          const n = asNumber(v);
+          nv = n !== undefined && n > 0 ? n : DROP;
+          break;
+        }
+        case 'boolean':
+          nv = typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : DROP;
+          break;
+        case 'exclusive':
+          if (typeof v === 'boolean') post = true;
+          else nv = asNumber(v) ?? DROP;
+          break;
+        case 'enum':
+          if (!Array.isArray(v) || v.length === 0) nv = DROP;
+          break;
+        case 'type':
+        case 'required':
+        case 'example':
+        case 'nullable':
+          post = true;
+          break;
+        case 'examples':
+          if (!Array.isArray(v)) post = true;
+          break;
+        case 'any':
+          break;
+        case 'openapi':
+          nv = DROP;
+          reason = key === 'discriminator' ? 'an OpenAPI hint for picking a oneOf/anyOf branch; validation is unchanged' : 'OpenAPI documentation, not JSON Schema; removed';
+          break;
+        case 'identifier':
+          nv = DROP;
+          reason = 'would re-base references inside the tool schema; removed';
+          break;
+      }
+      if (nv === DROP) {
+        out ??= { ...node };
+        delete out[key];
+        this.#note(key.startsWith('x-') ? 'x-* extension keywords' : `keyword ${key}`, reason);
+        continue;
       }
       if (nv !== v) {
         out ??= { ...node };
         setOwn(out, key, nv);
       }
     }
-    if (!special) return out ?? node;
+    if (Array.isArray(node.oneOf) && (node.oneOf as unknown[]).length > 1) post = true;
+    if (!post && removed.length === 0) return out ?? node;
     out ??= { ...node };
-    normaliseKeywords(out);
-    return out;
+    return this.#finishNode(out, removed);
   }
-}
 
-/** In-place normalisation of a fresh schema copy: examples, nullable, boolean exclusive bounds, `type: file`. */
-function normaliseKeywords(s: Record<string, unknown>): void {
-  if ('example' in s || ('examples' in s && !Array.isArray(s.examples))) {
-    const candidates: unknown[] = [];
-    if ('example' in s && s.example !== undefined) candidates.push(s.example);
-    const ex = s.examples;
-    if (Array.isArray(ex)) candidates.push(...ex);
-    else if (isPlainObject(ex)) {
-      for (const k of Object.keys(ex)) {
-        const e = ex[k];
-        if (isPlainObject(e) && 'value' in e) candidates.push(e.value);
+  /** Keyword rewrites that need the whole (fresh, caller-owned) object. May return a wrapper. */
+  #finishNode(s: Record<string, unknown>, removed: string[]): Record<string, unknown> {
+    if ('example' in s || ('examples' in s && !Array.isArray(s.examples))) {
+      const candidates: unknown[] = [];
+      if (s.example !== undefined) candidates.push(s.example);
+      const ex = s.examples;
+      if (Array.isArray(ex)) candidates.push(...ex);
+      else if (isPlainObject(ex)) {
+        for (const k of Object.keys(ex)) {
+          const e = ex[k];
+          if (isPlainObject(e) && 'value' in e) candidates.push(e.value);
+        }
+      }
+      if ('example' in s) this.#rewrote('example', 'OpenAPI example moved into the JSON Schema examples array');
+      delete s.example;
+      const merged = mergeExamples(candidates);
+      if (merged.length > 0) s.examples = merged;
+      else delete s.examples;
+    }
+    for (const [ex, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+      if (typeof s[ex] !== 'boolean') continue;
+      // Draft-4 boolean form → 2020-12 numeric form.
+      if (s[ex] === true && typeof s[bound] === 'number') {
+        s[ex] = s[bound];
+        delete s[bound];
+      } else {
+        delete s[ex];
+      }
+      this.#rewrote(`boolean ${ex}`, 'rewritten in the JSON Schema 2020-12 numeric form');
+    }
+    if ('type' in s) this.#fixType(s);
+    if ('required' in s) {
+      const r = s.required;
+      if (Array.isArray(r)) {
+        const names = [...new Set(r.filter((n): n is string => typeof n === 'string' && !removed.includes(n)))];
+        if (names.length !== r.length) s.required = names;
+        if (names.length === 0) delete s.required;
+      } else {
+        delete s.required;
+        this.#note('keyword required', 'not an array of property names (draft-3 boolean form); removed');
       }
     }
-    delete s.example;
-    const merged = mergeExamples(candidates);
-    if (merged.length > 0) s.examples = merged;
-    else delete s.examples;
+    if (Array.isArray(s.items)) {
+      // Draft-4 tuple form → 2020-12 prefixItems; additionalItems becomes items.
+      s.prefixItems = s.items;
+      if ('additionalItems' in s) s.items = s.additionalItems;
+      else delete s.items;
+      delete s.additionalItems;
+      this.#rewrote('tuple items', 'rewritten as JSON Schema 2020-12 prefixItems');
+    } else if ('additionalItems' in s) {
+      delete s.additionalItems;
+      this.#note('keyword additionalItems', 'has no effect without tuple items; removed');
+    }
+    if ('dependencies' in s) this.#splitDependencies(s);
+    let nullable = false;
+    for (const key of ['nullable', 'x-nullable'] as const) {
+      if (!(key in s)) continue;
+      if (s[key] === true) nullable = true;
+      delete s[key];
+      this.#rewrote(key, 'OpenAPI 3.0 nullable (Swagger x-nullable) rewritten as a JSON Schema null type');
+    }
+    let result = s;
+    if (nullable) result = makeNullable(s);
+    if (Array.isArray(result.oneOf) && result.oneOf.filter(admitsNull).length > 1) {
+      // With nullable branches null matches several of them, which oneOf forbids; OpenAPI means "null is fine".
+      this.#rewrote('oneOf with several nullable branches', 'null now accepted once, beside the oneOf');
+      result = wrapNullable(result);
+    }
+    return result;
   }
-  if (typeof s.nullable === 'boolean') applyNullable(s, 'nullable');
-  if (typeof s['x-nullable'] === 'boolean') applyNullable(s, 'x-nullable');
-  for (const [ex, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
-    if (typeof s[ex] !== 'boolean') continue;
-    // Draft-4 boolean form → 2020-12 numeric form.
-    if (s[ex] === true && typeof s[bound] === 'number') {
-      s[ex] = s[bound];
-      delete s[bound];
-    } else {
-      delete s[ex];
+
+  #fixType(s: Record<string, unknown>): void {
+    const t = s.type;
+    const fix = (name: unknown): string | undefined => {
+      if (typeof name !== 'string') return undefined;
+      const lower = name.toLowerCase();
+      if (lower === 'file') {
+        s.format ??= 'binary';
+        this.#rewrote('type file', 'rewritten as a binary string');
+        return 'string';
+      }
+      return JSON_TYPES.has(lower) ? lower : undefined;
+    };
+    if (Array.isArray(t)) {
+      const types = [...new Set(t.map(fix).filter((x): x is string => x !== undefined))];
+      if (types.length === 0) delete s.type;
+      else if (types.length !== t.length || types.some((x, i) => x !== t[i])) s.type = types;
+      if (types.length !== t.length) this.#note('keyword type', 'entries that are not JSON types removed');
+      return;
+    }
+    const fixed = fix(t);
+    if (fixed === undefined) {
+      delete s.type;
+      this.#note('keyword type', 'not a JSON type; removed');
+    } else if (fixed !== t) {
+      s.type = fixed;
     }
   }
-  if (s.type === 'file') {
-    s.type = 'string';
-    s.format ??= 'binary';
+
+  #splitDependencies(s: Record<string, unknown>): void {
+    const deps = s.dependencies as Record<string, unknown>;
+    delete s.dependencies;
+    const required: Record<string, unknown> = {};
+    const schemas: Record<string, unknown> = {};
+    for (const key of Object.keys(deps)) {
+      const v = deps[key];
+      if (Array.isArray(v)) setOwn(required, key, v.filter((n) => typeof n === 'string'));
+      else if (typeof v === 'boolean' || isPlainObject(v)) {
+        const nv = this.#sub(v, new Set());
+        if (nv !== DROP) setOwn(schemas, key, nv);
+      }
+    }
+    if (Object.keys(required).length > 0) s.dependentRequired = { ...(isPlainObject(s.dependentRequired) ? s.dependentRequired : {}), ...required };
+    if (Object.keys(schemas).length > 0) s.dependentSchemas = { ...(isPlainObject(s.dependentSchemas) ? s.dependentSchemas : {}), ...schemas };
+    this.#rewrote('keyword dependencies', 'split into JSON Schema 2020-12 dependentRequired/dependentSchemas');
   }
 }
 
-/** `nullable: true` with a type → type array with "null" (and null in `enum`); the keyword is removed. */
-function applyNullable(s: Record<string, unknown>, key: 'nullable' | 'x-nullable'): void {
-  const on = s[key] === true;
-  if (on && s.type === undefined) return; // nothing to widen: keep the keyword as documentation
-  delete s[key];
-  if (!on) return;
-  if (typeof s.type === 'string') s.type = s.type === 'null' ? 'null' : [s.type, 'null'];
-  else if (Array.isArray(s.type) && !s.type.includes('null')) s.type = [...s.type, 'null'];
-  if (Array.isArray(s.enum) && !s.enum.includes(null)) s.enum = [...s.enum, null];
+const IN_PLACE_APPLICATORS = ['allOf', 'anyOf', 'oneOf', 'not', '$ref', 'if', 'const'];
+
+/**
+ * OpenAPI 3.0 `nullable: true` on a fresh object: widens `type` (and `enum`) when the schema has no
+ * applicator that would still refuse null, otherwise wraps it as `anyOf: [schema, {type: null}]`.
+ */
+function makeNullable(s: Record<string, unknown>): Record<string, unknown> {
+  if (admitsNull(s)) return s;
+  if (!IN_PLACE_APPLICATORS.some((k) => k in s)) {
+    if (typeof s.type === 'string') s.type = [s.type, 'null'];
+    else if (Array.isArray(s.type)) s.type = [...s.type, 'null'];
+    if (Array.isArray(s.enum) && !s.enum.includes(null)) s.enum = [...s.enum, null];
+    return s;
+  }
+  return wrapNullable(s);
 }
 
+/** `{annotations…, anyOf: [<the rest>, {type: "null"}]}`. */
+function wrapNullable(s: Record<string, unknown>): Record<string, unknown> {
+  const outer: Record<string, unknown> = {};
+  const inner: Record<string, unknown> = {};
+  for (const key of Object.keys(s)) setOwn(ANNOTATIONS.has(key) ? outer : inner, key, s[key]);
+  outer.anyOf = [inner, { type: 'null' }];
+  return outer;
+}

@@ -1,0 +1,81 @@
+/**
+ * Judges generated tool schemas by their strictest consumers: the JSON Schema draft 2020-12
+ * meta-schema, and Ajv configured the way MCP hosts configure it (the MCP SDK's validator: strict
+ * off, formats on through ajv-formats; checked with both the default and the 2020-12 Ajv classes).
+ */
+import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+type AddFormats = (ajv: unknown) => unknown;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+
+/** Keywords that exist only in OpenAPI: none may remain in a generated schema. */
+const OPENAPI_ONLY = ['nullable', 'x-nullable', 'discriminator', 'example', 'xml', 'externalDocs'];
+const DATA_KEYS = new Set(['enum', 'const', 'default', 'examples']);
+
+export interface SchemaProblem {
+  kind: 'meta-schema' | 'ajv' | 'openapi-keyword';
+  message: string;
+}
+
+export interface SchemaChecker {
+  check(schema: unknown): SchemaProblem[];
+}
+
+export function createSchemaChecker(): SchemaChecker {
+  const meta = new Ajv2020({ strict: false, validateFormats: false, logger: false });
+  const validateMeta = meta.getSchema('https://json-schema.org/draft/2020-12/schema');
+  if (!validateMeta) throw new Error('Ajv2020 has no 2020-12 meta-schema');
+  const hosts = [
+    new Ajv({ strict: false, validateFormats: true, validateSchema: false, allErrors: true, logger: false }),
+    new Ajv2020({ strict: false, validateFormats: true, validateSchema: false, allErrors: true, logger: false }),
+  ];
+  for (const h of hosts) addFormats(h);
+
+  return {
+    check(schema) {
+      const problems: SchemaProblem[] = [];
+      if (!validateMeta(schema)) {
+        const e = validateMeta.errors?.[0];
+        problems.push({ kind: 'meta-schema', message: `${e?.instancePath} ${e?.message}` });
+      }
+      for (const h of hosts) {
+        try {
+          h.compile(schema as object);
+        } catch (err) {
+          problems.push({ kind: 'ajv', message: (err as Error).message.slice(0, 200) });
+        } finally {
+          h.removeSchema(schema as object);
+        }
+      }
+      for (const at of findOpenApiKeywords(schema)) problems.push({ kind: 'openapi-keyword', message: at });
+      return problems;
+    },
+  };
+}
+
+/** Paths of OpenAPI-only keywords in schema positions (property names and data values are not keywords). */
+export function findOpenApiKeywords(schema: unknown): string[] {
+  const found: string[] = [];
+  const seen = new Set<object>();
+  const walk = (node: unknown, at: string, inNames: boolean): void => {
+    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      node.forEach((v, i) => walk(v, `${at}/${i}`, false));
+      return;
+    }
+    for (const [k, v] of Object.entries(node)) {
+      if (inNames) {
+        walk(v, `${at}/${k}`, false);
+        continue;
+      }
+      if (OPENAPI_ONLY.includes(k) || k.startsWith('x-')) found.push(`${at}/${k}`);
+      if (DATA_KEYS.has(k)) continue;
+      walk(v, `${at}/${k}`, k === 'properties' || k === 'patternProperties' || k === '$defs' || k === 'definitions' || k === 'dependentSchemas');
+    }
+  };
+  walk(schema, '#', false);
+  return found;
+}
