@@ -20,6 +20,7 @@ import {
 import { normalizeCallTemplate, normalizeManual } from './legacy.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { completeLogger, type Logger } from './logger.js';
+import { redactingLogger, Redactor } from './redact.js';
 import { postProcessorFromConfig, type PostProcessorFn } from './post-processors.js';
 import { suggestToolNames } from './suggest.js';
 import type { SearchOptions, ToolRepository } from './repository.js';
@@ -130,6 +131,8 @@ export class UtcpClientBase {
   readonly #transports = new Map<string, Promise<Transport>>();
   readonly #resolver: VariableResolver;
   readonly #logger: Required<Logger>;
+  /** Every value this client substituted; errors and log lines leave the client through it. */
+  readonly #redactor = new Redactor();
   readonly #limits: Limits;
   readonly #post: PostProcessorFn[];
   readonly #argValidator: ArgumentValidator | undefined;
@@ -155,7 +158,7 @@ export class UtcpClientBase {
     this.rootDir = rootDir;
     this.config = loaded.config;
     this.configWarnings = loaded.warnings;
-    this.#logger = completeLogger(options.logger);
+    this.#logger = redactingLogger(completeLogger(options.logger), this.#redactor);
     for (const w of loaded.warnings) this.#logger.warn(w);
     this.#limits = resolveLimits(loaded.config.limits);
     this.#factories = { ...defaults.transports, ...(options.transports ?? {}) };
@@ -265,7 +268,7 @@ export class UtcpClientBase {
         this.#reserved.delete(name);
         return taken();
       }
-      const substituted = substituteTemplate(raw, name, this.#resolver);
+      const substituted = this.#substitute(raw, name);
       transport = await this.#transport(raw.call_template_type);
       const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs ?? undefined);
       const discovered = await this.#discover(transport, substituted, raw, name, signal, options.timeoutMs);
@@ -280,7 +283,7 @@ export class UtcpClientBase {
       return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings };
     } catch (error) {
       if (transport?.deregisterManual) await transport.deregisterManual(raw, { manualName: name }).catch(() => {});
-      return fail(raw, [messageOf(error)]);
+      return fail(raw, [this.#redactor.text(messageOf(error))]);
     } finally {
       this.#reserved.delete(name);
     }
@@ -431,7 +434,7 @@ export class UtcpClientBase {
     try {
       const transport = await this.#transport(raw.call_template_type);
       const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs);
-      const discovered = await this.#discover(transport, substituteTemplate(raw, name, this.#resolver), raw, name, signal, options.timeoutMs);
+      const discovered = await this.#discover(transport, this.#substitute(raw, name), raw, name, signal, options.timeoutMs);
       if (await this.#repo.getManual(name)) {
         await this.#repo.saveManual(name, raw, discovered.manual);
         this.#allowed.set(name, discovered.allowed);
@@ -439,7 +442,7 @@ export class UtcpClientBase {
       }
       return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings: discovered.warnings };
     } catch (error) {
-      return { manualCallTemplate: raw, manual: stored.manual, success: false, errors: [messageOf(error)], warnings: [] };
+      return { manualCallTemplate: raw, manual: stored.manual, success: false, errors: [this.#redactor.text(messageOf(error))], warnings: [] };
     }
   }
 
@@ -526,9 +529,19 @@ export class UtcpClientBase {
       const issues = await this.#argValidator.validate(tool, callArgs);
       if (issues.length > 0) throw new UtcpArgumentsError(name, issues);
     }
-    const substituted = this.#hasVariables(template) ? substituteTemplate(template, manualName, this.#resolver) : template;
+    const substituted = this.#hasVariables(template) ? this.#substitute(template, manualName) : template;
     const transport = await this.#transport(template.call_template_type);
     return { tool, manualName, callArgs, substituted, transport };
+  }
+
+  /** Substitutes variables on a copy and remembers the values for redaction. */
+  #substitute<T extends CallTemplateBase>(template: T, manualName: string): T {
+    const used = new Set<string>();
+    try {
+      return substituteTemplate(template, manualName, this.#resolver, used);
+    } finally {
+      this.#redactor.add(used);
+    }
   }
 
   /** Stored templates never change, so whether one references variables is computed once. */
@@ -586,12 +599,13 @@ export class UtcpClientBase {
     };
   }
 
+  /** The one place call errors leave the client: typed, and with every substituted value redacted. */
   #wrapError(error: unknown, signal: AbortSignal, name: string, timeoutMs: number | undefined): unknown {
     if (signal.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))) {
-      return abortError(signal, `Tool ${name}`, timeoutMs);
+      return this.#redactor.error(abortError(signal, `Tool ${name}`, timeoutMs));
     }
-    if (error instanceof UtcpError) return error;
-    return new TransportError(`Tool ${name} failed: ${messageOf(error)}`, { cause: error });
+    if (error instanceof UtcpError) return this.#redactor.error(error);
+    return this.#redactor.error(new TransportError(`Tool ${name} failed: ${messageOf(error)}`, { cause: error }));
   }
 
   #postProcess(result: unknown, tool: Tool, manualName: string, args: JsonObject): unknown {

@@ -14,6 +14,19 @@ const BRACED = /\$\{([A-Za-z0-9_]+)\}/g;
 const ANY = /\$\{([A-Za-z0-9_]+)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 const REF_GUARD = /\$ref(?![A-Za-z0-9_])/;
 const CMD_OUTPUT = /^CMD_\d+_OUTPUT$/;
+/** A config value that is exactly one reference, `${NAME}`: a remap to an un-namespaced source. */
+const REMAP = /^\$\{([A-Za-z0-9_]+)\}$/;
+
+/**
+ * Variables referenced by a cli command are not written into the command text (where they would show in
+ * the process list and in errors): the command gets `UTCP_VAR_<NAME>_UTCP_END` instead and the values
+ * travel in this map, attached to the substituted template, for the transport to pass through the
+ * environment (docs/design/threat-model.md#cli-secrets).
+ */
+export const DEFERRED_VARIABLES: unique symbol = Symbol('utcp-kit.deferredVariables');
+export function deferredVariables(template: unknown): ReadonlyMap<string, string> | undefined {
+  return (template as { [DEFERRED_VARIABLES]?: ReadonlyMap<string, string> } | null)?.[DEFERRED_VARIABLES];
+}
 
 /** The namespaced lookup key: manual name with `_` doubled, then `_NAME`. */
 export function namespacedKey(manualName: string, name: string): string {
@@ -37,12 +50,19 @@ export class VariableResolver {
     this.#env = env;
   }
 
-  /** Looks up a namespaced key. Throws `UtcpVariableNotFoundError` naming the key. */
+  /**
+   * Looks up a namespaced key. Throws `UtcpVariableNotFoundError` naming the key.
+   * One pass: a value is never scanned for references again, so a secret holding `$NAME` stays literal.
+   * The only exception is a config value that is exactly `${NAME}`, a remap to an un-namespaced source.
+   */
   get(key: string): string {
     if (Object.prototype.hasOwnProperty.call(this.#config, key)) {
       const raw = this.#config[key];
-      // Config values may themselves reference un-namespaced sources/environment (remaps).
-      return raw.includes('$') ? this.#preResolve(raw) : raw;
+      const remap = REMAP.exec(raw);
+      if (!remap) return raw;
+      const v = this.#fromSourcesOrEnv(remap[1]);
+      if (v === undefined) throw new UtcpVariableNotFoundError(remap[1]);
+      return v;
     }
     const v = this.#fromSourcesOrEnv(key);
     if (v === undefined) throw new UtcpVariableNotFoundError(key);
@@ -67,21 +87,14 @@ export class VariableResolver {
     return e !== undefined && e !== '' ? e : undefined;
   }
 
-  #preResolve(value: string): string {
-    if (REF_GUARD.test(value)) return value;
-    return value.replace(ANY, (match, braced: string | undefined, bare: string | undefined) => {
-      const name = braced ?? bare!;
-      const v = this.#fromSourcesOrEnv(name);
-      if (v === undefined) throw new UtcpVariableNotFoundError(name);
-      return v;
-    });
-  }
 }
 
 /** Per-field substitution rules of one template type. */
 interface Rules {
   /** Only braced references; `${CMD_<n>_OUTPUT}` left alone (CLI commands). */
   bracedOnly?: boolean;
+  /** Values are not written into the text: `UTCP_VAR_<NAME>_UTCP_END` marks them (CLI commands). */
+  deferred?: boolean;
   skip?: boolean;
 }
 
@@ -89,16 +102,16 @@ function rulesFor(templateType: string, path: readonly string[]): Rules {
   if (templateType === 'text' && path.length === 1 && path[0] === 'content') return { skip: true };
   // auth_tools is copied raw into generated tools and never used to reach the manual itself.
   if (path.length === 1 && path[0] === 'auth_tools') return { skip: true };
-  if (templateType === 'cli' && path.length === 3 && path[0] === 'commands' && path[2] === 'command') return { bracedOnly: true };
+  if (templateType === 'cli' && path.length === 3 && path[0] === 'commands' && path[2] === 'command') return { bracedOnly: true, deferred: true };
   // GraphQL documents use `$name` for their own variables: only `${NAME}` is a UTCP variable there.
   if (templateType === 'graphql' && path.length === 1 && path[0] === 'query') return { bracedOnly: true };
   return {};
 }
 
-function substituteString(value: string, rules: Rules, lookup: (name: string) => string): string {
+function substituteString(value: string, rules: Rules, lookup: (name: string) => string, defer: (name: string) => string): string {
   if (rules.skip || !value.includes('$') || REF_GUARD.test(value)) return value;
   if (rules.bracedOnly) {
-    return value.replace(BRACED, (match, name: string) => (CMD_OUTPUT.test(name) ? match : lookup(name)));
+    return value.replace(BRACED, (match, name: string) => (CMD_OUTPUT.test(name) ? match : rules.deferred ? defer(name) : lookup(name)));
   }
   return value.replace(ANY, (match, braced: string | undefined, bare: string | undefined) => lookup(braced ?? bare!));
 }
@@ -133,10 +146,21 @@ function walk(value: unknown, templateType: string, path: string[], visit: (s: s
  * Returns a copy of `template` with every variable reference replaced, looked up under the manual's namespace.
  * Unchanged sub-objects are shared with the input, which is never mutated.
  */
-export function substituteTemplate<T>(template: T, manualName: string, resolver: VariableResolver): T {
+export function substituteTemplate<T>(template: T, manualName: string, resolver: VariableResolver, used?: Set<string>): T {
   const type = String((template as { call_template_type?: unknown }).call_template_type ?? '');
-  const lookup = (name: string) => resolver.get(namespacedKey(manualName, name));
-  return walk(template, type, [], (s, rules) => substituteString(s, rules, lookup)) as T;
+  const lookup = (name: string) => {
+    const value = resolver.get(namespacedKey(manualName, name));
+    used?.add(value);
+    return value;
+  };
+  let deferred: Map<string, string> | undefined;
+  const defer = (name: string) => {
+    (deferred ??= new Map()).set(name, lookup(name));
+    return `UTCP_VAR_${name}_UTCP_END`;
+  };
+  const out = walk(template, type, [], (s, rules) => substituteString(s, rules, lookup, defer)) as T;
+  if (deferred && out !== template) Object.defineProperty(out, DEFERRED_VARIABLES, { value: deferred, enumerable: false });
+  return out;
 }
 
 /** Lists the namespaced variable keys a template references, de-duplicated in first-seen order. */

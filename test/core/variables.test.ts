@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DotenvSource, parseDotenv } from '../../src/core/dotenv.js';
 import { UtcpVariableNotFoundError } from '../../src/core/errors.js';
-import { VariableResolver, collectTemplateVariables, namespacedKey, substituteTemplate } from '../../src/core/variables.js';
+import { VariableResolver, collectTemplateVariables, namespacedKey, substituteTemplate, deferredVariables } from '../../src/core/variables.js';
 
 describe('namespacing', () => {
   it.each([
@@ -48,7 +48,9 @@ describe('substituteTemplate', () => {
   it('in cli commands only braced references are variables and CMD outputs are left to the shell', () => {
     const tpl = { call_template_type: 'cli', commands: [{ command: 'echo $HOME ${TOKEN} ${CMD_0_OUTPUT} $CMD_0_OUTPUT' }], env_vars: { T: '$TOKEN' } };
     const out = substituteTemplate(tpl, 'm', resolver);
-    expect(out.commands[0].command).toBe('echo $HOME secret-token ${CMD_0_OUTPUT} $CMD_0_OUTPUT');
+    // The value is not written into the command: it travels beside it, for the environment.
+    expect(out.commands[0].command).toBe('echo $HOME UTCP_VAR_TOKEN_UTCP_END ${CMD_0_OUTPUT} $CMD_0_OUTPUT');
+    expect(deferredVariables(out)?.get('TOKEN')).toBe('secret-token');
     expect(out.env_vars.T).toBe('secret-token');
   });
 

@@ -67,11 +67,11 @@ describe('bash placeholder rewriting', () => {
 
   it('leaves text without placeholders unchanged', () => {
     const cmd = `echo "$HOME" '$PATH' $CMD_0_OUTPUT \${X:-d} $(date) \`id\``;
-    expect(bash(cmd)).toEqual({ text: cmd, names: [] });
+    expect(bash(cmd)).toEqual({ text: cmd, names: [], variables: [] });
   });
 
   it('leaves a backslash-escaped placeholder outside quotes literal', () => {
-    expect(bash('echo \\UTCP_ARG_x_UTCP_END')).toEqual({ text: 'echo \\UTCP_ARG_x_UTCP_END', names: [] });
+    expect(bash('echo \\UTCP_ARG_x_UTCP_END')).toEqual({ text: 'echo \\UTCP_ARG_x_UTCP_END', names: [], variables: [] });
   });
 
   it('keeps a literal backslash before a double-quoted placeholder from escaping the reference', () => {
@@ -176,6 +176,7 @@ describe('PowerShell placeholder rewriting', () => {
     expect(ps("# it's UTCP_ARG_x_UTCP_END\n<# UTCP_ARG_y_UTCP_END #> echo UTCP_ARG_z_UTCP_END")).toEqual({
       text: `# it's UTCP_ARG_x_UTCP_END\n<# UTCP_ARG_y_UTCP_END #> echo \${env:${V('z')}}`,
       names: ['z'],
+      variables: [],
     });
   });
 

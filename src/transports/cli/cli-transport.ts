@@ -10,7 +10,8 @@ import { buildBashScript, buildPowerShellScript, outDirEnvName } from './build-s
 import { buildChildEnv } from '../shared/child-env.js';
 import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
 import { processTreeMarker, type ProcessGroup } from '../shared/process-group.js';
-import { argEnvName, rewritePlaceholders, type ShellDialect } from './rewrite-placeholders.js';
+import { argEnvName, rewritePlaceholders, varEnvName, type ShellDialect } from './rewrite-placeholders.js';
+import { deferredVariables } from '../../core/variables.js';
 import { runProcess } from './run-process.js';
 import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
 
@@ -131,6 +132,14 @@ export class CliTransport implements Transport<CliCallTemplate> {
         ]);
       }
       internal[argEnvName(nonce, name)] = text;
+    }
+    // Config variables in the command text travel like arguments: through the environment, never in the script.
+    const variables = deferredVariables(template);
+    for (const name of new Set(rewritten.flatMap((r) => r.variables))) {
+      const value = variables?.get(name);
+      if (value === undefined) throw new UtcpError('INVALID_MANUAL', `${run.what}: no value for variable \${${name}}`);
+      if (value.includes('\0')) throw new UtcpError('INVALID_MANUAL', `${run.what}: variable ${name} contains a NUL character`);
+      internal[varEnvName(nonce, name)] = value;
     }
     const marker = processTreeMarker();
     internal[marker.name] = marker.value;

@@ -15,20 +15,35 @@ export interface RewriteResult {
   text: string;
   /** Argument names referenced, de-duplicated, in first-seen order. */
   names: string[];
+  /** Variable names referenced through `UTCP_VAR_<name>_UTCP_END` (config variables deferred by the client). */
+  variables: string[];
 }
 
-/** Placeholder at a position; the name is lazy, so `UTCP_ARG_x_UTCP_END123` ends at the first `_UTCP_END`. */
-const PLACEHOLDER = /UTCP_ARG_([A-Za-z0-9_]+?)_UTCP_END/y;
+/**
+ * Placeholder at a position; the name is lazy, so `UTCP_ARG_x_UTCP_END123` ends at the first `_UTCP_END`.
+ * `UTCP_VAR_<name>_UTCP_END` marks a config variable the client did not write into the text.
+ */
+const PLACEHOLDER = /UTCP_(ARG|VAR)_([A-Za-z0-9_]+?)_UTCP_END/y;
 
 /** Environment variable carrying one argument value: `__UTCP_ARG_<nonce>_<name>`. */
 export function argEnvName(nonce: string, name: string): string {
   return `__UTCP_ARG_${nonce}_${name}`;
 }
 
+/** Environment variable carrying one config variable's value: `__UTCP_VAR_<nonce>_<name>`. */
+export function varEnvName(nonce: string, name: string): string {
+  return `__UTCP_VAR_${nonce}_${name}`;
+}
+
+/** `name` is `ARG:<argument>` or `VAR:<variable>`. */
 function placeholderAt(text: string, index: number): { name: string; length: number } | undefined {
   PLACEHOLDER.lastIndex = index;
   const m = PLACEHOLDER.exec(text);
-  return m ? { name: m[1], length: m[0].length } : undefined;
+  return m ? { name: `${m[1]}:${m[2]}`, length: m[0].length } : undefined;
+}
+
+function placeholderText(name: string): string {
+  return `UTCP_${name.slice(0, 3)}_${name.slice(4)}_UTCP_END`;
 }
 
 /**
@@ -38,12 +53,15 @@ function placeholderAt(text: string, index: number): { name: string; length: num
  */
 export function rewritePlaceholders(command: string, dialect: ShellDialect, nonce: string): RewriteResult {
   const names: string[] = [];
-  const ref = (name: string) => {
-    if (!names.includes(name)) names.push(name);
-    return argEnvName(nonce, name);
+  const variables: string[] = [];
+  const ref = (tagged: string) => {
+    const name = tagged.slice(4);
+    const list = tagged.startsWith('ARG:') ? names : variables;
+    if (!list.includes(name)) list.push(name);
+    return tagged.startsWith('ARG:') ? argEnvName(nonce, name) : varEnvName(nonce, name);
   };
   const text = dialect === 'bash' ? rewriteBash(command, ref) : rewritePowerShell(command, ref);
-  return { text, names };
+  return { text, names, variables };
 }
 
 // ------------------------------------------------------------------------------------------ bash
@@ -289,7 +307,7 @@ function rewriteHereDocBody(cmd: string, start: number, doc: HereDoc, ref: (name
         if (doc.quoted) {
           throw new UtcpError(
             'INVALID_MANUAL',
-            `cli: placeholder UTCP_ARG_${ph.name}_UTCP_END is inside a here-document with a quoted delimiter, where it cannot be expanded`,
+            `cli: placeholder ${placeholderText(ph.name)} is inside a here-document with a quoted delimiter, where it cannot be expanded`,
           );
         }
         text += bashReference('heredoc', ref(ph.name));
@@ -340,7 +358,7 @@ function rewritePowerShell(cmd: string, ref: (name: string) => string): string {
       if (quote === 'single' || quote === 'here-single') {
         throw new UtcpError(
           'INVALID_MANUAL',
-          `cli: placeholder UTCP_ARG_${ph.name}_UTCP_END is single-quoted; PowerShell does not expand single-quoted strings (use double quotes or none)`,
+          `cli: placeholder ${placeholderText(ph.name)} is single-quoted; PowerShell does not expand single-quoted strings (use double quotes or none)`,
         );
       }
       out += `\${env:${ref(ph.name)}}`;

@@ -1,0 +1,107 @@
+/**
+ * Redaction of substituted values (docs/design/threat-model.md#redaction). Every value the client
+ * substitutes into a template (variables: tokens, keys, passwords) is remembered by the client's
+ * redactor, and every error and log line that leaves the client passes through it, whatever the
+ * value landed in (URL path or query, header, body, CLI output) and in its common encodings.
+ * One redactor per client: clients never share what they know.
+ */
+import type { Logger } from './logger.js';
+
+export const REDACTED = '[REDACTED]';
+/** Shorter values are not redacted: they would mangle every message and are no secrets of any strength. */
+export const MIN_REDACTED_LENGTH = 4;
+const MAX_DEPTH = 6;
+
+function encodings(value: string): string[] {
+  const out = new Set<string>([value]);
+  try {
+    out.add(encodeURIComponent(value));
+    out.add(encodeURIComponent(value).replace(/%20/g, '+'));
+    out.add(encodeURI(value));
+  } catch {
+    // lone surrogates: no URL form
+  }
+  out.add(JSON.stringify(value).slice(1, -1));
+  return [...out].filter((v) => v.length >= MIN_REDACTED_LENGTH);
+}
+
+export class Redactor {
+  readonly #values = new Set<string>();
+  #pattern: RegExp | undefined;
+
+  /** Remembers values to redact from now on. */
+  add(values: Iterable<string>): void {
+    for (const value of values) {
+      if (typeof value !== 'string' || value.length < MIN_REDACTED_LENGTH || this.#values.has(value)) continue;
+      this.#values.add(value);
+      this.#pattern = undefined;
+    }
+  }
+
+  get size(): number {
+    return this.#values.size;
+  }
+
+  #regex(): RegExp | undefined {
+    if (this.#values.size === 0) return undefined;
+    if (!this.#pattern) {
+      const all = [...new Set([...this.#values].flatMap(encodings))].sort((a, b) => b.length - a.length);
+      this.#pattern = new RegExp(all.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+    }
+    return this.#pattern;
+  }
+
+  text(text: string): string {
+    const re = this.#regex();
+    return re && text.length >= MIN_REDACTED_LENGTH ? text.replace(re, REDACTED) : text;
+  }
+
+  /** A copy of `data` with every string redacted (plain objects and arrays, bounded depth); errors become redacted messages. */
+  data<T>(data: T, depth = 0): T {
+    if (this.#values.size === 0) return data;
+    if (typeof data === 'string') return this.text(data) as T;
+    if (depth > MAX_DEPTH || typeof data !== 'object' || data === null) return data;
+    if (data instanceof Error) return this.error(data);
+    if (Array.isArray(data)) return data.map((v) => this.data(v, depth + 1)) as T;
+    if (Object.getPrototypeOf(data) !== Object.prototype && Object.getPrototypeOf(data) !== null) return data;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(data)) out[k] = this.data(v, depth + 1);
+    return out as T;
+  }
+
+  /** Redacts an error in place (message, stack, string fields, issues, the cause chain) and returns it. */
+  error<T>(error: T, seen = new Set<unknown>()): T {
+    if (this.#values.size === 0 || typeof error !== 'object' || error === null || seen.has(error)) return error;
+    seen.add(error);
+    const target = error as Record<string, unknown>;
+    for (const key of ['message', 'stack', ...Object.keys(target)]) {
+      let value: unknown;
+      try {
+        value = target[key];
+      } catch {
+        continue;
+      }
+      let next: unknown = value;
+      if (typeof value === 'string') next = this.text(value);
+      else if (key === 'issues' && Array.isArray(value)) next = this.data(value);
+      else if (key !== 'cause' && value instanceof Error) next = this.error(value, seen);
+      if (next !== value) {
+        try {
+          Object.defineProperty(target, key, { value: next, writable: true, configurable: true, enumerable: Object.keys(target).includes(key) });
+        } catch {
+          // a frozen or exotic object: leave it
+        }
+      }
+    }
+    if ('cause' in target) this.error(target.cause, seen);
+    if (error instanceof AggregateError) for (const e of error.errors) this.error(e, seen);
+    return error;
+  }
+}
+
+/** A logger whose messages and data pass through `redactor` before reaching `logger`. */
+export function redactingLogger(logger: Required<Logger>, redactor: Redactor): Required<Logger> {
+  const wrap = (level: keyof Logger) => (message: string, data?: Record<string, unknown>) =>
+    logger[level](redactor.text(message), data === undefined ? undefined : redactor.data(data));
+  return { debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
+}
