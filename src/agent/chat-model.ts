@@ -1,9 +1,9 @@
 /**
  * The contract between the agent loop and a model provider. Implement `ChatModel` to plug in any provider;
- * `openAIChatModel` and `anthropicModel` are the built-in ones.
+ * `openAIChatModel`, `responsesModel`, `anthropicModel` and `geminiModel` are the built-in ones.
  */
 import type { JsonObject, JsonSchema } from '../index.js';
-import type { AgentMessage, ToolCall } from './messages.js';
+import type { AgentMessage, ProviderData, ToolCall } from './messages.js';
 
 /** A tool as offered to the model: an encoded name (`[a-zA-Z0-9_-]`, at most 64 characters) and the tool's raw input schema. */
 export interface ModelToolDefinition {
@@ -14,8 +14,16 @@ export interface ModelToolDefinition {
 }
 
 export interface TokenUsage {
+  /** Prompt tokens, cached ones included. */
   inputTokens: number;
+  /** Completion tokens, reasoning included. */
   outputTokens: number;
+  /** Prompt tokens read from the provider's cache. */
+  cachedInputTokens?: number;
+  /** Prompt tokens written to the cache (Anthropic). */
+  cacheWriteTokens?: number;
+  /** Output tokens spent on reasoning / thinking. */
+  reasoningTokens?: number;
 }
 
 /** One model turn to run. Tool names in `messages` and `tools` are already encoded. */
@@ -34,12 +42,29 @@ export interface ChatResponse {
   usage?: TokenUsage;
   /** The provider's stop reason, as sent (`stop`, `tool_calls`, `end_turn`, `tool_use`, …). */
   finishReason?: string;
+  /** Items to send back on the next turn (thinking blocks, reasoning items); stored on the assistant message. */
+  providerData?: ProviderData;
+}
+
+/** A failed try that will be retried. */
+export interface ModelRetryInfo {
+  /** 1 for the first retry. */
+  attempt: number;
+  maxRetries: number;
+  /** Wait before the retry. */
+  delayMs: number;
+  /** HTTP status of the failed try; absent for a connection failure. */
+  status?: number;
+  requestId?: string;
+  error: unknown;
 }
 
 export interface ChatCallOptions {
   signal: AbortSignal;
   /** Receives text as it streams in, when the model streams. */
   onTextDelta?: (text: string) => void;
+  /** Told before each retry of a failed request. */
+  onRetry?: (info: ModelRetryInfo) => void;
 }
 
 /** A chat model with tool calling. */
@@ -49,7 +74,7 @@ export interface ChatModel {
   readonly modelId: string;
   /**
    * Runs one turn.
-   * @throws ModelApiError on a non-2xx answer, UtcpAbortError / UtcpTimeoutError when cancelled, TransportError when unreachable.
+   * @throws ModelApiError on a non-2xx answer (after retries), UtcpAbortError / UtcpTimeoutError when cancelled, TransportError when unreachable.
    */
   generate(request: ChatRequest, options: ChatCallOptions): Promise<ChatResponse>;
   /** Adjusts parsed arguments before the call (OpenAI strict mode drops the `null`s it adds for optional fields). */

@@ -4,14 +4,16 @@
  * export tools to other SDKs. Every name exported here is public API.
  * The MCP bridge is its own entry point, `utcp-kit/mcp`.
  */
-export { runAgent } from './loop/run-agent.js';
-export type { RunAgentOptions, AgentResult, AgentStep, AgentClient } from './loop/run-agent.js';
+export { runAgent, resumeAgent } from './loop/run-agent.js';
+export type { RunAgentOptions, AgentResult, AgentStep, AgentClient, AgentRunState, PendingApproval, ApprovalDecisions, ResumeAgentOptions } from './loop/run-agent.js';
 export type { AgentEvent, AgentEventListener } from './loop/agent-events.js';
 export type { ToolSelection } from './loop/agent-tool-set.js';
 export type { ApprovalAction, ApprovalRule, ApprovalDecision, ApprovalRequest, ApprovalOptions } from './loop/approval.js';
 export { userMessage, assistantMessage } from './messages.js';
-export type { AgentMessage, UserMessage, AssistantMessage, ToolCallsMessage, ToolResultMessage, ToolCall } from './messages.js';
-export type { ChatModel, ChatRequest, ChatResponse, ChatCallOptions, ModelToolDefinition, TokenUsage } from './chat-model.js';
+export type { AgentMessage, UserMessage, AssistantMessage, ToolCallsMessage, ToolResultMessage, ToolCall, MediaContent, ProviderData } from './messages.js';
+export type { ChatModel, ChatRequest, ChatResponse, ChatCallOptions, ModelToolDefinition, TokenUsage, ModelRetryInfo } from './chat-model.js';
+export type { ModelConnectionOptions } from './providers/common.js';
+export type { ModelRetryOptions } from './providers/retry.js';
 export { openAIChatModel } from './providers/openai-model.js';
 export type { OpenAIChatModelOptions } from './providers/openai-model.js';
 export { anthropicModel } from './providers/anthropic-model.js';

@@ -246,7 +246,7 @@ describe('runAgent over the OpenAI wire format', () => {
   });
 
   it('reports a failed model request as an error event before rejecting', async () => {
-    const { weather, model } = await setup([{ text: 'upstream down', status: 503 }]);
+    const { weather, model } = await setup([{ text: 'upstream down', status: 503 }], { maxRetries: 0 });
     const events: AgentEvent[] = [];
     await expect(runAgent({ client: weather.client, model, messages: [question], onEvent: (e) => events.push(e) })).rejects.toMatchObject({ status: 503 });
     expect(events.at(-1)).toMatchObject({ type: 'error', phase: 'model', step: 1, error: expect.objectContaining({ bodyExcerpt: 'upstream down' }) });

@@ -10,7 +10,11 @@ export type AgentEvent =
   /** A call the policy denied, or one the approver decided (calls the policy simply allows send none). */
   | { type: 'approval'; step: number; toolCallId: string; toolName: string; decision: 'allow' | 'deny' | 'edit'; by: 'policy' | 'approver'; reason?: string }
   | { type: 'tool_call_start'; step: number; toolCallId: string; toolName: string; args: JsonObject }
-  | { type: 'tool_call_end'; step: number; toolCallId: string; toolName: string; isError: boolean; durationMs: number; outputChars: number; truncated: boolean }
+  | { type: 'tool_call_end'; step: number; toolCallId: string; toolName: string; isError: boolean; durationMs: number; outputChars: number; truncated: boolean; mediaCount?: number }
+  /** A model request failed and will be tried again after `delayMs`. */
+  | { type: 'model_retry'; step: number; provider: string; attempt: number; maxRetries: number; delayMs: number; status?: number; requestId?: string; error: unknown }
+  /** The run paused: these calls wait for a decision (see `resumeAgent`). */
+  | { type: 'paused'; step: number; pending: Array<{ toolCallId: string; toolName: string; args: JsonObject }> }
   | { type: 'tools_loaded'; step: number; query: string; toolNames: string[] }
   | { type: 'step_limit_reached'; step: number; maxSteps: number }
   | {

@@ -98,6 +98,16 @@ export class AgentToolSet {
     return found;
   }
 
+  /** The tools found by search so far, oldest first (a paused run stores them). */
+  loadedNames(): string[] {
+    return [...this.#loaded];
+  }
+
+  /** Restores the tools found before a pause; names no longer registered are skipped. */
+  restoreLoaded(names: readonly string[]): void {
+    for (const name of names) if (this.#all.has(name)) this.#loaded.add(name);
+  }
+
   /** Marks a called tool as recently used, so it is the last to be dropped. */
   touch(name: string): void {
     if (!this.#loaded.has(name)) return;

@@ -20,8 +20,11 @@ export interface ApprovalRule {
   reason?: string;
 }
 
-/** The answer of an `approve` callback: run the call, refuse it (the reason goes to the model), or run it with other arguments. */
-export type ApprovalDecision = { type: 'allow' } | { type: 'deny'; reason?: string } | { type: 'edit'; args: JsonObject };
+/**
+ * The answer of an `approve` callback: run the call, refuse it (the reason goes to the model), run it with other
+ * arguments, or `defer`: pause the run and return its state, to resume later with `resumeAgent`.
+ */
+export type ApprovalDecision = { type: 'allow' } | { type: 'deny'; reason?: string } | { type: 'edit'; args: JsonObject } | { type: 'defer' };
 
 /** A call waiting for a decision. */
 export interface ApprovalRequest {
@@ -38,7 +41,11 @@ export interface ApprovalOptions {
   policy?: readonly ApprovalRule[];
   /** Action when no rule matches. @default 'allow' */
   defaultAction?: ApprovalAction;
-  /** Decides calls whose action is `ask`. Without it, such calls are denied. Errors it throws end the run. */
+  /**
+   * Decides calls whose action is `ask`. Without it, such calls pause the run (its result holds a `state`
+   * to resume later). It receives the run's signal: when the run is aborted, the run settles at once
+   * whether or not the callback has returned. Errors it throws end the run.
+   */
   approve?: (request: ApprovalRequest, options: { signal: AbortSignal }) => ApprovalDecision | Promise<ApprovalDecision>;
 }
 

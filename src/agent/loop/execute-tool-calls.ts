@@ -5,12 +5,12 @@ import { approvalActionFor, type ApprovalDecision, type ApprovalOptions } from '
 import type { ChatModel } from '../chat-model.js';
 import { describeToolError } from './describe-tool-error.js';
 import { mapConcurrent } from './map-concurrent.js';
-import type { ToolCall, ToolResultMessage } from '../messages.js';
+import type { MediaContent, ToolCall, ToolResultMessage } from '../messages.js';
 import { parseToolArguments } from './parse-tool-arguments.js';
-import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
+import { runAbortError, throwIfRunAborted, untilAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME, parseSearchArguments, searchResultText } from './search-tools-tool.js';
 import type { ToolNameCodec } from '../export/tool-names.js';
-import { toolOutputText } from './tool-output-text.js';
+import { toolOutputParts } from './tool-output-text.js';
 import { truncateOutput } from './truncate-output.js';
 
 /** @internal Everything one turn's tool calls need. */
@@ -28,10 +28,15 @@ export interface ToolRunContext {
   emit: AgentEventListener;
 }
 
-type PlannedCall =
+/**
+ * @internal One call of a turn after parsing, lookup and approval; JSON-serialisable (a paused run stores
+ * its turn's plan). `pending` calls wait for a decision; nothing of the turn runs while one does.
+ */
+export type PlannedCall =
   | { kind: 'result'; message: ToolResultMessage }
   | { kind: 'search'; call: ToolCall; args: JsonObject; query: string; limit: number }
-  | { kind: 'call'; call: ToolCall; tool: Tool; args: JsonObject; note: string };
+  | { kind: 'call'; call: ToolCall; toolName: string; args: JsonObject; note: string }
+  | { kind: 'pending'; call: ToolCall; toolName: string; args: JsonObject; reason: 'no_approver' | 'deferred' };
 
 const MAX_LISTED_TOOLS = 40;
 
@@ -51,29 +56,56 @@ function unknownToolText(call: ToolCall, ctx: ToolRunContext): string {
   return `Error: unknown tool "${call.name}". Available tools: ${listed || '(none)'}.`;
 }
 
-function checkDecision(decision: ApprovalDecision): ApprovalDecision {
+/** @internal Checks the shape of a decision from an approver or from `resumeAgent`'s caller. */
+export function checkDecision(decision: ApprovalDecision, where = 'approve()'): ApprovalDecision {
   const ok =
     decision?.type === 'allow' ||
     decision?.type === 'deny' ||
+    decision?.type === 'defer' ||
     (decision?.type === 'edit' && typeof decision.args === 'object' && decision.args !== null && !Array.isArray(decision.args));
-  if (!ok) throw new UtcpError('INVALID_CONFIG', 'approve() must return { type: "allow" }, { type: "deny", reason? } or { type: "edit", args: {...} }');
+  if (!ok) throw new UtcpError('INVALID_CONFIG', `${where} must return { type: "allow" }, { type: "deny", reason? }, { type: "edit", args: {...} } or { type: "defer" }`);
   return decision;
 }
 
-async function decideApproval(call: ToolCall, tool: Tool, args: JsonObject, ctx: ToolRunContext): Promise<ApprovalDecision> {
+type Decided = ApprovalDecision | { type: 'pending'; reason: 'no_approver' | 'deferred' };
+
+async function decideApproval(call: ToolCall, tool: Tool, args: JsonObject, ctx: ToolRunContext): Promise<Decided> {
   if (!ctx.approval) return { type: 'allow' };
   const { action, rule } = approvalActionFor(tool, ctx.approval);
   if (action === 'allow') return { type: 'allow' };
   const base = { type: 'approval', step: ctx.step, toolCallId: call.id, toolName: tool.name } as const;
-  if (action === 'deny' || !ctx.approval.approve) {
-    const reason = action === 'deny' ? (rule?.reason ?? 'the policy does not allow this tool') : 'it needs approval and no approver is configured';
+  if (action === 'deny') {
+    const reason = rule?.reason ?? 'the policy does not allow this tool';
     ctx.emit({ ...base, decision: 'deny', by: 'policy', reason });
     return { type: 'deny', reason };
   }
-  const decision = checkDecision(await ctx.approval.approve({ toolCallId: call.id, toolName: tool.name, args, tool, ...(rule ? { rule } : {}) }, { signal: ctx.signal }));
+  if (!ctx.approval.approve) return { type: 'pending', reason: 'no_approver' };
+  const approve = ctx.approval.approve;
+  // The approver gets the run's signal, and the run does not wait for an approver that ignores it.
+  const decision = checkDecision(
+    await untilAborted(
+      Promise.resolve().then(() => approve({ toolCallId: call.id, toolName: tool.name, args, tool, ...(rule ? { rule } : {}) }, { signal: ctx.signal })),
+      ctx.signal,
+    ),
+  );
   throwIfRunAborted(ctx.signal);
+  if (decision.type === 'defer') return { type: 'pending', reason: 'deferred' };
   ctx.emit({ ...base, decision: decision.type, by: 'approver', ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}) });
   return decision;
+}
+
+/** @internal Turns a decision for a pending call into what runs (or the denial the model reads). */
+export function applyDecision(p: Extract<PlannedCall, { kind: 'pending' }>, decision: ApprovalDecision, ctx: ToolRunContext): PlannedCall {
+  const modelName = ctx.tools.modelName(p.call.name);
+  if (decision.type === 'deny') {
+    const content = `Denied: the call to ${modelName} was not approved${decision.reason ? `: ${decision.reason}` : ''}. Do not retry it unchanged.`;
+    return { kind: 'result', message: resultMessage(p.call, content, true, ctx) };
+  }
+  if (decision.type === 'edit') {
+    return { kind: 'call', call: p.call, toolName: p.toolName, args: decision.args, note: `[The user changed the arguments to ${JSON.stringify(decision.args)}]\n` };
+  }
+  if (decision.type === 'defer') return p;
+  return { kind: 'call', call: p.call, toolName: p.toolName, args: p.args, note: '' };
 }
 
 /** Parses, checks and approves one call, in model order; the calls themselves run afterwards. */
@@ -91,17 +123,17 @@ async function planCall(call: ToolCall, ctx: ToolRunContext): Promise<PlannedCal
   if ('error' in parsed) return failure(call, `Error: ${modelName}: ${parsed.error}`, new UtcpArgumentsError(tool.name, [{ path: '(arguments)', message: parsed.error }]), ctx);
   const args = ctx.model.prepareArguments ? ctx.model.prepareArguments(parsed.args, tool.inputs) : parsed.args;
   const decision = await decideApproval(call, tool, args, ctx);
-  if (decision.type === 'deny') {
-    const content = `Denied: the call to ${modelName} was not approved${decision.reason ? `: ${decision.reason}` : ''}. Do not retry it unchanged.`;
-    return { kind: 'result', message: resultMessage(call, content, true, ctx) };
-  }
-  if (decision.type === 'edit') {
-    return { kind: 'call', call, tool, args: decision.args, note: `[The user changed the arguments to ${JSON.stringify(decision.args)}]\n` };
-  }
-  return { kind: 'call', call, tool, args, note: '' };
+  if (decision.type === 'pending') return { kind: 'pending', call, toolName: tool.name, args, reason: decision.reason };
+  return applyDecision({ kind: 'pending', call, toolName: tool.name, args, reason: 'deferred' }, decision, ctx);
 }
 
-async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx: ToolRunContext): Promise<{ content: string; isError: boolean }> {
+interface Outcome {
+  content: string;
+  isError: boolean;
+  media?: MediaContent[];
+}
+
+async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx: ToolRunContext): Promise<Outcome> {
   try {
     const found = await ctx.tools.search(ctx.client, planned.query, planned.limit);
     ctx.emit({ type: 'tools_loaded', step: ctx.step, query: planned.query, toolNames: found.map((t) => t.name) });
@@ -113,24 +145,26 @@ async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx:
   }
 }
 
-async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: ToolRunContext): Promise<{ content: string; isError: boolean }> {
-  const { call, tool, args } = planned;
+async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: ToolRunContext): Promise<Outcome> {
+  const { call, toolName, args } = planned;
   try {
-    const value = await ctx.client.callTool(tool.name, args, { signal: ctx.signal, ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}) });
-    ctx.tools.touch(tool.name);
-    return { content: planned.note + toolOutputText(value), isError: false };
+    const value = await ctx.client.callTool(toolName, args, { signal: ctx.signal, ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}) });
+    ctx.tools.touch(toolName);
+    const { text, media } = toolOutputParts(value);
+    return { content: planned.note + text, isError: false, ...(media.length > 0 ? { media } : {}) };
   } catch (error) {
     if (ctx.signal.aborted) throw runAbortError(ctx.signal);
-    ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: call.id, toolName: tool.name, error });
+    ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: call.id, toolName, error });
     return { content: planned.note + describeToolError(error, ctx.tools.modelName(call.name)), isError: true };
   }
 }
 
 async function runPlanned(planned: PlannedCall, ctx: ToolRunContext): Promise<ToolResultMessage> {
   if (planned.kind === 'result') return planned.message;
+  if (planned.kind === 'pending') throw new UtcpError('INVALID_CONFIG', `The call ${planned.call.id} is still waiting for approval`);
   throwIfRunAborted(ctx.signal);
   const { call } = planned;
-  const toolName = planned.kind === 'call' ? planned.tool.name : SEARCH_TOOLS_NAME;
+  const toolName = planned.kind === 'call' ? planned.toolName : SEARCH_TOOLS_NAME;
   ctx.emit({ type: 'tool_call_start', step: ctx.step, toolCallId: call.id, toolName, args: planned.args });
   const started = performance.now();
   const outcome = planned.kind === 'call' ? await runTool(planned, ctx) : await runSearch(planned, ctx);
@@ -144,17 +178,22 @@ async function runPlanned(planned: PlannedCall, ctx: ToolRunContext): Promise<To
     durationMs: performance.now() - started,
     outputChars: outcome.content.length,
     truncated: truncated.truncated,
+    ...(outcome.media ? { mediaCount: outcome.media.length } : {}),
   });
-  return { type: 'tool_result', toolCallId: call.id, toolName, content: truncated.text, isError: outcome.isError };
+  return { type: 'tool_result', toolCallId: call.id, toolName, content: truncated.text, isError: outcome.isError, ...(outcome.media ? { media: outcome.media } : {}) };
+}
+
+/** @internal Parses, looks up and approves one turn's calls in model order; nothing runs yet. */
+export async function planToolCalls(calls: readonly ToolCall[], ctx: ToolRunContext): Promise<PlannedCall[]> {
+  const planned: PlannedCall[] = [];
+  for (const call of calls) planned.push(await planCall(call, ctx));
+  return planned;
 }
 
 /**
- * Runs one turn's tool calls: each is parsed, looked up and approved in model order, then the calls run
- * with at most `ctx.concurrency` in flight. Every failure becomes a tool result for the model;
- * only the run's abort rejects. Results keep the model's order.
+ * @internal Runs a turn's planned calls with at most `ctx.concurrency` in flight. Every failure becomes a
+ * tool result for the model; only the run's abort rejects. Results keep the model's order.
  */
-export async function executeToolCalls(calls: readonly ToolCall[], ctx: ToolRunContext): Promise<ToolResultMessage[]> {
-  const planned: PlannedCall[] = [];
-  for (const call of calls) planned.push(await planCall(call, ctx));
+export function runPlannedCalls(planned: readonly PlannedCall[], ctx: ToolRunContext): Promise<ToolResultMessage[]> {
   return mapConcurrent(planned, ctx.concurrency, (p) => runPlanned(p, ctx));
 }

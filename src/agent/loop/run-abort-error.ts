@@ -14,3 +14,28 @@ export function runAbortError(signal: AbortSignal): UtcpError {
 export function throwIfRunAborted(signal: AbortSignal): void {
   if (signal.aborted) throw runAbortError(signal);
 }
+
+/** @internal Settles with `work`, or rejects with the run's abort error as soon as `signal` aborts (not waiting for `work`). */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(runAbortError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      work.catch(() => {});
+      reject(runAbortError(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,13 +1,15 @@
 /**
  * The agent loop: send the conversation and tool definitions to the model; text is the answer, tool calls are
  * run and their results sent back, until the model answers or the step limit forces a final answer without tools.
+ * A turn whose calls wait for approval pauses the run with a JSON state that `resumeAgent` continues
+ * (docs/design/agent.md#resumable-runs).
  */
-import { UtcpError, type UtcpClient } from '../../index.js';
+import { UtcpError, type JsonObject, type UtcpClient } from '../../index.js';
 import type { AgentEvent, AgentEventListener } from './agent-events.js';
 import { AgentToolSet, type ToolSelection } from './agent-tool-set.js';
-import type { ApprovalOptions } from './approval.js';
+import type { ApprovalDecision, ApprovalOptions } from './approval.js';
 import type { ChatModel, ChatResponse, TokenUsage } from '../chat-model.js';
-import { executeToolCalls } from './execute-tool-calls.js';
+import { applyDecision, checkDecision, planToolCalls, runPlannedCalls, type PlannedCall, type ToolRunContext } from './execute-tool-calls.js';
 import { assertNever, type AgentMessage, type ToolCall, type ToolResultMessage } from '../messages.js';
 import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
@@ -22,12 +24,8 @@ export const DEFAULT_MAX_TOOLS_INLINE = 40;
 export const DEFAULT_TOOL_CONCURRENCY = 4;
 export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 20_000;
 
-export interface RunAgentOptions {
-  client: AgentClient;
-  model: ChatModel;
-  /** The conversation so far; usually `[userMessage('…')]`. Not modified. */
-  messages: readonly AgentMessage[];
-  /** System prompt. */
+/** The settings of a run that a paused state keeps (everything but the client, the model and callbacks). */
+interface RunSettings {
   system?: string;
   /** Restricts the tools offered: names or globs (`github.*`), or a predicate. @default every registered tool */
   tools?: ToolSelection;
@@ -43,10 +41,19 @@ export interface RunAgentOptions {
   maxToolDescriptionChars?: number;
   /** Deadline per tool call, in milliseconds. @default the client's */
   toolTimeoutMs?: number;
+}
+
+export interface RunAgentOptions extends RunSettings {
+  client: AgentClient;
+  model: ChatModel;
+  /** The conversation so far; usually `[userMessage('…')]`. Not modified. */
+  messages: readonly AgentMessage[];
+  /** System prompt. */
+  system?: string;
   /** Which calls need approval, and who approves them. @default every call runs */
   approval?: ApprovalOptions;
   onEvent?: AgentEventListener;
-  /** Stops the run and any tool or model request in flight; the run rejects with UtcpAbortError (or the signal's UtcpError reason). */
+  /** Stops the run and any approval, tool call, model request or retry wait in flight; the run rejects with UtcpAbortError (or the signal's UtcpError reason). */
   signal?: AbortSignal;
 }
 
@@ -60,8 +67,37 @@ export interface AgentStep {
   finishReason?: string;
 }
 
+/** A call the paused run waits on. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  args: JsonObject;
+  /** `no_approver`: the policy said `ask` and no `approve` callback was given; `deferred`: the callback answered `defer`. */
+  reason: 'no_approver' | 'deferred';
+}
+
+/**
+ * A paused run, as plain JSON: store it anywhere and hand it to `resumeAgent` later, in any process.
+ * Treat it as opaque; `version` changes when its shape does.
+ */
+export interface AgentRunState {
+  version: 1;
+  settings: Omit<RunSettings, 'tools'> & { tools?: string[] };
+  messages: AgentMessage[];
+  steps: AgentStep[];
+  usage: TokenUsage;
+  /** The paused turn and its planned calls (nothing of it has run). */
+  step: number;
+  turn: { text: string; toolCalls: ToolCall[]; usage?: TokenUsage; finishReason?: string };
+  planned: PlannedCall[];
+  /** Tools found by `search_tools` so far. */
+  loadedTools: string[];
+}
+
 export interface AgentResult {
-  /** The final answer. */
+  /** `paused` when calls wait for approval: see `pendingApprovals` and `state`. */
+  status: 'completed' | 'paused';
+  /** The final answer (empty while paused). */
   text: string;
   /** The whole conversation: the input messages and everything the run added. */
   messages: AgentMessage[];
@@ -70,10 +106,15 @@ export interface AgentResult {
   stepLimitReached: boolean;
   /** Tokens summed over every turn that reported usage. */
   usage: TokenUsage;
+  /** The calls waiting for a decision (paused runs only). */
+  pendingApprovals?: PendingApproval[];
+  /** JSON state to pass to `resumeAgent` (paused runs only). */
+  state?: AgentRunState;
 }
 
 interface Run {
   options: RunAgentOptions;
+  settings: RunSettings;
   model: ChatModel;
   maxSteps: number;
   concurrency: number;
@@ -93,18 +134,19 @@ function checkCount(name: string, value: number | undefined, fallback: number, m
   return v;
 }
 
-async function startRun(options: RunAgentOptions, signal: AbortSignal): Promise<Run> {
+async function startRun(options: RunAgentOptions, signal: AbortSignal, from?: AgentRunState): Promise<Run> {
   const names = new ToolNameCodec({ maxLength: options.model.maxToolNameLength, reserved: [SEARCH_TOOLS_NAME] });
   const run: Omit<Run, 'tools'> = {
     options,
+    settings: options,
     model: options.model,
     maxSteps: checkCount('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS, 0),
     concurrency: checkCount('toolConcurrency', options.toolConcurrency, DEFAULT_TOOL_CONCURRENCY, 1),
     maxOutputChars: checkCount('maxToolOutputChars', options.maxToolOutputChars, DEFAULT_MAX_TOOL_OUTPUT_CHARS, 1),
     names,
-    messages: [...options.messages],
-    steps: [],
-    usage: { inputTokens: 0, outputTokens: 0 },
+    messages: [...(from?.messages ?? options.messages)],
+    steps: [...(from?.steps ?? [])],
+    usage: from ? { ...from.usage } : { inputTokens: 0, outputTokens: 0 },
     signal,
     emit: (event: AgentEvent) => options.onEvent?.(event),
   };
@@ -114,6 +156,7 @@ async function startRun(options: RunAgentOptions, signal: AbortSignal): Promise<
     names,
     maxDescriptionChars: checkCount('maxToolDescriptionChars', options.maxToolDescriptionChars, DEFAULT_MAX_DESCRIPTION_CHARS, 1),
   });
+  if (from) tools.restoreLoaded(from.loadedTools);
   return { ...run, tools };
 }
 
@@ -134,6 +177,17 @@ function encodeMessages(messages: readonly AgentMessage[], tools: AgentToolSet):
   });
 }
 
+function addUsage(total: TokenUsage, add: TokenUsage | undefined): TokenUsage {
+  if (!add) return total;
+  const sum = (a?: number, b?: number) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
+  const out: TokenUsage = { inputTokens: total.inputTokens + add.inputTokens, outputTokens: total.outputTokens + add.outputTokens };
+  for (const key of ['cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens'] as const) {
+    const v = sum(total[key], add[key]);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
 async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Promise<ChatResponse> {
   throwIfRunAborted(run.signal);
   const tools = run.tools.definitions();
@@ -150,23 +204,26 @@ async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Pr
   let response: ChatResponse;
   try {
     response = await run.model.generate(
-      { ...(run.options.system ? { system: run.options.system } : {}), messages: encodeMessages(run.messages, run.tools), tools, toolChoice },
-      { signal: run.signal, onTextDelta: (text) => run.emit({ type: 'text_delta', step, text }) },
+      { ...(run.settings.system ? { system: run.settings.system } : {}), messages: encodeMessages(run.messages, run.tools), tools, toolChoice },
+      {
+        signal: run.signal,
+        onTextDelta: (text) => run.emit({ type: 'text_delta', step, text }),
+        onRetry: (info) => run.emit({ type: 'model_retry', step, provider: run.model.provider, ...info }),
+      },
     );
   } catch (error) {
     if (run.signal.aborted) throw runAbortError(run.signal);
     run.emit({ type: 'error', step, phase: 'model', error });
     throw error;
   }
-  if (response.usage) run.usage = { inputTokens: run.usage.inputTokens + response.usage.inputTokens, outputTokens: run.usage.outputTokens + response.usage.outputTokens };
+  run.usage = addUsage(run.usage, response.usage);
   const toolCalls = toolChoice === 'auto' ? response.toolCalls.map((c) => ({ ...c, name: run.tools.clientName(c.name) })) : [];
   run.emit({ type: 'model_response', step, text: response.text, toolCalls, usage: response.usage, finishReason: response.finishReason, durationMs: performance.now() - started });
   return { ...response, toolCalls };
 }
 
-async function runToolStep(run: Run, step: number, response: ChatResponse): Promise<void> {
-  run.messages.push({ type: 'tool_calls', text: response.text, calls: response.toolCalls });
-  const toolResults = await executeToolCalls(response.toolCalls, {
+function toolContext(run: Run, step: number): ToolRunContext {
+  return {
     client: run.options.client,
     model: run.model,
     tools: run.tools,
@@ -174,42 +231,132 @@ async function runToolStep(run: Run, step: number, response: ChatResponse): Prom
     approval: run.options.approval,
     concurrency: run.concurrency,
     maxOutputChars: run.maxOutputChars,
-    toolTimeoutMs: run.options.toolTimeoutMs,
+    toolTimeoutMs: run.settings.toolTimeoutMs,
     signal: run.signal,
     step,
     emit: run.emit,
-  });
+  };
+}
+
+function settingsOf(run: Run): AgentRunState['settings'] {
+  const s = run.settings;
+  if (typeof s.tools === 'function') throw new UtcpError('INVALID_CONFIG', 'runAgent: a run with a `tools` predicate cannot pause; pass names or globs to make it resumable');
+  const out: AgentRunState['settings'] = {};
+  for (const key of ['system', 'maxSteps', 'maxToolsInline', 'toolConcurrency', 'maxToolOutputChars', 'maxToolDescriptionChars', 'toolTimeoutMs'] as const) {
+    if (s[key] !== undefined) (out as Record<string, unknown>)[key] = s[key];
+  }
+  if (s.tools) out.tools = [...s.tools];
+  return out;
+}
+
+function paused(run: Run, step: number, response: ChatResponse, planned: PlannedCall[]): AgentResult {
+  const pending = planned.filter((p): p is Extract<PlannedCall, { kind: 'pending' }> => p.kind === 'pending');
+  const pendingApprovals = pending.map((p) => ({ toolCallId: p.call.id, toolName: p.toolName, args: p.args, reason: p.reason }));
+  const state: AgentRunState = JSON.parse(
+    JSON.stringify({
+      version: 1,
+      settings: settingsOf(run),
+      messages: run.messages,
+      steps: run.steps,
+      usage: run.usage,
+      step,
+      turn: { text: response.text, toolCalls: response.toolCalls, usage: response.usage, finishReason: response.finishReason },
+      planned,
+      loadedTools: run.tools.loadedNames(),
+    } satisfies AgentRunState),
+  );
+  run.emit({ type: 'paused', step, pending: pendingApprovals.map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args })) });
+  return { status: 'paused', text: '', messages: run.messages, steps: run.steps, stepLimitReached: false, usage: run.usage, pendingApprovals, state };
+}
+
+/** Runs a planned turn, or pauses when calls still wait for a decision. */
+async function finishToolStep(run: Run, step: number, response: ChatResponse, planned: PlannedCall[]): Promise<AgentResult | undefined> {
+  if (planned.some((p) => p.kind === 'pending')) return paused(run, step, response, planned);
+  const toolResults = await runPlannedCalls(planned, toolContext(run, step));
   run.messages.push(...toolResults);
   run.steps.push({ step, text: response.text, toolCalls: response.toolCalls, toolResults, usage: response.usage, finishReason: response.finishReason });
+  return undefined;
 }
 
 function finishRun(run: Run, step: number, response: ChatResponse, stepLimitReached: boolean): AgentResult {
-  run.messages.push({ type: 'assistant', text: response.text });
+  run.messages.push({ type: 'assistant', text: response.text, ...(response.providerData ? { providerData: response.providerData } : {}) });
   run.steps.push({ step, text: response.text, toolCalls: [], toolResults: [], usage: response.usage, finishReason: response.finishReason });
-  return { text: response.text, messages: run.messages, steps: run.steps, stepLimitReached, usage: run.usage };
+  return { status: 'completed', text: response.text, messages: run.messages, steps: run.steps, stepLimitReached, usage: run.usage };
+}
+
+async function loop(run: Run, firstStep: number): Promise<AgentResult> {
+  for (let step = firstStep; step <= run.maxSteps; step++) {
+    const response = await askModel(run, step, 'auto');
+    if (response.toolCalls.length === 0) return finishRun(run, step, response, false);
+    run.messages.push({ type: 'tool_calls', text: response.text, calls: response.toolCalls, ...(response.providerData ? { providerData: response.providerData } : {}) });
+    const planned = await planToolCalls(response.toolCalls, toolContext(run, step));
+    const pause = await finishToolStep(run, step, response, planned);
+    if (pause) return pause;
+  }
+  run.emit({ type: 'step_limit_reached', step: run.maxSteps + 1, maxSteps: run.maxSteps });
+  return finishRun(run, run.maxSteps + 1, await askModel(run, run.maxSteps + 1, 'none'), true);
+}
+
+/** Runs `body` with a signal that also stops work still in flight when the run ends early. */
+async function withRunSignal<T>(outer: AbortSignal | undefined, body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const signal = outer ? AbortSignal.any([outer, stop.signal]) : stop.signal;
+  try {
+    throwIfRunAborted(signal);
+    return await body(signal);
+  } finally {
+    stop.abort(new UtcpError('ABORTED', 'The agent run ended'));
+  }
 }
 
 /**
  * Runs the agent loop until the model answers with text, or `maxSteps` tool turns have passed (then one turn
  * without tools produces the answer and `stepLimitReached` is true). Malformed arguments, unknown tools,
- * invalid arguments, denials and failing tools go back to the model as tool results.
+ * invalid arguments, denials and failing tools go back to the model as tool results. When calls need approval
+ * and no approver is given (or it answers `defer`), the run returns `status: "paused"` with a JSON `state`.
  * @throws UtcpAbortError / UtcpTimeoutError when `signal` aborts; the model's error (e.g. ModelApiError) when a model request fails.
  */
-export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
-  // Our own controller also cancels tools still in flight when the run ends early (a listener or approver threw).
-  const stop = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-  try {
-    throwIfRunAborted(signal);
-    const run = await startRun(options, signal);
-    for (let step = 1; step <= run.maxSteps; step++) {
-      const response = await askModel(run, step, 'auto');
-      if (response.toolCalls.length === 0) return finishRun(run, step, response, false);
-      await runToolStep(run, step, response);
-    }
-    run.emit({ type: 'step_limit_reached', step: run.maxSteps + 1, maxSteps: run.maxSteps });
-    return finishRun(run, run.maxSteps + 1, await askModel(run, run.maxSteps + 1, 'none'), true);
-  } finally {
-    stop.abort(new UtcpError('ABORTED', 'The agent run ended'));
+export function runAgent(options: RunAgentOptions): Promise<AgentResult> {
+  return withRunSignal(options.signal, async (signal) => loop(await startRun(options, signal), 1));
+}
+
+/** Decisions for a paused run's calls, by tool call id. */
+export type ApprovalDecisions = Record<string, ApprovalDecision>;
+
+/** What `resumeAgent` needs besides the state: a client and a model (new ones are fine), and optionally the run's other callbacks. */
+export type ResumeAgentOptions = Omit<RunAgentOptions, 'messages' | keyof RunSettings> & Pick<RunSettings, 'tools'>;
+
+function checkState(state: AgentRunState): AgentRunState {
+  const s = (typeof state === 'string' ? JSON.parse(state) : state) as AgentRunState;
+  if (s?.version !== 1 || !Array.isArray(s.messages) || !Array.isArray(s.planned) || typeof s.step !== 'number') {
+    throw new UtcpError('INVALID_CONFIG', 'resumeAgent: the state is not a paused run of this version (expected the `state` of a paused AgentResult)');
   }
+  return s;
+}
+
+/**
+ * Continues a paused run: applies `decisions` to its waiting calls, runs the turn's calls (each exactly once
+ * per resume) and carries on with the loop. Works in another process with a new client and model.
+ * Calls without a decision keep the run paused. Resume one state once: a second resume would run its calls again.
+ * @throws UtcpError INVALID_CONFIG for a state or decision of the wrong shape.
+ */
+export function resumeAgent(state: AgentRunState, decisions: ApprovalDecisions, options: ResumeAgentOptions): Promise<AgentResult> {
+  const s = checkState(state);
+  for (const [id, d] of Object.entries(decisions)) checkDecision(d, `resumeAgent: the decision for ${id}`);
+  const runOptions: RunAgentOptions = { ...s.settings, ...options, messages: s.messages, ...(s.settings.tools && !options.tools ? { tools: s.settings.tools } : {}) };
+  return withRunSignal(options.signal, async (signal) => {
+    const run = await startRun(runOptions, signal, s);
+    const ctx = toolContext(run, s.step);
+    const planned = s.planned.map((p) => {
+      if (p.kind !== 'pending') return p;
+      const decision = decisions[p.call.id];
+      if (!decision) return p;
+      if (decision.type !== 'defer') run.emit({ type: 'approval', step: s.step, toolCallId: p.call.id, toolName: p.toolName, decision: decision.type, by: 'approver', ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}) });
+      return applyDecision(p, decision, ctx);
+    });
+    const response: ChatResponse = { ...s.turn };
+    const pause = await finishToolStep(run, s.step, response, planned);
+    if (pause) return pause;
+    return loop(run, s.step + 1);
+  });
 }

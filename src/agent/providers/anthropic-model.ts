@@ -1,32 +1,37 @@
-import type { Dispatcher } from 'undici';
+/**
+ * A ChatModel over the Anthropic Messages API (docs/design/agent.md#anthropic): thinking and
+ * redacted_thinking blocks are kept with their signatures and sent back unchanged, tool results carry
+ * images as native blocks, `cache_control` hints are optional.
+ */
 import { UtcpError } from '../../index.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from '../chat-model.js';
 import { anthropicToolFromDefinition } from '../export/export-tools.js';
-import { assertNever, type AgentMessage, type ToolCall } from '../messages.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, postModelRequest, readBodyJson, readSseEvents } from './post-model-request.js';
+import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
+import { inputObject, isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
 
-export interface AnthropicModelOptions {
+export interface AnthropicModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `claude-sonnet-4-5`. */
   model: string;
   /** Sent as `x-api-key`. */
   apiKey?: string;
   /** Base URL without the version path (the request goes to `<baseUrl>/v1/messages`). @default "https://api.anthropic.com" */
   baseUrl?: string;
-  /** Extra headers, e.g. `anthropic-beta`. */
-  headers?: Record<string, string>;
   /** `max_tokens` of each request. @default 4096 */
   maxTokens?: number;
   /** Stream the answer (SSE) and report text as it arrives. @default false */
   stream?: boolean;
   /** The `anthropic-version` header. @default "2023-06-01" */
   anthropicVersion?: string;
-  /** Extra body fields for every request (`temperature`, `thinking`, …). */
-  body?: Record<string, unknown>;
-  /** Deadline for one request, body included, in milliseconds. @default 600_000 */
-  timeoutMs?: number;
-  /** Largest response body accepted, in bytes. @default 33_554_432 */
-  maxResponseBytes?: number;
-  dispatcher?: Dispatcher;
+  /**
+   * Extended thinking with this token budget (`thinking: { type: "enabled", budget_tokens }`); must be below
+   * `maxTokens`. Thinking blocks are kept in the conversation and sent back as the API requires.
+   */
+  thinkingBudgetTokens?: number;
+  /** Thinking between tool calls of one turn (sends the `interleaved-thinking-2025-05-14` beta header). @default false */
+  interleavedThinking?: boolean;
+  /** Prompt-caching hints: `cache_control: { type: "ephemeral" }` on the system prompt and/or the last tool. */
+  cacheControl?: { system?: boolean; tools?: boolean };
 }
 
 type Block = Record<string, unknown> & { type: string };
@@ -41,32 +46,36 @@ interface WireBlock {
   id?: string;
   name?: string;
   input?: unknown;
+  thinking?: string;
+  signature?: string;
+  data?: string;
 }
 
-/** Tool input must be an object on the wire; unparseable arguments (already reported to the model) become `{}`. */
-function inputObject(args: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(args);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+const PROVIDER = 'anthropic';
+
+function imageBlock(m: MediaContent): Block {
+  return { type: 'image', source: { type: 'base64', media_type: m.mediaType, data: m.data } };
 }
 
-function blocksOf(m: AgentMessage): { role: 'user' | 'assistant'; blocks: Block[] } {
+function blocksOf(m: AgentMessage, options: ModelConnectionOptions): { role: 'user' | 'assistant'; blocks: Block[] } {
   const text = (t: string): Block[] => (t ? [{ type: 'text', text: t }] : []);
   switch (m.type) {
-    case 'user':
-      return { role: 'user', blocks: text(m.text) };
+    case 'user': {
+      const { native, note } = splitMedia(m.media, options, isCommonImage);
+      return { role: 'user', blocks: [...native.map(imageBlock), ...text(joinText(m.text, note))] };
+    }
     case 'assistant':
+      if (m.providerData?.provider === PROVIDER) return { role: 'assistant', blocks: m.providerData.items as Block[] };
       return { role: 'assistant', blocks: text(m.text) };
     case 'tool_calls':
+      if (m.providerData?.provider === PROVIDER) return { role: 'assistant', blocks: m.providerData.items as Block[] };
       return { role: 'assistant', blocks: [...text(m.text), ...m.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: inputObject(c.arguments) }))] };
-    case 'tool_result':
-      return {
-        role: 'user',
-        blocks: [{ type: 'tool_result', tool_use_id: m.toolCallId, ...(m.content ? { content: m.content } : {}), ...(m.isError ? { is_error: true } : {}) }],
-      };
+    case 'tool_result': {
+      const { native, note } = splitMedia(m.media, options, isCommonImage);
+      const body = joinText(m.content, note);
+      const content: Block[] | string | undefined = native.length > 0 ? [...text(body), ...native.map(imageBlock)] : body || undefined;
+      return { role: 'user', blocks: [{ type: 'tool_result', tool_use_id: m.toolCallId, ...(content !== undefined ? { content } : {}), ...(m.isError ? { is_error: true } : {}) }] };
+    }
     default:
       return assertNever(m);
   }
@@ -76,114 +85,144 @@ function blocksOf(m: AgentMessage): { role: 'user' | 'assistant'; blocks: Block[
  * @internal The Messages API `messages`: consecutive messages of one role merged (tool results of one turn
  * share one user message, as the API requires), empty text dropped, a lone text block sent as a string.
  */
-export function toAnthropicMessages(messages: readonly AgentMessage[]): AnthropicMessage[] {
+export function toAnthropicMessages(messages: readonly AgentMessage[], options: ModelConnectionOptions = {}): AnthropicMessage[] {
   const merged: Array<{ role: 'user' | 'assistant'; content: Block[] }> = [];
   for (const m of messages) {
-    const { role, blocks } = blocksOf(m);
+    const { role, blocks } = blocksOf(m, options);
     if (blocks.length === 0) continue;
     const last = merged.at(-1);
     if (last?.role === role) last.content.push(...blocks);
-    else merged.push({ role, content: blocks });
+    else merged.push({ role, content: [...blocks] });
   }
   return merged.map((m) => (m.content.length === 1 && m.content[0].type === 'text' ? { role: m.role, content: m.content[0].text as string } : m));
 }
 
-function toUsage(usage: { input_tokens?: unknown; output_tokens?: unknown } | undefined): TokenUsage | undefined {
-  if (!usage || typeof usage.input_tokens !== 'number') return undefined;
-  return { inputTokens: usage.input_tokens, outputTokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0 };
+interface WireUsage {
+  input_tokens?: unknown;
+  output_tokens?: unknown;
+  cache_read_input_tokens?: unknown;
+  cache_creation_input_tokens?: unknown;
 }
 
-function fromBlocks(blocks: readonly WireBlock[], argumentsOf: (block: WireBlock, index: number) => string): Pick<ChatResponse, 'text' | 'toolCalls'> {
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+/** Anthropic counts cached prompt tokens apart from `input_tokens`; ours includes them. */
+function toUsage(usage: WireUsage | undefined): TokenUsage | undefined {
+  if (!usage || typeof usage.input_tokens !== 'number') return undefined;
+  const read = num(usage.cache_read_input_tokens);
+  const write = num(usage.cache_creation_input_tokens);
+  return {
+    inputTokens: usage.input_tokens + read + write,
+    outputTokens: num(usage.output_tokens),
+    ...(read ? { cachedInputTokens: read } : {}),
+    ...(write ? { cacheWriteTokens: write } : {}),
+  };
+}
+
+function fromBlocks(blocks: readonly WireBlock[], argumentsOf: (block: WireBlock, index: number) => string): Pick<ChatResponse, 'text' | 'toolCalls' | 'providerData'> {
   let text = '';
   const toolCalls: ToolCall[] = [];
+  let thinking = false;
   blocks.forEach((b, i) => {
     if (b.type === 'text' && typeof b.text === 'string') text += b.text;
     else if (b.type === 'tool_use' && b.id && b.name) toolCalls.push({ id: b.id, name: b.name, arguments: argumentsOf(b, i) });
+    else if (b.type === 'thinking' || b.type === 'redacted_thinking') thinking = true;
   });
-  return { text, toolCalls };
+  if (!thinking) return { text, toolCalls };
+  // The API wants the assistant turn back as it was: thinking blocks (signatures intact) before the tool_use blocks.
+  const items = blocks.map((b, i) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: inputObject(argumentsOf(b, i)) } : b));
+  return { text, toolCalls, providerData: { provider: PROVIDER, items } };
 }
 
-function parseMessage(data: unknown, provider: string): ChatResponse {
-  const d = data as { type?: string; content?: WireBlock[]; stop_reason?: string; usage?: Parameters<typeof toUsage>[0] };
-  if (!Array.isArray(d?.content)) throw new UtcpError('PROTOCOL_ERROR', `${provider} answered without a content array`);
+function parseMessage(data: unknown): ChatResponse {
+  const d = data as { type?: string; content?: WireBlock[]; stop_reason?: string; usage?: WireUsage };
+  if (!Array.isArray(d?.content)) throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} answered without a content array`);
   return { ...fromBlocks(d.content, (b) => JSON.stringify(b.input ?? {})), usage: toUsage(d.usage), finishReason: d.stop_reason ?? undefined };
 }
 
 interface StreamEvent {
   type?: string;
   index?: number;
-  message?: { usage?: Parameters<typeof toUsage>[0] };
+  message?: { usage?: WireUsage };
   content_block?: WireBlock;
-  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string };
-  usage?: { output_tokens?: number };
+  delta?: { type?: string; text?: string; partial_json?: string; thinking?: string; signature?: string; stop_reason?: string };
+  usage?: WireUsage;
   error?: { type?: string; message?: string };
 }
 
-async function parseMessageStream(events: AsyncIterable<{ data: string }>, provider: string, options: ChatCallOptions): Promise<ChatResponse> {
+async function parseMessageStream(events: AsyncIterable<{ data: string }>, options: ChatCallOptions): Promise<ChatResponse> {
   const blocks = new Map<number, { block: WireBlock; json: string }>();
   let usage: TokenUsage | undefined;
+  let startUsage: WireUsage | undefined;
   let finishReason: string | undefined;
   for await (const event of events) {
-    let e: StreamEvent;
-    try {
-      e = JSON.parse(event.data);
-    } catch (cause) {
-      throw new UtcpError('PROTOCOL_ERROR', `${provider} sent a stream event that is not JSON`, { cause });
-    }
+    const e = parseEventJson<StreamEvent>(event.data, PROVIDER);
     const entry = e.index !== undefined ? blocks.get(e.index) : undefined;
     if (e.type === 'message_start') {
-      usage = toUsage(e.message?.usage) ?? usage;
+      startUsage = e.message?.usage;
+      usage = toUsage(startUsage) ?? usage;
     } else if (e.type === 'content_block_start' && e.index !== undefined && e.content_block) {
       blocks.set(e.index, { block: { ...e.content_block }, json: '' });
-    } else if (e.type === 'content_block_delta' && entry && e.delta?.type === 'text_delta' && e.delta.text) {
-      entry.block.text = (entry.block.text ?? '') + e.delta.text;
-      options.onTextDelta?.(e.delta.text);
-    } else if (e.type === 'content_block_delta' && entry && e.delta?.type === 'input_json_delta' && e.delta.partial_json) {
-      entry.json += e.delta.partial_json;
+    } else if (e.type === 'content_block_delta' && entry && e.delta) {
+      const d = e.delta;
+      if (d.type === 'text_delta' && d.text) {
+        entry.block.text = (entry.block.text ?? '') + d.text;
+        options.onTextDelta?.(d.text);
+      } else if (d.type === 'input_json_delta' && d.partial_json) entry.json += d.partial_json;
+      else if (d.type === 'thinking_delta' && d.thinking) entry.block.thinking = (entry.block.thinking ?? '') + d.thinking;
+      else if (d.type === 'signature_delta' && d.signature) entry.block.signature = (entry.block.signature ?? '') + d.signature;
     } else if (e.type === 'message_delta') {
       if (e.delta?.stop_reason) finishReason = e.delta.stop_reason;
-      if (usage && typeof e.usage?.output_tokens === 'number') usage = { ...usage, outputTokens: e.usage.output_tokens };
+      if (typeof e.usage?.output_tokens === 'number') usage = toUsage({ ...(startUsage ?? { input_tokens: 0 }), ...e.usage, input_tokens: num(e.usage.input_tokens) || num(startUsage?.input_tokens) });
     } else if (e.type === 'error') {
-      throw new UtcpError('PROTOCOL_ERROR', `${provider} stream failed: ${e.error?.type ?? 'error'}: ${e.error?.message ?? 'unknown error'}`);
+      throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} stream failed: ${e.error?.type ?? 'error'}: ${e.error?.message ?? 'unknown error'}`);
     } else if (e.type === 'message_stop') {
       break;
     }
   }
   const ordered = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
-  const parsed = fromBlocks(ordered.map((v) => v.block), (b, i) => ordered[i].json || JSON.stringify(b.input ?? {}));
+  const parsed = fromBlocks(
+    ordered.map((v) => v.block),
+    (b, i) => ordered[i].json || JSON.stringify(b.input ?? {}),
+  );
   return { ...parsed, usage, finishReason };
 }
 
-/** A ChatModel over the Anthropic Messages API, with optional streaming. */
+/** A ChatModel over the Anthropic Messages API, with optional streaming, extended thinking and prompt caching. */
 export function anthropicModel(options: AnthropicModelOptions): ChatModel {
-  const provider = 'anthropic';
   const url = endpointUrl(options.baseUrl ?? 'https://api.anthropic.com', 'v1/messages');
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: options.stream ? 'text/event-stream' : 'application/json',
     'anthropic-version': options.anthropicVersion ?? '2023-06-01',
+    ...(options.interleavedThinking ? { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } : {}),
     ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}),
     ...(options.headers ?? {}),
   };
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const ephemeral = { type: 'ephemeral' };
   return {
-    provider,
+    provider: PROVIDER,
     modelId: options.model,
     async generate(request: ChatRequest, callOptions) {
+      const tools: Array<Record<string, unknown>> = request.tools.map((t) => ({ ...anthropicToolFromDefinition(t) }));
+      if (options.cacheControl?.tools && tools.length > 0) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: ephemeral };
+      const system = request.system ? (options.cacheControl?.system ? [{ type: 'text', text: request.system, cache_control: ephemeral }] : request.system) : undefined;
       // Anthropic refuses tool_use/tool_result blocks without tool definitions, so "no tools" is tool_choice none.
       const body: Record<string, unknown> = {
         model: options.model,
         max_tokens: options.maxTokens ?? 4096,
-        ...(request.system ? { system: request.system } : {}),
-        messages: toAnthropicMessages(request.messages),
-        ...(request.tools.length > 0 ? { tools: request.tools.map(anthropicToolFromDefinition) } : {}),
-        ...(request.tools.length > 0 && request.toolChoice === 'none' ? { tool_choice: { type: 'none' } } : {}),
+        ...(system ? { system } : {}),
+        messages: toAnthropicMessages(request.messages, options),
+        ...(tools.length > 0 ? { tools } : {}),
+        ...(tools.length > 0 && request.toolChoice === 'none' ? { tool_choice: { type: 'none' } } : {}),
+        ...(options.thinkingBudgetTokens ? { thinking: { type: 'enabled', budget_tokens: options.thinkingBudgetTokens } } : {}),
         ...(options.stream ? { stream: true } : {}),
         ...(options.body ?? {}),
       };
       return postModelRequest(
         {
-          provider,
+          provider: PROVIDER,
           url,
           headers,
           body,
@@ -192,10 +231,13 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
           dispatcher: options.dispatcher,
+          maxRetries: options.maxRetries,
+          retry: options.retry,
+          onRetry: callOptions.onRetry,
         },
         async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json')) return parseMessageStream(readSseEvents(responseBody), provider, callOptions);
-          return parseMessage(await readBodyJson(responseBody, maxBytes, `${provider} response`), provider);
+          if (options.stream && !contentType.includes('json')) return parseMessageStream(readSseEvents(responseBody), callOptions);
+          return parseMessage(await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`));
         },
       );
     },

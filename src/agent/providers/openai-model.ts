@@ -1,21 +1,23 @@
+/**
+ * A ChatModel over the OpenAI Chat Completions wire format (docs/design/agent.md#openai-chat). Tool messages
+ * take text only, so images from tools follow the turn's tool messages in one user message.
+ */
 import { randomUUID } from 'node:crypto';
-import type { Dispatcher } from 'undici';
 import { UtcpError } from '../../index.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from '../chat-model.js';
 import { openAIToolFromDefinition } from '../export/export-tools.js';
-import { assertNever, type ToolCall } from '../messages.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, postModelRequest, readBodyJson, readSseEvents } from './post-model-request.js';
+import { assertNever, type MediaContent, type ToolCall } from '../messages.js';
+import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
-export interface OpenAIChatModelOptions {
+export interface OpenAIChatModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `gpt-4.1-mini`, `llama3.1`. */
   model: string;
   /** Base URL including the version path. @default "https://api.openai.com/v1" */
   baseUrl?: string;
   /** Sent as `Authorization: Bearer …`. Omit for servers without auth (Ollama, llama.cpp). */
   apiKey?: string;
-  /** Extra headers, e.g. OpenRouter's `HTTP-Referer`. */
-  headers?: Record<string, string>;
   /**
    * Stream the answer (SSE) and report text as it arrives. Sends `stream_options: { include_usage: true }`;
    * pass `body: { stream_options: undefined }` for a server that rejects it. @default false
@@ -25,14 +27,6 @@ export interface OpenAIChatModelOptions {
   strict?: boolean;
   /** Sent as `parallel_tool_calls` when set. */
   parallelToolCalls?: boolean;
-  /** Extra body fields for every request (`temperature`, `max_tokens`, `reasoning_effort`, …). */
-  body?: Record<string, unknown>;
-  /** Deadline for one request, body included, in milliseconds. @default 600_000 */
-  timeoutMs?: number;
-  /** Largest response body accepted, in bytes. @default 33_554_432 */
-  maxResponseBytes?: number;
-  /** undici dispatcher (proxy, connection pool). @default undici's global dispatcher */
-  dispatcher?: Dispatcher;
 }
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -55,20 +49,69 @@ function contentText(content: unknown): string {
   return content.map((p: { type?: string; text?: unknown }) => (p?.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
 }
 
-function toUsage(usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined): TokenUsage | undefined {
-  if (!usage || typeof usage.prompt_tokens !== 'number') return undefined;
-  return { inputTokens: usage.prompt_tokens, outputTokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0 };
+interface WireUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown };
+  completion_tokens_details?: { reasoning_tokens?: unknown };
 }
 
-/** @internal The Chat Completions `messages` for a request. */
-export function toOpenAIMessages(request: ChatRequest): Record<string, unknown>[] {
+function toUsage(usage: WireUsage | undefined): TokenUsage | undefined {
+  if (!usage || typeof usage.prompt_tokens !== 'number') return undefined;
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  return {
+    inputTokens: usage.prompt_tokens,
+    outputTokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0,
+    ...(typeof cached === 'number' && cached > 0 ? { cachedInputTokens: cached } : {}),
+    ...(typeof reasoning === 'number' && reasoning > 0 ? { reasoningTokens: reasoning } : {}),
+  };
+}
+
+/** Audio formats a user message takes as `input_audio`. */
+function audioFormat(m: MediaContent): string | undefined {
+  const t = m.mediaType.toLowerCase();
+  if (m.type !== 'audio') return undefined;
+  return t === 'audio/wav' || t === 'audio/x-wav' || t === 'audio/wave' ? 'wav' : t === 'audio/mpeg' || t === 'audio/mp3' ? 'mp3' : undefined;
+}
+
+function mediaPart(m: MediaContent): Record<string, unknown> {
+  const format = audioFormat(m);
+  if (format) return { type: 'input_audio', input_audio: { data: m.data, format } };
+  return { type: 'image_url', image_url: { url: `data:${m.mediaType};base64,${m.data}` } };
+}
+
+const acceptsMedia = (m: MediaContent): boolean => isCommonImage(m) || audioFormat(m) !== undefined;
+
+function userContent(text: string, media: readonly MediaContent[]): string | Array<Record<string, unknown>> {
+  if (media.length === 0) return text;
+  return [...(text ? [{ type: 'text', text }] : []), ...media.map(mediaPart)];
+}
+
+/**
+ * @internal The Chat Completions `messages` for a request. Images and sounds from one turn's tool results
+ * go in one user message after that turn's tool messages (tool messages take text only, and must follow
+ * their assistant message without anything in between).
+ */
+export function toOpenAIMessages(request: ChatRequest, options: ModelConnectionOptions = {}): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   if (request.system) out.push({ role: 'system', content: request.system });
+  let pendingMedia: Array<{ name: string; media: MediaContent[] }> = [];
+  const flushMedia = () => {
+    if (pendingMedia.length === 0) return;
+    const media = pendingMedia.flatMap((p) => p.media);
+    const names = [...new Set(pendingMedia.map((p) => p.name))].join(', ');
+    out.push({ role: 'user', content: userContent(`[Media returned by ${names}]`, media) });
+    pendingMedia = [];
+  };
   for (const m of request.messages) {
+    if (m.type !== 'tool_result') flushMedia();
     switch (m.type) {
-      case 'user':
-        out.push({ role: 'user', content: m.text });
+      case 'user': {
+        const { native, note } = splitMedia(m.media, options, acceptsMedia);
+        out.push({ role: 'user', content: userContent(joinText(m.text, note), native) });
         break;
+      }
       case 'assistant':
         out.push({ role: 'assistant', content: m.text });
         break;
@@ -79,13 +122,17 @@ export function toOpenAIMessages(request: ChatRequest): Record<string, unknown>[
           tool_calls: m.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
         });
         break;
-      case 'tool_result':
-        out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+      case 'tool_result': {
+        const { native, note } = splitMedia(m.media, options, acceptsMedia);
+        out.push({ role: 'tool', tool_call_id: m.toolCallId, content: joinText(m.content, note, native.length > 0 ? `[${native.length} attachment(s) follow in the next message]` : '') });
+        if (native.length > 0) pendingMedia.push({ name: m.toolName, media: native });
         break;
+      }
       default:
         assertNever(m);
     }
   }
+  flushMedia();
   return out;
 }
 
@@ -94,7 +141,7 @@ function toToolCall(wire: OpenAIWireToolCall): ToolCall {
 }
 
 function parseCompletion(data: unknown, provider: string): ChatResponse {
-  const d = data as { choices?: Array<{ message?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string }>; usage?: Parameters<typeof toUsage>[0] };
+  const d = data as { choices?: Array<{ message?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string }>; usage?: WireUsage };
   const choice = d?.choices?.[0];
   if (!choice?.message) throw new UtcpError('PROTOCOL_ERROR', `${provider} answered without choices[0].message`);
   const toolCalls = (choice.message.tool_calls ?? []).filter((c) => c?.function?.name).map(toToolCall);
@@ -108,12 +155,7 @@ async function parseCompletionStream(events: AsyncIterable<{ data: string }>, pr
   const calls = new Map<number, OpenAIWireToolCall & { name: string; args: string }>();
   for await (const event of events) {
     if (event.data.trim() === '[DONE]') break;
-    let chunk: { error?: { message?: string }; usage?: Parameters<typeof toUsage>[0]; choices?: Array<{ delta?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string | null }> };
-    try {
-      chunk = JSON.parse(event.data);
-    } catch (cause) {
-      throw new UtcpError('PROTOCOL_ERROR', `${provider} sent a stream event that is not JSON`, { cause });
-    }
+    const chunk = parseEventJson<{ error?: { message?: string }; usage?: WireUsage; choices?: Array<{ delta?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string | null }> }>(event.data, provider);
     if (chunk.error) throw new UtcpError('PROTOCOL_ERROR', `${provider} stream failed: ${chunk.error.message ?? 'unknown error'}`);
     usage = toUsage(chunk.usage) ?? usage;
     const choice = chunk.choices?.[0];
@@ -162,7 +204,7 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
       const withTools = request.toolChoice === 'auto' && request.tools.length > 0;
       const body: Record<string, unknown> = {
         model: options.model,
-        messages: toOpenAIMessages(request),
+        messages: toOpenAIMessages(request, options),
         ...(withTools ? { tools: request.tools.map((t) => openAIToolFromDefinition(t, strict)) } : {}),
         ...(withTools && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
         ...(options.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
@@ -179,6 +221,9 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
           dispatcher: options.dispatcher,
+          maxRetries: options.maxRetries,
+          retry: options.retry,
+          onRetry: callOptions.onRetry,
         },
         async (responseBody, contentType) => {
           if (options.stream && !contentType.includes('json')) return parseCompletionStream(readSseEvents(responseBody), provider, callOptions);

@@ -10,9 +10,13 @@ export interface RecordedRequest {
 }
 
 export type ScriptedReply =
-  | { json: unknown; status?: number }
-  | { sse: unknown[]; eventNames?: boolean; done?: boolean }
-  | { text: string; status: number }
+  | { json: unknown; status?: number; headers?: Record<string, string> }
+  | { sse: unknown[]; eventNames?: boolean; done?: boolean; headers?: Record<string, string> }
+  | { text: string; status: number; headers?: Record<string, string>; contentType?: string }
+  /** Write these bytes of a 200 answer, then reset the connection. */
+  | { resetAfter: string }
+  /** Answer with whatever the function returns for this request (e.g. a refusal of a malformed request). */
+  | { check: (req: RecordedRequest) => ScriptedReply }
   /** Accept the request and never answer (until the client gives up). */
   | { hold: true };
 
@@ -28,7 +32,7 @@ export interface LlmServer {
 }
 
 function writeSse(res: ServerResponse, reply: Extract<ScriptedReply, { sse: unknown[] }>): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...(reply.headers ?? {}) });
   for (const item of reply.sse) {
     const data = typeof item === 'string' ? item : JSON.stringify(item);
     const name = reply.eventNames && typeof item === 'object' && item !== null ? `event: ${(item as { type: string }).type}\n` : '';
@@ -53,24 +57,31 @@ export async function startLlmServer(replies: ScriptedReply[]): Promise<LlmServe
       } catch {
         // kept as text
       }
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
+      requests.push(recorded);
       for (const w of waiters.filter((w) => requests.length >= w.count)) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve();
       }
-      const reply = replies[next++];
+      let reply = replies[next++];
+      while (reply && 'check' in reply) reply = reply.check(recorded);
       if (!reply) {
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `unexpected request #${next}` } }));
       } else if ('hold' in reply) {
         // never answers
+      } else if ('resetAfter' in reply && reply.resetAfter === '') {
+        res.socket?.resetAndDestroy();
+      } else if ('resetAfter' in reply) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(reply.resetAfter, () => res.socket?.resetAndDestroy());
       } else if ('sse' in reply) {
         writeSse(res, reply);
       } else if ('json' in reply) {
-        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
         res.end(JSON.stringify(reply.json));
-      } else {
-        res.writeHead(reply.status, { 'content-type': 'text/plain' });
+      } else if ('text' in reply) {
+        res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'text/plain', ...(reply.headers ?? {}) });
         res.end(reply.text);
       }
     });

@@ -1,0 +1,250 @@
+/**
+ * The one way model adapters talk HTTP: a JSON POST under one deadline, the run's signal, the
+ * proxy-aware dispatcher, retries (./retry.ts) and secret scrubbing on every error path
+ * (docs/design/agent.md#model-requests). undici is imported on first use, so importing
+ * `utcp-kit/agent` stays cheap.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { TransportError, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
+import { ModelApiError } from './model-api-error.js';
+import { backoffDelayMs, isConnectionFailure, isRetryableStatus, retryPolicy, serverRetryDelayMs, type ModelRetryOptions } from './retry.js';
+import type { ModelRetryInfo } from '../chat-model.js';
+
+/** A response body: chunks of bytes. */
+export type BodyChunks = AsyncIterable<Uint8Array>;
+
+/** @internal One POST to a model API. */
+export interface ModelRequest {
+  provider: string;
+  url: URL;
+  headers: Record<string, string>;
+  body: unknown;
+  /** The caller's signal. */
+  signal: AbortSignal;
+  /** Deadline for one try, body included. */
+  timeoutMs: number;
+  /** Strings cut out of every error message, excerpt and cause (API keys). */
+  secrets: readonly string[];
+  maxResponseBytes: number;
+  dispatcher?: Dispatcher;
+  /** Retry settings; `maxRetries` wins over `retry.maxRetries`. */
+  maxRetries?: number;
+  retry?: ModelRetryOptions;
+  onRetry?: (info: ModelRetryInfo) => void;
+}
+
+const ERROR_EXCERPT_BYTES = 4096;
+/** Deadline of one model request, body included. */
+export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** @internal Resolves `path` under a base URL whose own path is kept (`…/v1` + `chat/completions`), and so is its query (e.g. `api-version`). */
+export function endpointUrl(baseUrl: string, path: string): URL {
+  const base = new URL(baseUrl);
+  const url = new URL(path, `${base.origin}${base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`}`);
+  url.search = base.search;
+  return url;
+}
+
+/** @internal Reads at most `maxBytes` of a body as UTF-8 text. */
+export async function readBodyText(body: BodyChunks, maxBytes: number, what: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new UtcpError('RESPONSE_TOO_LARGE', `${what} is larger than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** @internal Reads a JSON body. */
+export async function readBodyJson(body: BodyChunks, maxBytes: number, what: string): Promise<unknown> {
+  const text = await readBodyText(body, maxBytes, what);
+  try {
+    return JSON.parse(text);
+  } catch {
+    // The parser's message quotes the body, which may echo a credential: keep it out.
+    throw new UtcpError('PROTOCOL_ERROR', `${what} is not valid JSON`);
+  }
+}
+
+/** @internal Parses one stream event's JSON data. */
+export function parseEventJson<T>(data: string, provider: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    throw new UtcpError('PROTOCOL_ERROR', `${provider} sent a stream event that is not JSON`);
+  }
+}
+
+/** @internal The server-sent events of a streaming body, decoded incrementally. */
+export async function* readSseEvents(body: BodyChunks): AsyncGenerator<EventSourceMessage> {
+  const queue: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (event) => queue.push(event) });
+  const decoder = new TextDecoder();
+  for await (const chunk of body) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    while (queue.length > 0) yield queue.shift()!;
+  }
+  parser.feed(decoder.decode());
+  parser.reset({ consume: true });
+  while (queue.length > 0) yield queue.shift()!;
+}
+
+/** @internal Replaces every secret (4 characters or more) in `text`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
+  return out;
+}
+
+/**
+ * @internal Removes secrets from an error, its `cause` chain and its string fields (message, stack,
+ * bodyExcerpt, …), in place: whatever path an error took, what reaches the caller or an event holds no key.
+ */
+export function scrubSecrets<E>(error: E, secrets: readonly string[]): E {
+  const live = secrets.filter((s) => s.length >= 4);
+  if (live.length === 0) return error;
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    for (const key of Object.getOwnPropertyNames(e)) {
+      const value = (e as Record<string, unknown>)[key];
+      if (typeof value === 'string' && live.some((s) => value.includes(s))) {
+        try {
+          Object.defineProperty(e, key, { value: redact(value, live), writable: true, configurable: true, enumerable: Object.prototype.propertyIsEnumerable.call(e, key) });
+        } catch {
+          // a frozen field: leave it
+        }
+      }
+    }
+  }
+  return error;
+}
+
+/** The provider's own error message when the body is the usual `{ error: { message } }`, else the raw text. */
+function errorExcerpt(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; type?: unknown; status?: unknown } | string; message?: unknown };
+    const e = parsed.error;
+    if (typeof e === 'string') return e;
+    if (e && typeof e.message === 'string') {
+      const kind = typeof e.type === 'string' ? e.type : typeof e.status === 'string' ? e.status : undefined;
+      return kind ? `${kind}: ${e.message}` : e.message;
+    }
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // not JSON: the raw text is the best excerpt
+  }
+  return text.trim();
+}
+
+function publicUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The provider's id of a request, for support tickets. */
+export function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
+  return headerValue(headers, 'request-id') ?? headerValue(headers, 'x-request-id') ?? headerValue(headers, 'x-goog-request-id');
+}
+
+function mapError(error: unknown, signal: AbortSignal, req: ModelRequest): unknown {
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof UtcpError) return reason;
+    return new UtcpAbortError(`${req.provider} request`, { cause: reason });
+  }
+  if (error instanceof UtcpError) return error;
+  const code = (error as { code?: unknown })?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransportError(`${req.provider} request to ${publicUrl(req.url)} failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`, { cause: error });
+}
+
+let undiciRequest: typeof import('undici').request | undefined;
+async function loadRequest(): Promise<typeof import('undici').request> {
+  undiciRequest ??= (await import('undici')).request;
+  return undiciRequest;
+}
+
+/** Tracks whether any byte of the body was read, so a failure after output started is not retried. */
+function tracked(body: BodyChunks, seen: { bytes: boolean }): BodyChunks {
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of body) {
+        seen.bytes = true;
+        yield chunk;
+      }
+    },
+  };
+}
+
+interface TryFailure {
+  error: unknown;
+  retryable: boolean;
+  /** What the server asked for, in ms. */
+  serverDelayMs?: number;
+  status?: number;
+  requestId?: string;
+}
+
+async function tryOnce<T>(req: ModelRequest, read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>): Promise<{ ok: T } | { failed: TryFailure }> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new UtcpTimeoutError(`${req.provider} request`, req.timeoutMs)), req.timeoutMs);
+  const signal = AbortSignal.any([req.signal, deadline.signal]);
+  let body: Dispatcher.ResponseData['body'] | undefined;
+  const seen = { bytes: false };
+  try {
+    const request = await loadRequest();
+    const response = await request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify(req.body), signal, dispatcher: req.dispatcher });
+    body = response.body;
+    const requestId = requestIdOf(response.headers);
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      const text = await readBodyText(body, ERROR_EXCERPT_BYTES * 16, 'error body').catch(() => '');
+      const error = new ModelApiError(req.provider, response.statusCode, publicUrl(req.url), redact(errorExcerpt(text), req.secrets).slice(0, ERROR_EXCERPT_BYTES), '', { requestId });
+      return { failed: { error, retryable: isRetryableStatus(response.statusCode), serverDelayMs: serverRetryDelayMs(response.headers, text), status: response.statusCode, requestId } };
+    }
+    const contentType = (headerValue(response.headers, 'content-type') ?? '').toLowerCase();
+    return { ok: await read(tracked(body, seen), contentType, response.headers) };
+  } catch (error) {
+    const mapped = mapError(error, signal, req);
+    const retryable = !req.signal.aborted && !deadline.signal.aborted && !seen.bytes && isConnectionFailure(error);
+    return { failed: { error: mapped, retryable } };
+  } finally {
+    clearTimeout(timer);
+    body?.destroy();
+  }
+}
+
+/**
+ * @internal POSTs JSON to a model API and hands the body to `read`. 429, 5xx and connection failures
+ * before any byte of output are retried (see ./retry.ts); each retry is reported to `onRetry`.
+ * @throws ModelApiError (status, provider request id, attempts) after the last try, UtcpTimeoutError /
+ *   UtcpAbortError, TransportError; no error carries a secret.
+ */
+export async function postModelRequest<T>(req: ModelRequest, read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>): Promise<T> {
+  const policy = retryPolicy(req.retry, req.maxRetries);
+  for (let attempt = 0; ; attempt++) {
+    if (req.signal.aborted) throw scrubSecrets(mapError(req.signal.reason, req.signal, req), req.secrets);
+    const outcome = await tryOnce(req, read);
+    if ('ok' in outcome) return outcome.ok;
+    const failure = outcome.failed;
+    scrubSecrets(failure.error, req.secrets);
+    if (failure.error instanceof ModelApiError) failure.error.attempts = attempt + 1;
+    const delayMs = failure.serverDelayMs ?? backoffDelayMs(attempt, policy);
+    if (!failure.retryable || attempt >= policy.maxRetries || delayMs > policy.maxDelayMs) throw failure.error;
+    req.onRetry?.({ attempt: attempt + 1, maxRetries: policy.maxRetries, delayMs, ...(failure.status ? { status: failure.status } : {}), ...(failure.requestId ? { requestId: failure.requestId } : {}), error: failure.error });
+    try {
+      await policy.sleep(delayMs, req.signal);
+    } catch {
+      throw scrubSecrets(mapError(req.signal.reason, req.signal, req), req.secrets);
+    }
+  }
+}
