@@ -1,5 +1,5 @@
 /**
- * A ChatModel over the OpenAI Chat Completions wire format (docs/design/agent.md#openai-chat-completions-completions). Tool messages
+ * A ChatModel over the OpenAI Chat Completions wire format (docs/design/agent.md#openai-chat-completions). Tool messages
  * take text only, so images from tools follow the turn's tool messages in one user message.
  */
 import { randomUUID } from 'node:crypto';
