@@ -146,6 +146,7 @@ export class UtcpClientBase {
   readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
   readonly #closing = new AbortController();
   readonly #inflight = new Set<AbortController>();
+  readonly #onClose = new Set<() => void | Promise<void>>();
   readonly #context: TransportContext;
   #closed = false;
 
@@ -670,6 +671,15 @@ export class UtcpClientBase {
     this.#closing.abort(closed);
     for (const controller of this.#inflight) controller.abort(closed);
     this.#inflight.clear();
+    const hooks = [...this.#onClose];
+    this.#onClose.clear();
+    await Promise.all(hooks.map(async (hook) => {
+      try {
+        await hook();
+      } catch (e) {
+        this.#logger.warn('A close hook failed', { error: messageOf(e) });
+      }
+    }));
     const transports = await Promise.all([...this.#transports.values()].map((t) => t.catch(() => undefined)));
     await Promise.all(transports.map((t) => t?.close().catch((e) => this.#logger.warn(`Closing transport ${t.type} failed`, { error: messageOf(e) }))));
     this.#transports.clear();
@@ -681,6 +691,17 @@ export class UtcpClientBase {
       }
     }
     this.#shared.clear();
+  }
+
+  /**
+   * Runs `hook` when this client closes (after in-flight calls are aborted, before transports close), so code that
+   * registers functions can stop what they started (child processes, servers). Errors go to the logger.
+   * Returns a disposer that unregisters the hook. @throws UtcpError CLIENT_CLOSED when the client is already closed
+   */
+  onClose(hook: () => void | Promise<void>): () => void {
+    this.#assertOpen();
+    this.#onClose.add(hook);
+    return () => void this.#onClose.delete(hook);
   }
 
   get closed(): boolean {

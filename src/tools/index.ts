@@ -1,0 +1,213 @@
+/**
+ * utcp-kit/tools: a workspace-rooted coding toolset (read, write, write_append, edit, apply_patch, grep, glob,
+ * ls, bash, bash_output, stop_process, list_processes, web_fetch) registered on a client as an ordinary manual
+ * of `direct` tools. Invariants and sandbox: docs/design/code-tools.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { access, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { UtcpError, type DirectFunction, type RegisterManualResult, type UtcpClient } from '../index.js';
+import { DEFAULT_LIMITS, type CodeToolsContext, type CodeToolsLimits } from './context.js';
+import { HttpGetter, webFetchTool } from './fetch.js';
+import { appendTool, editTool, readTool, writeTool } from './files.js';
+import { applyPatchTool } from './patch.js';
+import { DEFAULT_COMMAND_POLICY, type PolicyRule } from './policy.js';
+import { ProcessManager, processTools } from './processes.js';
+import { chooseSandbox, type SandboxMode } from './sandbox.js';
+import { globTool, grepTool, lsTool, ripgrepLocator } from './search.js';
+import { Workspace } from './workspace.js';
+
+export type { CodeToolsLimits } from './context.js';
+export type { PolicyRule } from './policy.js';
+export type { SandboxMode } from './sandbox.js';
+export { DEFAULT_COMMAND_POLICY, policyViolation } from './policy.js';
+
+/** Every tool name, in the order they are registered. */
+export const CODE_TOOL_NAMES = [
+  'read',
+  'write',
+  'write_append',
+  'edit',
+  'apply_patch',
+  'grep',
+  'glob',
+  'ls',
+  'bash',
+  'bash_output',
+  'stop_process',
+  'list_processes',
+  'web_fetch',
+] as const;
+export type CodeToolName = (typeof CODE_TOOL_NAMES)[number];
+
+export interface CodeToolsOptions {
+  /** The workspace: every path resolves inside it. Must be an existing directory other than `/`. */
+  root: string;
+  /** Manual name; tools are `<manualName>.read`, ... @default 'code' */
+  manualName?: string;
+  /**
+   * `auto`: bubblewrap when it works here (probed once), else none. `bwrap`: required (registration fails
+   * without it). `none`: commands run with the host user's rights. @default 'auto'
+   */
+  sandbox?: 'auto' | 'bwrap' | 'none';
+  /** Let sandboxed commands use the network. @default false */
+  network?: boolean;
+  /** Extra paths the sandbox mounts read-write (caches such as ~/.npm). @default none */
+  writablePaths?: string[];
+  /** Host variables `bash` inherits. @default PATH, HOME, LANG, LC_ALL, LC_CTYPE, USER, LOGNAME, SHELL, TZ, TERM, TMPDIR */
+  envAllowlist?: string[];
+  /** Extra variables for `bash` (after the allow-list). */
+  env?: Record<string, string>;
+  /** Shell for `bash`. @default /bin/bash, else /bin/sh */
+  shell?: string;
+  /** Foreground wait of `bash` before a command moves to the background, in ms. @default 30_000 (max 600_000) */
+  bashTimeoutMs?: number;
+  /** SIGTERM → SIGKILL grace period, in ms. @default 2000 */
+  killGraceMs?: number;
+  /** Most background processes alive at once. @default 16 */
+  maxProcesses?: number;
+  /** Rules added to the built-in command policy (which always applies). */
+  extraCommandRules?: PolicyRule[];
+  /** ripgrep binary for `grep`: a path, or false for the built-in search. @default 'rg' when installed */
+  ripgrep?: string | false;
+  /** Path of the bwrap binary. @default found on PATH */
+  bwrapPath?: string;
+  /** `web_fetch` deadline in ms. @default 30_000 */
+  fetchTimeoutMs?: number;
+  /** Register only these tools. @default all of CODE_TOOL_NAMES */
+  tools?: readonly CodeToolName[];
+  /** Output and size caps. */
+  limits?: Partial<CodeToolsLimits>;
+}
+
+/** What `registerCodeTools` returns. */
+export interface CodeTools {
+  manualName: string;
+  /** Full tool names (`code.read`, ...). */
+  toolNames: string[];
+  /** Real path of the workspace root. */
+  root: string;
+  /** The sandbox `bash` runs under. */
+  sandbox: SandboxMode;
+  /** Why the sandbox is `none` when `auto` was asked. */
+  sandboxReason?: string;
+  /** The registration result. */
+  registration: RegisterManualResult;
+  /** Stops every process the tools started (also done by `client.close()`). */
+  stopAll(): Promise<void>;
+}
+
+const DEFAULT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'USER', 'LOGNAME', 'SHELL', 'TZ', 'TERM', 'TMPDIR'];
+
+function invalid(message: string): UtcpError {
+  return new UtcpError('INVALID_CONFIG', `registerCodeTools: ${message}`);
+}
+
+function positiveInt(value: number | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) throw invalid(`${name} must be an integer from ${min} to ${max}`);
+  return value;
+}
+
+async function pickShell(requested: string | undefined): Promise<string> {
+  const candidates = requested ? [requested] : ['/bin/bash', '/bin/sh'];
+  for (const c of candidates) if (await access(c, constants.X_OK).then(() => true, () => false)) return c;
+  throw invalid(requested ? `shell ${requested} is not an executable file` : 'no /bin/bash or /bin/sh found');
+}
+
+/**
+ * Registers the coding toolset on `client` as the manual `manualName` (default `code`). Everything the tools
+ * start is stopped by `client.close()`. Registration is all or nothing.
+ * @throws UtcpError INVALID_CONFIG for bad options, NOT_SUPPORTED when `sandbox: 'bwrap'` cannot run, MANUAL_EXISTS-style failures of registration
+ */
+export async function registerCodeTools(client: UtcpClient, options: CodeToolsOptions): Promise<CodeTools> {
+  if (!options || typeof options.root !== 'string' || options.root === '') throw invalid('root must be the path of the workspace directory');
+  const manualName = options.manualName ?? 'code';
+  const requested = options.sandbox ?? 'auto';
+  if (!['auto', 'bwrap', 'none'].includes(requested)) throw invalid(`sandbox must be 'auto', 'bwrap' or 'none', not ${JSON.stringify(requested)}`);
+  const rootReal = await realpath(options.root).catch(() => undefined);
+  if (!rootReal || !(await stat(rootReal)).isDirectory()) throw invalid(`root ${options.root} is not an existing directory`);
+  if (rootReal === '/') throw invalid('root must not be / (the whole file system)');
+  const limits: CodeToolsLimits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(options.limits ?? {})) {
+    if (!(key in DEFAULT_LIMITS)) throw invalid(`unknown limit ${key}`);
+    limits[key as keyof CodeToolsLimits] = positiveInt(value, `limits.${key}`, DEFAULT_LIMITS[key as keyof CodeToolsLimits]);
+  }
+  const wanted = new Set<string>(options.tools ?? CODE_TOOL_NAMES);
+  for (const t of wanted) if (!(CODE_TOOL_NAMES as readonly string[]).includes(t)) throw invalid(`unknown tool ${t}; known: ${CODE_TOOL_NAMES.join(', ')}`);
+  const writable: string[] = [];
+  for (const p of options.writablePaths ?? []) {
+    const real = await realpath(p).catch(() => undefined);
+    if (!real) throw invalid(`writablePaths entry ${p} does not exist`);
+    writable.push(real);
+  }
+
+  const shell = await pickShell(options.shell);
+  const needsShell = wanted.has('bash');
+  let sandbox;
+  try {
+    sandbox = needsShell ? await chooseSandbox(requested, rootReal, shell, options.bwrapPath) : { mode: 'none' as const, reason: 'bash is not registered' };
+  } catch (error) {
+    throw new UtcpError('NOT_SUPPORTED', `registerCodeTools: ${error instanceof Error ? error.message : String(error)}`);
+  }
+
+  const env: NodeJS.ProcessEnv = {};
+  for (const key of options.envAllowlist ?? DEFAULT_ENV) if (process.env[key] !== undefined) env[key] = process.env[key];
+  Object.assign(env, options.env ?? {});
+
+  const workspace = new Workspace(options.root);
+  const ctx: CodeToolsContext = { workspace, limits };
+  const processOptions = {
+    shell,
+    sandbox,
+    writable,
+    network: options.network ?? false,
+    env,
+    killGraceMs: positiveInt(options.killGraceMs, 'killGraceMs', 2000, 600_000, 0),
+    policy: [...DEFAULT_COMMAND_POLICY, ...(options.extraCommandRules ?? [])],
+    maxTimeoutMs: 600_000,
+    defaultTimeoutMs: positiveInt(options.bashTimeoutMs, 'bashTimeoutMs', 30_000, 600_000),
+    maxProcesses: positiveInt(options.maxProcesses, 'maxProcesses', 16, 1000),
+    marker: randomBytes(8).toString('hex'),
+  };
+  const processes = new ProcessManager(ctx, processOptions);
+  const getter = new HttpGetter(limits.fetchBytes);
+  const all: DirectFunction[] = [
+    readTool(ctx),
+    writeTool(ctx),
+    appendTool(ctx),
+    editTool(ctx),
+    applyPatchTool(ctx),
+    grepTool(ctx, ripgrepLocator(options.ripgrep)),
+    globTool(ctx),
+    lsTool(ctx),
+    ...processTools(ctx, processes, processOptions),
+    webFetchTool(ctx, getter, positiveInt(options.fetchTimeoutMs, 'fetchTimeoutMs', 30_000, 600_000)),
+  ];
+  const functions = all.filter((f) => wanted.has(f.name));
+
+  const stopAll = async () => {
+    await Promise.all([processes.stopAll(), getter.close()]);
+  };
+  const disposeHook = client.onClose(stopAll);
+  let registration: RegisterManualResult;
+  try {
+    registration = await client.registerFunctions(manualName, functions);
+  } catch (error) {
+    disposeHook();
+    throw error;
+  }
+  if (!registration.success) {
+    disposeHook();
+    throw new UtcpError('INVALID_MANUAL', `registerCodeTools: the manual ${manualName} could not be registered: ${registration.errors.join('; ')}`);
+  }
+  return {
+    manualName: registration.manualCallTemplate.name ?? manualName,
+    toolNames: registration.manual.tools.map((t) => t.name),
+    root: rootReal,
+    sandbox: sandbox.mode,
+    sandboxReason: sandbox.mode === 'none' ? sandbox.reason : undefined,
+    registration,
+    stopAll,
+  };
+}
