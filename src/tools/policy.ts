@@ -1,7 +1,7 @@
 /**
  * A coarse command policy in front of `bash`: it refuses a few obviously destructive commands (wiping `/` or
  * the home directory, formatting disks, fork bombs, powering off) whatever the sandbox. It is a guard against
- * accidents, not a security boundary: the sandbox is (docs/design/code-tools.md, "Command policy").
+ * accidents, not a security boundary: the sandbox is (docs/design/code-tools.md#command-policy).
  */
 
 export interface PolicyRule {

@@ -1,5 +1,5 @@
 /**
- * `bash` and its process manager (docs/design/code-tools.md, "Processes"). Every command runs in its own
+ * `bash` and its process manager (docs/design/code-tools.md#processes). Every command runs in its own
  * process group (under bubblewrap when the sandbox is on); stdout and stderr go to one ring buffer read with
  * a cursor; stopping sends SIGTERM to the whole group, then SIGKILL after a grace period; `stopAll()` (run by
  * `client.close()`) stops every process still alive.

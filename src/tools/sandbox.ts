@@ -1,5 +1,5 @@
 /**
- * The kernel sandbox for `bash` (docs/design/code-tools.md, "Sandbox"): bubblewrap gives the command a
+ * The kernel sandbox for `bash` (docs/design/code-tools.md#sandbox): bubblewrap gives the command a
  * read-only view of the system, the workspace read-write, a private /tmp, its own PID namespace (so every
  * process it starts dies with it) and, unless the network is allowed, an empty network namespace.
  * The kernel enforces all of it; no command string is inspected here.

@@ -1,5 +1,5 @@
 /**
- * Workspace confinement for the code tools (docs/design/code-tools.md, "Paths"): every path a model gives is
+ * Workspace confinement for the code tools (docs/design/code-tools.md#paths): every path a model gives is
  * resolved inside the root, and every file is opened by its checked real path and then checked again through
  * the open descriptor, so a symbolic link swapped in between the check and the open is caught.
  */
