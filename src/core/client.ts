@@ -52,6 +52,12 @@ export interface CallToolOptions {
   timeoutMs?: number;
   /** Receives progress notifications when the protocol has them. */
   onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Return the protocol's own result envelope unmapped, where it has one: for MCP tools the `CallToolResult`
+   * (`content`, `structuredContent`, `isError`; an `isError` result is returned, not thrown). Other protocols
+   * ignore it. Post-processors still apply. @default false
+   */
+  raw?: boolean;
 }
 
 /** Options for one manual registration. */
@@ -627,7 +633,7 @@ export class UtcpClientBase {
     let result: unknown;
     try {
       if (signal.aborted) throw abortError(signal, `Tool ${name}`, timeoutMs);
-      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout });
+      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout, raw: options.raw });
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
     } finally {
@@ -644,7 +650,7 @@ export class UtcpClientBase {
     const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
     const { signal, timeoutMs } = call;
-    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout };
+    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout, raw: options.raw };
     try {
       if (transport.callToolStream) {
         for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {

@@ -26,6 +26,11 @@ export interface CallOptions {
    * must come from here, so that secrets never reach the repository.
    */
   rawTemplate: CallTemplateBase;
+  /**
+   * Return the protocol's own result envelope instead of the mapped value, where the protocol has one
+   * (MCP: the `CallToolResult`, `isError` included, never a ToolExecutionError). Others ignore it.
+   */
+  raw?: boolean;
   /** Caller-imposed deadline in ms, if any (already folded into `signal`); transports use it for messages. */
   timeoutMs?: number;
   /**

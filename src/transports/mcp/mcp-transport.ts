@@ -169,6 +169,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
         });
     if (!found) throw new UtcpError('TOOL_NOT_FOUND', `Tool '${toolName}' not found in any configured server`);
     const result = await found.session.callTool(toolName, args, callOptions);
+    if (options.raw) return result;
     return mapToolResult(result, `${found.session.server.name}.${toolName}`);
   }
 

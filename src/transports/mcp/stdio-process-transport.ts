@@ -59,6 +59,8 @@ export class StdioProcessTransport implements SdkTransport {
   #exitedOnItsOwn = false;
   #closed: Promise<void> | undefined;
   #streamsClosed: Promise<void> | undefined;
+  /** Ids of our requests still waiting for a response: while there are none, the server does not keep the host alive. */
+  readonly #pending = new Set<string | number>();
 
   constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'deserializeMessage' | 'serializeMessage'>) {
     this.#options = options;
@@ -161,7 +163,36 @@ export class StdioProcessTransport implements SdkTransport {
         this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL_CHARS);
       });
       child.stdout!.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      this.#holdProcess(false);
     });
+  }
+
+  /**
+   * An idle server must not keep the host process alive (a script that forgets `close()` still exits, as it does
+   * with HTTP tools): the child and its pipes are unref'd whenever no request of ours awaits a response.
+   */
+  #holdProcess(hold: boolean): void {
+    const child = this.#child;
+    if (!child) return;
+    const method = hold ? 'ref' : 'unref';
+    child[method]();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { ref?(): void; unref?(): void } | null)?.[method]?.();
+  }
+
+  #track(message: JSONRPCMessage, outgoing: boolean): void {
+    const m = message as { id?: string | number; method?: unknown; params?: { requestId?: string | number } };
+    // A cancelled request may never be answered: it no longer holds the process.
+    if (outgoing && m.method === 'notifications/cancelled' && m.params?.requestId !== undefined) {
+      if (this.#pending.delete(m.params.requestId) && this.#pending.size === 0) this.#holdProcess(false);
+      return;
+    }
+    if (m.id === undefined) return;
+    if (outgoing && typeof m.method === 'string') {
+      if (this.#pending.size === 0) this.#holdProcess(true);
+      this.#pending.add(m.id);
+    } else if (!outgoing && m.method === undefined && this.#pending.delete(m.id) && this.#pending.size === 0) {
+      this.#holdProcess(false);
+    }
   }
 
   #onStdout(chunk: Buffer): void {
@@ -174,6 +205,7 @@ export class StdioProcessTransport implements SdkTransport {
         this.onerror?.(error as Error);
         return false;
       }
+      this.#track(message, false);
       this.onmessage?.(message);
       return true;
     });
@@ -191,6 +223,7 @@ export class StdioProcessTransport implements SdkTransport {
     if (!stdin || !stdin.writable || this.#exit || this.#closed) {
       return Promise.reject(new Error(`Not connected${this.endReason ? `: ${this.endReason}` : ''}`));
     }
+    this.#track(message, true);
     return new Promise<void>((resolve, reject) => {
       stdin.write(this.#serialize(message), (error) => {
         if (!error) return resolve();
