@@ -41,7 +41,7 @@ describe('parameters → inputs (docs/design/openapi.md#parameters)', () => {
     const r = await convertFixture('shop-3.0.json', { specUrl });
     const t = toolNamed(r, 'get_orders_orderId');
     expect(t.inputs).toEqual({ type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] });
-    expect(t.tool_call_template.header_fields).toBeNull();
+    expect(t.tool_call_template).not.toHaveProperty("header_fields");
     expect(r.report.dropped).toEqual(
       expect.arrayContaining([
         { location: 'GET /orders/{orderId}', construct: 'query parameter orderId', reason: 'clashes with the path parameter of the same name' },
@@ -118,9 +118,10 @@ describe('request bodies (docs/design/openapi.md#request-bodies)', () => {
     expect(r.manual.tools.map((t) => t.tool_call_template.content_type)).toEqual(['application/merge-patch+json', 'application/octet-stream', 'image/png']);
   });
 
-  it('sets body_field null and keeps application/json when there is no body', async () => {
+  it('omits body_field and keeps application/json when there is no body', async () => {
     const t = (await convert(oas3({ '/a': { get: op('a') } }))).manual.tools[0];
-    expect(t.tool_call_template).toMatchObject({ body_field: null, content_type: 'application/json' });
+    expect(t.tool_call_template).toMatchObject({ content_type: 'application/json' });
+    expect(t.tool_call_template).not.toHaveProperty('body_field');
   });
 
   it('uses the first JSON-like operation consumes for a 2.0 body, else the root consumes', async () => {

@@ -55,11 +55,11 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
     ]);
   });
 
-  it('maps oauth2 client credentials with the scopes the requirement lists (null when none)', async () => {
+  it('maps oauth2 client credentials with the scopes the requirement lists (omitted when none)', async () => {
     const { auth } = await auths([[{ machine: ['b'] }], [{ machine: [] }]]);
     expect(auth).toEqual([
       { auth_type: 'oauth2', token_url: 'https://auth.example.com/oauth/token', client_id: '${MACHINE_CLIENT_ID}', client_secret: '${MACHINE_CLIENT_SECRET}', scope: 'b' },
-      { auth_type: 'oauth2', token_url: 'https://auth.example.com/oauth/token', client_id: '${MACHINE_CLIENT_ID}', client_secret: '${MACHINE_CLIENT_SECRET}', scope: null },
+      { auth_type: 'oauth2', token_url: 'https://auth.example.com/oauth/token', client_id: '${MACHINE_CLIENT_ID}', client_secret: '${MACHINE_CLIENT_SECRET}' },
     ]);
   });
 
@@ -85,16 +85,16 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
     expect(r.manual.tools.map((t) => (t.tool_call_template.auth as any).api_key)).toEqual(['${API_KEY}', '${API_KEY_2}']);
   });
 
-  it('prefers operation security (even []) over root security; no security → null', async () => {
+  it('prefers operation security (even []) over root security; no security → no auth', async () => {
     const { auth } = await auths([undefined, [], [{ bearerAuth: [] }]], [{ api_key: [] }]);
     expect(auth.map((a) => (a ? (a as any).api_key : null))).toEqual(['${API_KEY}', null, 'Bearer ${BEARER_AUTH}']);
     const none = await convert(securedDoc([undefined]));
-    expect(none.manual.tools[0].tool_call_template.auth).toBeNull();
+    expect(none.manual.tools[0].tool_call_template).not.toHaveProperty('auth');
   });
 
-  it('treats {} as optional authentication → auth null', async () => {
+  it('treats {} as optional authentication → no auth', async () => {
     const { auth } = await auths([[{}, { api_key: [] }], [{ api_key: [] }, {}]]);
-    expect(auth[0]).toBeNull();
+    expect(auth[0]).toBeUndefined();
     expect((auth[1] as any).api_key).toBe('${API_KEY}');
   });
 
@@ -106,10 +106,10 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
     expect(r.report.dropped).toContainEqual({ location: 'GET /op0', construct: 'security scheme cookieKey', reason: expect.stringContaining('cannot be expressed') });
   });
 
-  it('skips unsupported requirements (digest, mutualTLS, undefined schemes) for the next one, else auth null + warning', async () => {
+  it('skips unsupported requirements (digest, mutualTLS, undefined schemes) for the next one, else no auth + warning', async () => {
     const { auth, r } = await auths([[{ digestAuth: [] }, { basicAuth: [] }], [{ mtls: [] }], [{ nowhere: [] }], [{ api_key: [], digestAuth: [] }]]);
     expect((auth[0] as any).auth_type).toBe('basic');
-    expect(auth.slice(1)).toEqual([null, null, null]);
+    expect(auth.slice(1)).toEqual([undefined, undefined, undefined]);
     expect(r.report.warnings).toEqual(
       expect.arrayContaining([
         expect.stringContaining('mtls: scheme type mutualTLS is not supported'),
@@ -147,11 +147,16 @@ describe('tokenUrl rules (docs/design/security.md#attack-cases OpenAPI)', () => 
   const tokenUrlOf = async (tokenUrl: string, specUrl?: string) =>
     ((await convert(tokenDoc(tokenUrl), { specUrl })).manual.tools[0].tool_call_template.auth as any).token_url;
 
-  it.each(['http://169.254.169.254/token', 'http://attacker.example/token'])('rejects %s with "OAuth2 tokenUrl"', async (url) => {
-    await expect(convert(tokenDoc(url), { specUrl: 'https://api.example.com/spec.json' })).rejects.toMatchObject({
-      code: 'URL_POLICY',
-      message: expect.stringContaining('OAuth2 tokenUrl'),
-    });
+  it.each(['http://169.254.169.254/token', 'http://attacker.example/token'])('drops a scheme whose tokenUrl is %s, with a report line; the rest converts', async (url) => {
+    const doc = tokenDoc(url);
+    (doc.paths as any)['/other'] = { get: { operationId: 'other', security: [{ key: [] }], responses: { '200': { description: 'ok' } } } };
+    (doc.components as any).securitySchemes.key = { type: 'apiKey', in: 'header', name: 'X-Key' };
+    const r = await convert(doc, { specUrl: 'https://api.example.com/spec.json' });
+    expect(r.manual.tools.map((t) => t.name)).toEqual(['op0', 'other']);
+    expect(r.manual.tools[0].tool_call_template).not.toHaveProperty('auth');
+    expect(JSON.stringify(r.manual)).not.toContain(new URL(url).host);
+    expect((r.manual.tools[1].tool_call_template.auth as any).var_name).toBe('X-Key');
+    expect(r.report.dropped).toContainEqual({ location: 'securitySchemes.cc', construct: 'security scheme cc', reason: expect.stringContaining('OAuth2 tokenUrl') });
   });
 
   it('accepts a legitimate https tokenUrl', async () => {
@@ -189,7 +194,7 @@ describe('auth_tools (docs/design/openapi.md#security-schemes)', () => {
   it('replaces a compatible generated auth with the raw auth_tools object', async () => {
     const authTools = { auth_type: 'api_key', api_key: '${MY_TOKEN}', var_name: 'x-api-key', location: 'header' };
     const { auth } = await auths([[{ api_key: [] }], []], undefined, { authTools });
-    expect(auth).toEqual([authTools, null]);
+    expect(auth).toEqual([authTools, undefined]);
   });
 
   it('treats a missing var_name/location as the api_key defaults (X-Api-Key, header)', async () => {

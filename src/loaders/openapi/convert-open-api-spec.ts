@@ -26,11 +26,15 @@ export interface OpenApiHttpTemplate {
   http_method: HttpMethod;
   url: string;
   content_type: string;
-  body_field: string | null;
-  header_fields: string[] | null;
+  /**
+   * The body input. Absent when the operation has no body (readers default it to "body", which is then not an
+   * input); `""` when there is no body but an input is literally named "body" (docs/design/openapi.md#omitted-fields).
+   */
+  body_field?: string;
+  header_fields?: string[];
   cookie_fields?: string[];
   headers?: Record<string, string>;
-  auth: Record<string, unknown> | null;
+  auth?: Record<string, unknown>;
 }
 
 export interface OpenApiTool {
@@ -285,18 +289,21 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
       const pairs = auth.query.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&');
       url += (url.includes('?') ? '&' : '?') + pairs;
     }
+    // Empty optionals are omitted, never written as null: other implementations' schemas refuse null
+    // (docs/design/openapi.md#omitted-fields).
     const template: OpenApiHttpTemplate = {
       name: options.manualName,
       call_template_type: 'http',
       http_method: method.toUpperCase() as HttpMethod,
       url,
       content_type: body?.contentType ?? 'application/json',
-      body_field: bodyField,
-      header_fields: headerFields.length > 0 ? headerFields : null,
-      ...(cookieFields.length > 0 ? { cookie_fields: cookieFields } : {}),
-      ...(auth.headers ? { headers: auth.headers } : {}),
-      auth: auth.auth,
     };
+    if (bodyField !== null) template.body_field = bodyField;
+    else if (own(properties, 'body') !== undefined) template.body_field = '';
+    if (headerFields.length > 0) template.header_fields = headerFields;
+    if (cookieFields.length > 0) template.cookie_fields = cookieFields;
+    if (auth.headers) template.headers = auth.headers;
+    if (auth.auth) template.auth = auth.auth;
     return {
       name: '',
       description: nonEmpty(op.summary) ?? nonEmpty(op.description) ?? '',

@@ -78,7 +78,7 @@ export class SecurityMapper {
     const requirements = op.security !== undefined ? op.security : this.#o.doc.security;
     if (requirements === undefined || requirements === null) return { auth: null };
     if (!Array.isArray(requirements)) {
-      ctx.drop('security', 'not an array; auth: null');
+      ctx.drop('security', 'not an array; no auth');
       return { auth: null };
     }
     const problems: string[] = [];
@@ -94,7 +94,7 @@ export class SecurityMapper {
       }
       return this.#fromRequirement(schemes as Array<Extract<Scheme, { ok: true }>>, req, ctx);
     }
-    if (problems.length > 0) ctx.drop('security', `no supported security requirement (${problems.join('; ')}); auth: null`);
+    if (problems.length > 0) ctx.drop('security', `no supported security requirement (${problems.join('; ')}); no auth`);
     return { auth: null };
   }
 
@@ -151,7 +151,7 @@ export class SecurityMapper {
           token_url: t.tokenUrl,
           client_id: `\${${v}_CLIENT_ID}`,
           client_secret: `\${${v}_CLIENT_SECRET}`,
-          scope: list.length > 0 ? list.join(' ') : null,
+          ...(list.length > 0 ? { scope: list.join(' ') } : {}),
         };
       }
     }
@@ -198,7 +198,14 @@ export class SecurityMapper {
           tokenUrl = own(own(def.flows, 'clientCredentials'), 'tokenUrl');
         }
         if (typeof tokenUrl === 'string' && tokenUrl.trim() !== '') {
-          return ok({ kind: 'clientCredentials', tokenUrl: this.#tokenUrl(tokenUrl.trim(), key) });
+          const checked = this.#tokenUrl(tokenUrl.trim(), key);
+          if (typeof checked !== 'string') {
+            // One unusable scheme must not sink the document: it is dropped (reported once) and requirements
+            // that need it are skipped like any unsupported scheme (docs/design/openapi.md#token-url).
+            this.#o.drop(`securitySchemes.${key}`, `security scheme ${key}`, checked.refused);
+            return { ok: false, key, reason: checked.refused };
+          }
+          return ok({ kind: 'clientCredentials', tokenUrl: checked });
         }
         return ok({ kind: 'userToken' });
       }
@@ -209,8 +216,11 @@ export class SecurityMapper {
     }
   }
 
-  /** Resolves a relative token URL against the spec URL, then applies the loopback rule and the URL policy. */
-  #tokenUrl(tokenUrl: string, key: string): string {
+  /**
+   * Resolves a relative token URL against the spec URL, then applies the loopback rule (fatal: a remote spec
+   * aiming at loopback is hostile) and the URL policy (a refusal, e.g. plain http to a remote host, drops the scheme).
+   */
+  #tokenUrl(tokenUrl: string, key: string): string | { refused: string } {
     const { httpSpecUrl, specUrl } = this.#o;
     let absolute: URL | undefined;
     try {
@@ -226,13 +236,17 @@ export class SecurityMapper {
         absolute = undefined;
       }
     }
-    if (!absolute) return assertUrlAllowed(tokenUrl, 'OAuth2 tokenUrl in OpenAPI spec').href;
-    if (violatesRemoteLoopback(specUrl, absolute)) {
+    if (absolute && violatesRemoteLoopback(specUrl, absolute)) {
       throw new UrlPolicyError(
         `OAuth2 tokenUrl in OpenAPI spec: ${redactUrl(absolute)} targets a loopback address, which a remote spec (${redactUrl(specUrl!)}) may not do`,
       );
     }
-    return assertUrlAllowed(absolute, 'OAuth2 tokenUrl in OpenAPI spec').href;
+    try {
+      return assertUrlAllowed(absolute ?? tokenUrl, 'OAuth2 tokenUrl in OpenAPI spec').href;
+    } catch (e) {
+      if (!(e instanceof UrlPolicyError)) throw e;
+      return { refused: `${e.message}; the scheme is dropped (operations that require only it get no auth)` };
+    }
   }
 }
 
