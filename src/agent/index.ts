@@ -24,3 +24,7 @@ export { ToolNameCodec } from './export/tool-names.js';
 export type { ToolNameCodecOptions } from './export/tool-names.js';
 export { toOpenAITools, toAnthropicTools, toVercelAiTools } from './export/export-tools.js';
 export type { OpenAITool, AnthropicTool, VercelAiTool, ExportToolsOptions, VercelAiToolsOptions } from './export/export-tools.js';
+export { responsesModel } from './providers/responses-model.js';
+export type { ResponsesModelOptions } from './providers/responses-model.js';
+export { geminiModel } from './providers/gemini-model.js';
+export type { GeminiModelOptions } from './providers/gemini-model.js';
