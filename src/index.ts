@@ -86,25 +86,7 @@ export type {
   BasicAuth,
   OAuth2Auth,
   OAuth2UserAuth,
-  CallTemplate,
   CallTemplateBase,
-  CallTemplateType,
-  HttpCallTemplate,
-  SseCallTemplate,
-  StreamableHttpCallTemplate,
-  CliCallTemplate,
-  CommandStep,
-  McpCallTemplate,
-  McpServerConfig,
-  TextCallTemplate,
-  FileCallTemplate,
-  WebSocketCallTemplate,
-  TcpCallTemplate,
-  UdpCallTemplate,
-  GraphqlCallTemplate,
-  GrpcCallTemplate,
-  DirectCallTemplate,
-  OpenApiFilter,
   Tool,
   UtcpManual,
   RegisterManualResult,
@@ -112,11 +94,28 @@ export type {
   JsonSchema,
   JsonValue,
 } from './core/types.js';
-export { BUILTIN_CALL_TEMPLATE_TYPES } from './core/types.js';
+export type { HttpCallTemplate, HttpMethod } from './transports/http/template.js';
+export type { SseCallTemplate } from './transports/sse/template.js';
+export type { StreamableHttpCallTemplate } from './transports/streamable-http/template.js';
+export type { CliCallTemplate, CommandStep } from './transports/cli/template.js';
+export type { McpCallTemplate, McpServerConfig } from './transports/mcp/template.js';
+export type { TextCallTemplate } from './transports/text/template.js';
+export type { FileCallTemplate } from './transports/file/template.js';
+export type { WebSocketCallTemplate } from './transports/websocket/template.js';
+export type { TcpCallTemplate } from './transports/tcp/template.js';
+export type { UdpCallTemplate } from './transports/udp/template.js';
+export type { GraphqlCallTemplate } from './transports/graphql/template.js';
+export type { GrpcCallTemplate } from './transports/grpc/template.js';
+export type { DirectCallTemplate } from './transports/direct/template.js';
+export type { OpenApiFilter } from './transports/shared/template-fields.js';
+export type { CallTemplate, BuiltinCallTemplateType as CallTemplateType } from './transports/builtin.js';
+export { BUILTIN_CALL_TEMPLATE_TYPES } from './transports/builtin.js';
+export type { CallTemplateSpec, TemplateOf, TemplateType } from './core/template.js';
 export type {
   Transport,
   TransportContext,
   TransportFactory,
+  TransportDefinition,
   CallOptions,
   DiscoveryResult,
   ProgressEvent,

@@ -32,8 +32,8 @@ import type {
   ProgressEvent,
   Transport,
   TransportContext,
-  TransportFactory,
 } from './transport.js';
+import { TemplateRegistry, type TransportEntry } from './template-registry.js';
 import type { CallTemplateBase, JsonObject, JsonSchema, RegisterManualResult, Tool, UtcpManual } from './types.js';
 import { validateCallTemplate, validateTool } from './validate.js';
 import {
@@ -82,8 +82,11 @@ export interface DirectFunction {
 export interface UtcpClientOptions {
   /** Anchors relative paths (file manuals, dotenv, CLI working_dir, MCP cwd, .proto files). @default process.cwd() */
   rootDir?: string;
-  /** Add or replace transports by call_template_type. @default the built-in set */
-  transports?: Record<string, TransportFactory>;
+  /**
+   * Add or replace transports by call_template_type: a factory, or a definition with the template spec
+   * (docs/design/adding-a-transport.md). @default the built-in set
+   */
+  transports?: Record<string, TransportEntry>;
   /** Default deadline per call, in milliseconds. @default none: each transport applies its own protocol default */
   timeoutMs?: number;
   /** Validate arguments against each tool's `inputs` before any transport runs. @default true */
@@ -102,7 +105,7 @@ export interface UtcpClientOptions {
 
 /** What the composition root supplies. */
 export interface ClientDefaults {
-  transports: Record<string, TransportFactory>;
+  transports: Record<string, TransportEntry>;
   createRepository(config: UtcpClientConfig): ToolRepository;
   convertOpenApi: OpenApiConverter;
 }
@@ -133,7 +136,7 @@ export class UtcpClientBase {
   readonly configWarnings: string[];
 
   readonly #repo: ToolRepository;
-  readonly #factories: Record<string, TransportFactory>;
+  readonly #templates: TemplateRegistry;
   readonly #transports = new Map<string, Promise<Transport>>();
   readonly #resolver: VariableResolver;
   readonly #logger: Required<Logger>;
@@ -168,7 +171,7 @@ export class UtcpClientBase {
     this.#logger = redactingLogger(completeLogger(options.logger), this.#redactor);
     for (const w of loaded.warnings) this.#logger.warn(w);
     this.#limits = resolveLimits(loaded.config.limits);
-    this.#factories = { ...defaults.transports, ...(options.transports ?? {}) };
+    this.#templates = new TemplateRegistry({ ...defaults.transports, ...(options.transports ?? {}) });
     this.#repo = options.repository ?? defaults.createRepository(loaded.config);
     const sources: VariableSource[] = (loaded.config.load_variables_from ?? []).map((l) => new DotenvSource(l.env_file_path, rootDir));
     this.#resolver = new VariableResolver(loaded.config.variables ?? {}, [...sources, ...(options.variableSources ?? [])], options.env ?? process.env);
@@ -223,19 +226,28 @@ export class UtcpClientBase {
 
   /** Types this client can handle (built-in plus custom). */
   get transportTypes(): string[] {
-    return Object.keys(this.#factories);
+    return this.#templates.types;
   }
 
-  #knownTypes(): ReadonlySet<string> {
-    return new Set(Object.keys(this.#factories));
+  /** Legacy normalisation of a template, after loading the template specs of the types it involves. */
+  async #normalizeTemplate(template: unknown, warnings: string[], where?: string): Promise<Record<string, unknown>> {
+    const { value, notes } = await this.#templates.prepared(
+      () => {
+        const notes: string[] = [];
+        return { value: normalizeCallTemplate(template, notes, where, this.#templates) as Record<string, unknown>, notes };
+      },
+      (r) => [r.value?.call_template_type],
+    );
+    warnings.push(...notes);
+    return value;
   }
 
   #transport(type: string): Promise<Transport> {
     let t = this.#transports.get(type);
     if (!t) {
-      const factory = this.#factories[type];
-      if (!factory) return Promise.reject(new UtcpError('UNKNOWN_TRANSPORT', `No transport for call_template_type "${type}"; known types: ${Object.keys(this.#factories).join(', ')}`));
-      t = Promise.resolve().then(() => factory(this.#context));
+      const definition = this.#templates.definition(type);
+      if (!definition) return Promise.reject(new UtcpError('UNKNOWN_TRANSPORT', `No transport for call_template_type "${type}"; known types: ${this.#templates.types.join(', ')}`));
+      t = Promise.resolve().then(() => definition.create(this.#context));
       t.catch(() => this.#transports.delete(type));
       this.#transports.set(type, t);
     }
@@ -255,12 +267,17 @@ export class UtcpClientBase {
   async registerManual(template: CallTemplateBase | Record<string, unknown>, options: RegisterOptions = {}): Promise<RegisterManualResult> {
     this.#assertOpen();
     const warnings: string[] = [];
-    const normalized = normalizeCallTemplate(template, warnings, 'manual call template') as Record<string, unknown>;
     const fail = (raw: CallTemplateBase, errors: string[]): RegisterManualResult => {
       for (const e of errors) this.#logger.warn(`Manual ${raw?.name ?? '(unnamed)'} not registered: ${e}`);
       return { manualCallTemplate: raw, manual: FAILED_MANUAL, success: false, errors, warnings };
     };
-    const issues = validateCallTemplate(normalized, '', { knownTypes: this.#knownTypes() });
+    let normalized: Record<string, unknown>;
+    try {
+      normalized = await this.#normalizeTemplate(template, warnings, 'manual call template');
+    } catch (error) {
+      return fail(template as CallTemplateBase, [messageOf(error)]);
+    }
+    const issues = validateCallTemplate(normalized, '', { templates: this.#templates });
     if (issues.length > 0) return fail(normalized as unknown as CallTemplateBase, [`Invalid manual call template: ${formatIssues(issues)}`]);
 
     const name = typeof normalized.name === 'string' && normalized.name !== '' ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
@@ -313,18 +330,25 @@ export class UtcpClientBase {
       throw error;
     }
     const warnings = [...(result.warnings ?? [])];
-    const doc = normalizeManual(result.manual, raw as unknown as Record<string, unknown>, warnings) as Record<string, unknown>;
+    const normalized = await this.#templates.prepared(
+      () => {
+        const notes: string[] = [];
+        return { doc: normalizeManual(result.manual, raw as unknown as Record<string, unknown>, notes, this.#templates) as Record<string, unknown>, notes };
+      },
+      ({ doc }) => (Array.isArray(doc?.tools) ? doc.tools.map((t) => (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template?.call_template_type) : []),
+    );
+    warnings.push(...normalized.notes);
+    const doc = normalized.doc;
     if (typeof doc !== 'object' || doc === null || !Array.isArray(doc.tools)) {
       throw new UtcpValidationError('manual', [{ path: 'tools', message: 'required (an array of tools)' }]);
     }
     const allowed = this.#allowedProtocols(raw, result.openapi === true);
-    const knownTypes = this.#knownTypes();
     const tools: Tool[] = [];
     const seen = new Set<string>();
     const dropped = new Map<string, string>();
     const protocolFix = `add them to the manual template's allowed_communication_protocols`;
     (doc.tools as unknown[]).forEach((value, i) => {
-      const { tool, issues } = validateTool(value, `tools[${i}]`, { knownTypes });
+      const { tool, issues } = validateTool(value, `tools[${i}]`, { templates: this.#templates });
       if (!tool) {
         warnings.push(`Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`);
         return;
@@ -491,8 +515,8 @@ export class UtcpClientBase {
    */
   async getRequiredVariablesForManualAndTools(template: CallTemplateBase | Record<string, unknown>): Promise<string[]> {
     this.#assertOpen();
-    const normalized = normalizeCallTemplate(template) as CallTemplateBase;
-    const issues = validateCallTemplate(normalized, '', { knownTypes: this.#knownTypes() });
+    const normalized = (await this.#normalizeTemplate(template, [])) as unknown as CallTemplateBase;
+    const issues = validateCallTemplate(normalized, '', { templates: this.#templates });
     if (issues.length > 0) throw new UtcpValidationError('manual call template', issues);
     const name = normalized.name ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
     const raw = { ...normalized, name };

@@ -9,7 +9,7 @@ import { UtcpError, UtcpValidationError, type ValidationIssue } from './errors.j
 import { normalizeCallTemplate } from './legacy.js';
 import type { Limits } from './limits.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
-import type { CallTemplate, CallTemplateBase } from './types.js';
+import type { CallTemplateBase } from './types.js';
 
 export interface DotenvLoaderConfig {
   variable_loader_type: 'dotenv';
@@ -28,7 +28,7 @@ export interface ToolSearchStrategyConfig {
 export interface UtcpClientConfig {
   variables?: Record<string, string>;
   load_variables_from?: DotenvLoaderConfig[] | null;
-  manual_call_templates?: Array<CallTemplate | (CallTemplateBase & Record<string, unknown>)>;
+  manual_call_templates?: Array<CallTemplateBase & Record<string, unknown>>;
   tool_repository?: { tool_repository_type: 'in_memory' | (string & {}); [option: string]: unknown };
   tool_search_strategy?: ToolSearchStrategyConfig;
   post_processing?: PostProcessorConfig[];
@@ -116,7 +116,8 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
   const addProviders = (entries: unknown[], where: string, baseDir?: string) => {
     entries.forEach((entry, i) => {
       let t = normalizeCallTemplate(entry, warnings, `${where}[${i}]`) as Record<string, unknown>;
-      if (baseDir && isObj(t) && t.call_template_type === 'file' && typeof t.file_path === 'string' && !isAbsolute(t.file_path)) {
+      // A relative `file_path` (file manuals, and legacy text providers that become file manuals) is relative to the providers file.
+      if (baseDir && isObj(t) && typeof t.file_path === 'string' && !isAbsolute(t.file_path)) {
         t = { ...t, file_path: resolve(baseDir, t.file_path) };
       }
       templates.push(t as never);

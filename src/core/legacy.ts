@@ -1,7 +1,10 @@
 /**
  * Normalisation of legacy v0.1 ("provider") manuals, templates and configs into UTCP 1.x
- * (docs/design/manual-format.md#legacy). Inputs are never mutated; every rewrite is reported.
+ * (docs/design/manual-format.md#legacy). Core does the type-independent part (the type key, auth objects, the
+ * manual shape); the type-specific rewrites belong to each transport's template spec (`legacy`, `legacyTypes`)
+ * and reach this module through `LegacyHooks`. Inputs are never mutated; every rewrite is reported.
  */
+import type { CallTemplateSpec } from './template.js';
 
 type Obj = Record<string, unknown>;
 
@@ -9,15 +12,13 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const TYPE_ALIASES: Record<string, string> = {
-  http_stream: 'streamable_http',
-  http_sse: 'sse',
-  http_ndjson: 'streamable_http',
-  http_octet_stream: 'streamable_http',
-};
-
-/** Types whose discovery endpoint is also the call endpoint: tools without a template inherit the manual's. */
-export const INHERITING_TYPES = new Set(['websocket', 'tcp', 'udp', 'grpc', 'graphql', 'mcp']);
+/** What the transports contribute (the client's template registry implements it). */
+export interface LegacyHooks {
+  /** Old type names → current `call_template_type` (e.g. `http_sse` → `sse`). */
+  readonly typeAliases?: Readonly<Record<string, string>>;
+  /** The loaded spec of a type, if any: its `legacy` rewrite and `inheritsManualTemplate`. */
+  spec?(type: string): Pick<CallTemplateSpec, 'legacy' | 'inheritsManualTemplate'> | undefined;
+}
 
 function normalizeAuth(auth: unknown, notes: string[], where: string): unknown {
   if (!isObj(auth)) return auth;
@@ -39,13 +40,8 @@ function normalizeAuth(auth: unknown, notes: string[], where: string): unknown {
   return out;
 }
 
-/** Template types whose `timeout` is in milliseconds (websocket and MCP servers use seconds). */
-const MS_TIMEOUT_TYPES = new Set(['http', 'sse', 'streamable_http', 'cli', 'tcp', 'udp', 'graphql', 'grpc']);
-/** A millisecond `timeout` below this is taken as seconds (docs/design/transports.md#timeout-units). */
-const SECONDS_BELOW = 1000;
-
 /** Normalises one call template / v0.1 provider object. Returns the input itself when nothing changed. */
-export function normalizeCallTemplate(value: unknown, notes: string[] = [], where = 'call template'): unknown {
+export function normalizeCallTemplate(value: unknown, notes: string[] = [], where = 'call template', hooks?: LegacyHooks): unknown {
   if (!isObj(value)) return value;
   let out: Obj = value;
   const copy = () => (out === value ? (out = { ...value }) : out);
@@ -59,58 +55,20 @@ export function normalizeCallTemplate(value: unknown, notes: string[] = [], wher
     }
   }
   const type = out.call_template_type;
-  if (typeof type === 'string' && TYPE_ALIASES[type]) {
+  const current = typeof type === 'string' ? hooks?.typeAliases?.[type] : undefined;
+  if (current !== undefined) {
     copy();
-    out.call_template_type = TYPE_ALIASES[type];
-    notes.push(`${where}: legacy type "${type}" mapped to "${out.call_template_type}"`);
+    out.call_template_type = current;
+    notes.push(`${where}: legacy type "${String(type)}" mapped to "${current}"`);
   }
-  if (out.call_template_type === 'text' && out.file_path !== undefined && out.content === undefined) {
-    copy();
-    out.call_template_type = 'file';
-    notes.push(`${where}: legacy "text" template with "file_path" mapped to "file"`);
-  }
-  const t = out.call_template_type;
-  if (t === 'http' || t === 'sse' || t === 'streamable_http') {
-    if (out.http_method === undefined && typeof out.method === 'string') {
-      copy();
-      out.http_method = out.method;
-      delete out.method;
-    }
-    if (typeof out.http_method === 'string' && out.http_method !== out.http_method.toUpperCase()) {
-      copy();
-      out.http_method = out.http_method.toUpperCase();
-    }
-  }
-  if ((t === 'tcp' || t === 'udp') && out.timeout === undefined && out.timeout_ms !== undefined) {
-    copy();
-    out.timeout = out.timeout_ms;
-    delete out.timeout_ms;
-  } else if (typeof t === 'string' && MS_TIMEOUT_TYPES.has(t) && typeof out.timeout === 'number' && out.timeout > 0 && out.timeout < SECONDS_BELOW) {
-    // Other implementations write seconds here (the official converter: `timeout: 30`); no real deadline is
-    // under a second, so small values are seconds (docs/design/transports.md#timeout-units).
-    copy();
-    notes.push(`${where}: timeout ${out.timeout} read as seconds (${out.timeout * 1000} ms); values below ${SECONDS_BELOW} are seconds, write milliseconds to silence this`);
-    out.timeout = out.timeout * 1000;
-  }
-  if (t === 'cli') {
-    if (out.commands === undefined && typeof out.command_name === 'string') {
-      copy();
-      out.commands = [{ command: out.command_name }];
-      delete out.command_name;
-      notes.push(`${where}: legacy "command_name" mapped to "commands"`);
-    }
-    if (out.env_vars === undefined && isObj(out.env)) {
-      copy();
-      out.env_vars = out.env;
-      delete out.env;
-    }
-    for (const dropped of ['param_style', 'output_format']) {
-      if (out[dropped] !== undefined) {
-        copy();
-        delete out[dropped];
-        notes.push(`${where}: legacy "${dropped}" is not supported and was dropped`);
-      }
-    }
+  // The owning transport's rewrites; one may hand the template to another type (text + file_path → file).
+  for (let hop = 0; hop < 4 && typeof out.call_template_type === 'string'; hop++) {
+    const before = out.call_template_type;
+    const rewrite = hooks?.spec?.(before)?.legacy;
+    if (!rewrite) break;
+    const next = rewrite(out, notes, where);
+    if (next !== out) out = next;
+    if (out.call_template_type === before) break;
   }
   if (out.auth !== undefined) {
     const auth = normalizeAuth(out.auth, notes, where);
@@ -124,15 +82,17 @@ export function normalizeCallTemplate(value: unknown, notes: string[] = [], wher
 
 /**
  * Normalises a discovered manual: `version` → `utcp_version`, `tool_provider`/`provider` → `tool_call_template`,
- * `parameters` → `inputs`, and (for endpoint-sharing types) tools without a template inherit `manualTemplate`.
+ * `parameters` → `inputs`, and (for types whose spec says `inheritsManualTemplate`) tools without a template
+ * inherit `manualTemplate`.
  */
-export function normalizeManual(value: unknown, manualTemplate: Obj | undefined, notes: string[] = []): unknown {
+export function normalizeManual(value: unknown, manualTemplate: Obj | undefined, notes: string[] = [], hooks?: LegacyHooks): unknown {
   if (!isObj(value)) return value;
   const out: Obj = { ...value };
   if (out.utcp_version === undefined && typeof out.version === 'string') out.utcp_version = out.version;
   if (!Array.isArray(out.tools)) return out;
-  const inherit = manualTemplate && INHERITING_TYPES.has(String(manualTemplate.call_template_type)) ? manualTemplate : undefined;
-  const toolNotes: string[] = [];
+  const manualType = manualTemplate ? String(manualTemplate.call_template_type) : undefined;
+  const inherit = manualType !== undefined && hooks?.spec?.(manualType)?.inheritsManualTemplate ? manualTemplate : undefined;
+  const toolNotes: [message: string | undefined, note: string][] = [];
   out.tools = out.tools.map((tool, i) => {
     if (!isObj(tool)) return tool;
     let t: Obj = tool;
@@ -154,7 +114,10 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
       delete t.parameters;
     }
     if (t.tool_call_template !== undefined && t.tool_call_template !== inherit) {
-      const tpl = normalizeCallTemplate(t.tool_call_template, toolNotes, `tools[${i}].tool_call_template`);
+      const where = `tools[${i}].tool_call_template`;
+      const own: string[] = [];
+      const tpl = normalizeCallTemplate(t.tool_call_template, own, where, hooks);
+      for (const note of own) toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
       if (tpl !== t.tool_call_template) {
         copy();
         t.tool_call_template = tpl;
@@ -162,10 +125,16 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
     }
     return t;
   });
-  // One line for the timeouts read as seconds, not one per tool (a converted spec has hundreds).
-  const seconds = toolNotes.filter((n) => n.includes(' read as seconds ('));
-  notes.push(...toolNotes.filter((n) => !seconds.includes(n)));
-  if (seconds.length === 1) notes.push(seconds[0]);
-  else if (seconds.length > 1) notes.push(`${seconds.length} tool templates: timeout below ${SECONDS_BELOW} read as seconds (first: ${seconds[0]})`);
+  // A note repeated by many tools (a converted spec has hundreds) is reported once, with the count.
+  const counts = new Map<string, number>();
+  for (const [message] of toolNotes) if (message !== undefined) counts.set(message, (counts.get(message) ?? 0) + 1);
+  for (const [message, note] of toolNotes) {
+    const n = message === undefined ? 1 : counts.get(message);
+    if (n === 1) notes.push(note);
+    else if (n !== undefined) {
+      notes.push(`${n} tool templates: ${message}`);
+      counts.delete(message!);
+    }
+  }
   return out;
 }

@@ -5,6 +5,7 @@
 import type { CallTemplateBase, JsonObject, Tool } from './types.js';
 import type { Logger } from './logger.js';
 import type { Limits } from './limits.js';
+import type { CallTemplateSpec } from './template.js';
 
 /** Progress reported by a running tool (MCP progress notifications, streamed bytes, ...). */
 export interface ProgressEvent {
@@ -110,3 +111,16 @@ export interface TransportContext {
 
 /** Creates one transport instance for one client. May be async so heavy modules load lazily. */
 export type TransportFactory = (context: TransportContext) => Transport<any> | Promise<Transport<any>>;
+
+/**
+ * A transport as the client receives it: how to create it, and the spec of its call template (loaded on first
+ * use, so heavy schema code never runs at import). Built-ins are listed in `src/transports/builtin.ts`.
+ */
+export interface TransportDefinition<T extends CallTemplateBase = CallTemplateBase> {
+  /** Creates the transport for one client. */
+  create(context: TransportContext): Transport<T> | Promise<Transport<T>>;
+  /** The template spec (core/template.ts). Without one, only the base fields are validated. */
+  template?(): CallTemplateSpec<T> | Promise<CallTemplateSpec<T>>;
+  /** Legacy v0.1 names of this type (`http_sse` for `sse`), rewritten before validation. */
+  legacyTypes?: readonly string[];
+}

@@ -2,10 +2,12 @@
  * Runtime validation of call templates, auth objects, tools and manuals.
  * Every problem is reported with its path (`tools[3].tool_call_template.url: required`).
  * Unknown keys are tolerated and kept (docs/design/manual-format.md#tolerant-reading).
+ * Core checks the base fields and auth objects; the type-specific fields are checked by the template spec
+ * of the transport that owns the type (core/template.ts, docs/design/adding-a-transport.md).
  */
 import type { ValidationIssue } from './errors.js';
+import type { CompiledTemplate } from './template-validator.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
-import { assertUrlAllowed } from './url-policy.js';
 
 type FieldKind =
   | 'string' | 'nonempty' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'any'
@@ -19,118 +21,8 @@ interface FieldSpec {
   oneOf?: readonly unknown[];
 }
 
-const f = (kind: FieldKind, extra: Omit<FieldSpec, 'kind'> = {}): FieldSpec => ({ kind, ...extra });
 const opt = (kind: FieldKind, oneOf?: readonly unknown[]): FieldSpec => ({ kind, nullable: true, oneOf });
 const req = (kind: FieldKind): FieldSpec => ({ kind, required: true });
-
-const HTTP_COMMON = {
-  url: req('nonempty'),
-  headers: opt('string-map'),
-  body_field: opt('string'),
-  header_fields: opt('string[]'),
-};
-const OPENAPI_COMMON = { auth_tools: opt('auth'), openapi_filter: opt('object'), base_url: opt('string') };
-const SOCKET_COMMON = {
-  host: req('nonempty'),
-  port: req('integer'),
-  request_data_format: opt('string', ['json', 'text']),
-  request_data_template: opt('string'),
-  response_byte_format: opt('string'),
-  timeout: opt('number'),
-  request_wrapper: opt('string', ['none', 'tool_args']),
-  tool_name_on_wire: opt('string', ['bare', 'qualified']),
-  discovery_message: opt('string|object'),
-};
-
-/** Fields per built-in call_template_type (base fields are checked for every type). */
-export const TEMPLATE_FIELDS: Record<string, Record<string, FieldSpec>> = {
-  http: {
-    ...HTTP_COMMON,
-    http_method: opt('string', ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']),
-    content_type: opt('string'),
-    cookie_fields: opt('string[]'),
-    auth_tools: opt('auth'),
-    timeout: opt('number'),
-    openapi_filter: opt('object'),
-  },
-  sse: {
-    ...HTTP_COMMON,
-    event_type: opt('string'),
-    reconnect: opt('boolean'),
-    retry_timeout: opt('number'),
-  },
-  streamable_http: {
-    ...HTTP_COMMON,
-    http_method: opt('string', ['GET', 'POST']),
-    content_type: opt('string'),
-    chunk_size: opt('integer'),
-    timeout: opt('number'),
-  },
-  cli: {
-    commands: req('array'),
-    env_vars: opt('string-map'),
-    inherit_env_vars: opt('string[]'),
-    working_dir: opt('string'),
-    timeout: opt('number'),
-  },
-  mcp: { config: req('object'), register_resources_as_tools: opt('boolean') },
-  text: { content: req('string'), ...OPENAPI_COMMON },
-  file: { file_path: req('nonempty'), ...OPENAPI_COMMON },
-  websocket: {
-    url: req('nonempty'),
-    message: opt('string|object|array'),
-    protocol: opt('string'),
-    keep_alive: opt('boolean'),
-    response_format: opt('string', ['json', 'text', 'raw']),
-    timeout: opt('number'),
-    headers: opt('string-map'),
-    header_fields: opt('string[]'),
-    discovery_message: opt('string|object'),
-    tool_routing: opt('string', ['single_socket', 'path_per_tool']),
-    response_mode: opt('string', ['first_message', 'until_close']),
-  },
-  tcp: {
-    ...SOCKET_COMMON,
-    framing_strategy: opt('string', ['stream', 'length_prefix', 'delimiter', 'fixed_length', 'json', 'ndjson']),
-    length_prefix_bytes: opt('integer', [1, 2, 4, 8]),
-    length_prefix_endian: opt('string', ['big', 'little']),
-    message_delimiter: opt('string'),
-    interpret_escape_sequences: opt('boolean'),
-    fixed_message_length: opt('integer'),
-    max_response_size: opt('integer'),
-    half_close: opt('boolean'),
-  },
-  udp: { ...SOCKET_COMMON, number_of_response_datagrams: opt('integer') },
-  graphql: {
-    url: req('nonempty'),
-    operation_type: opt('string', ['query', 'mutation', 'subscription']),
-    operation_name: opt('string'),
-    headers: opt('string-map'),
-    header_fields: opt('string[]'),
-    query: opt('string'),
-    variable_types: opt('string-map'),
-    subscription_url: opt('string'),
-    timeout: opt('number'),
-  },
-  grpc: {
-    host: req('nonempty'),
-    port: req('integer'),
-    use_ssl: opt('boolean'),
-    service_name: opt('string'),
-    method_name: opt('string'),
-    proto_file: opt('string'),
-    metadata: opt('string-map'),
-    timeout: opt('number'),
-    tool_name_on_wire: opt('string', ['bare', 'qualified']),
-    transport: opt('string', ['grpc']),
-  },
-  direct: { callable_name: opt('string') },
-};
-
-/** Types whose `auth` must be null. */
-const NO_AUTH = new Set(['cli', 'text', 'file', 'tcp', 'udp', 'direct']);
-
-const NEEDS_EXTRA_CHECKS = new Set(['cli', 'mcp', 'websocket', 'tcp', 'udp', 'grpc']);
 
 const BASE_FIELDS: Record<string, FieldSpec> = {
   name: opt('string'),
@@ -140,9 +32,6 @@ const BASE_FIELDS: Record<string, FieldSpec> = {
 };
 
 const BASE_ENTRIES = Object.entries(BASE_FIELDS);
-const TEMPLATE_ENTRIES: Record<string, ReadonlyArray<readonly [string, FieldSpec]>> = Object.fromEntries(
-  Object.entries(TEMPLATE_FIELDS).map(([k, v]) => [k, Object.entries(v)]),
-);
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
@@ -261,9 +150,19 @@ export function validateAuth(value: unknown, path: string, issues: ValidationIss
   }
 }
 
+/** The call template types a client knows, with their compiled template specs. */
+export interface TemplateLookup {
+  /** Whether a transport serves this type. */
+  isKnown(type: string): boolean;
+  /**
+   * The compiled spec of a known type, or undefined when its transport declares none (only base fields are
+   * checked then). Throws when the spec exists but was not loaded yet: load before validating.
+   */
+  compiled(type: string): CompiledTemplate | undefined;
+}
+
 export interface TemplateValidationOptions {
-  /** Types with a transport on this client; others are reported as unknown. */
-  knownTypes: ReadonlySet<string>;
+  templates: TemplateLookup;
 }
 
 /**
@@ -279,40 +178,11 @@ export function validateCallTemplate(value: unknown, path: string, options: Temp
   checkFields(value, BASE_ENTRIES, path, issues);
   const type = value.call_template_type;
   if (typeof type !== 'string' || issues.length > 0) return issues;
-  if (!options.knownTypes.has(type)) {
+  if (!options.templates.isKnown(type)) {
     issues.push({ path: path ? `${path}.call_template_type` : 'call_template_type', message: `unknown call_template_type ${JSON.stringify(type)}` });
     return issues;
   }
-  const fields = TEMPLATE_ENTRIES[type];
-  if (fields) checkFields(value, fields, path, issues);
-  if (issues.length === 0 && !NEEDS_EXTRA_CHECKS.has(type) && (value.auth === undefined || value.auth === null)) return issues;
-  const at = (k: string) => (path ? `${path}.${k}` : k);
-  if (NO_AUTH.has(type) && value.auth !== undefined && value.auth !== null) {
-    issues.push({ path: at('auth'), message: `must be null for ${type} templates` });
-  }
-  if (type === 'cli' && Array.isArray(value.commands)) {
-    if (value.commands.length === 0) issues.push({ path: at('commands'), message: 'must not be empty' });
-    value.commands.forEach((step, i) => {
-      const p = `${at('commands')}[${i}]`;
-      if (!isPlainObject(step)) return void issues.push({ path: p, message: `expected {command, append_to_final_output}, got ${typeName(step)}` });
-      checkField(step.command, req('nonempty'), `${p}.command`, issues);
-      checkField(step.append_to_final_output, opt('boolean'), `${p}.append_to_final_output`, issues);
-    });
-  }
-  if (type === 'mcp' && isPlainObject(value.config)) {
-    const servers = value.config.mcpServers;
-    if (!isPlainObject(servers)) issues.push({ path: at('config.mcpServers'), message: 'required (an object of server configurations)' });
-  }
-  if (type === 'websocket' && typeof value.url === 'string' && !value.url.includes('$')) {
-    try {
-      assertUrlAllowed(value.url, 'template validation', 'ws');
-    } catch (e) {
-      issues.push({ path: at('url'), message: (e as Error).message });
-    }
-  }
-  if ((type === 'tcp' || type === 'udp' || type === 'grpc') && typeof value.port === 'number' && (value.port < 0 || value.port > 65535)) {
-    issues.push({ path: at('port'), message: 'must be between 0 and 65535' });
-  }
+  options.templates.compiled(type)?.validate(value, path, issues);
   return issues;
 }
 

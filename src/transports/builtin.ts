@@ -1,21 +1,43 @@
 /**
- * The built-in transports, by call_template_type. Each module is imported on first use,
- * so `import 'utcp-kit'` loads none of them.
+ * The built-in transports, one line each: where the template spec lives (`<type>/template.ts`), how the transport
+ * is created, and the type's legacy v0.1 names. Both modules are imported on first use, so `import 'utcp-kit'`
+ * loads none of them. Adding a transport: docs/design/adding-a-transport.md.
  */
-import type { TransportFactory } from '../core/transport.js';
+import type { CallTemplateSpec, TemplateOf } from '../core/template.js';
+import type { Transport, TransportContext, TransportDefinition } from '../core/transport.js';
+import type { CallTemplateBase } from '../core/types.js';
 
-export const builtinTransports: Record<string, TransportFactory> = {
-  http: async (ctx) => (await import('./http/index.js')).createHttpTransport(ctx),
-  sse: async (ctx) => (await import('./sse/index.js')).createSseTransport(ctx),
-  streamable_http: async (ctx) => (await import('./streamable-http/index.js')).createStreamableHttpTransport(ctx),
-  cli: async (ctx) => (await import('./cli/index.js')).createCliTransport(ctx),
-  mcp: async (ctx) => (await import('./mcp/index.js')).createMcpTransport(ctx),
-  text: async (ctx) => (await import('./text/index.js')).createTextTransport(ctx),
-  file: async (ctx) => (await import('./file/index.js')).createFileTransport(ctx),
-  direct: async (ctx) => (await import('./direct/index.js')).createDirectTransport(ctx),
-  websocket: async (ctx) => (await import('./websocket/index.js')).createWebSocketTransport(ctx),
-  tcp: async (ctx) => (await import('./tcp/index.js')).createTcpTransport(ctx),
-  udp: async (ctx) => (await import('./udp/index.js')).createUdpTransport(ctx),
-  graphql: async (ctx) => (await import('./graphql/index.js')).createGraphqlTransport(ctx),
-  grpc: async (ctx) => (await import('./grpc/index.js')).createGrpcTransport(ctx),
+function builtin<T extends CallTemplateBase>(
+  spec: () => Promise<{ template: CallTemplateSpec<T> }>,
+  create: (ctx: TransportContext) => Promise<Transport<NoInfer<T>>>,
+  legacyTypes?: readonly string[],
+): TransportDefinition<T> {
+  return { template: async () => (await spec()).template, create, legacyTypes };
+}
+
+export const builtinTransports = {
+  http: builtin(() => import('./http/template.js'), async (ctx) => (await import('./http/index.js')).createHttpTransport(ctx)),
+  sse: builtin(() => import('./sse/template.js'), async (ctx) => (await import('./sse/index.js')).createSseTransport(ctx), ['http_sse']),
+  streamable_http: builtin(() => import('./streamable-http/template.js'), async (ctx) => (await import('./streamable-http/index.js')).createStreamableHttpTransport(ctx), ['http_stream', 'http_ndjson', 'http_octet_stream']),
+  cli: builtin(() => import('./cli/template.js'), async (ctx) => (await import('./cli/index.js')).createCliTransport(ctx)),
+  mcp: builtin(() => import('./mcp/template.js'), async (ctx) => (await import('./mcp/index.js')).createMcpTransport(ctx)),
+  text: builtin(() => import('./text/template.js'), async (ctx) => (await import('./text/index.js')).createTextTransport(ctx)),
+  file: builtin(() => import('./file/template.js'), async (ctx) => (await import('./file/index.js')).createFileTransport(ctx)),
+  direct: builtin(() => import('./direct/template.js'), async (ctx) => (await import('./direct/index.js')).createDirectTransport(ctx)),
+  websocket: builtin(() => import('./websocket/template.js'), async (ctx) => (await import('./websocket/index.js')).createWebSocketTransport(ctx)),
+  tcp: builtin(() => import('./tcp/template.js'), async (ctx) => (await import('./tcp/index.js')).createTcpTransport(ctx)),
+  udp: builtin(() => import('./udp/template.js'), async (ctx) => (await import('./udp/index.js')).createUdpTransport(ctx)),
+  graphql: builtin(() => import('./graphql/template.js'), async (ctx) => (await import('./graphql/index.js')).createGraphqlTransport(ctx)),
+  grpc: builtin(() => import('./grpc/template.js'), async (ctx) => (await import('./grpc/index.js')).createGrpcTransport(ctx)),
 };
+
+/** Every built-in call template type. */
+export type BuiltinCallTemplateType = keyof typeof builtinTransports;
+
+/** The call template of any built-in type (a union discriminated by `call_template_type`). */
+export type CallTemplate = {
+  [K in BuiltinCallTemplateType]: TemplateOf<Awaited<ReturnType<NonNullable<(typeof builtinTransports)[K]['template']>>>>;
+}[BuiltinCallTemplateType];
+
+/** The built-in `call_template_type` values. */
+export const BUILTIN_CALL_TEMPLATE_TYPES = Object.freeze(Object.keys(builtinTransports)) as readonly BuiltinCallTemplateType[];

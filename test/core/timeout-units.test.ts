@@ -8,6 +8,12 @@ import { OpenApiConverter } from '@utcp/http';
 import { expect, it, onTestFinished } from 'vitest';
 import { UtcpClient } from '../../src/index.js';
 import { normalizeCallTemplate } from '../../src/core/legacy.js';
+import { TemplateRegistry } from '../../src/core/template-registry.js';
+import { builtinTransports } from '../../src/transports/builtin.js';
+
+// The rule is part of each millisecond-timeout transport's legacy hook (its template spec).
+const hooks = new TemplateRegistry(builtinTransports);
+await Promise.all(hooks.types.map((type) => hooks.load(type)));
 
 it('reads a sub-1000 timeout as seconds, with one warning per manual and a logger warning', async () => {
   // Answers after 150 ms: longer than 30 ms, far shorter than 30 s.
@@ -43,11 +49,11 @@ it('reads a sub-1000 timeout as seconds, with one warning per manual and a logge
 });
 
 it('leaves millisecond values of 1000 and more, seconds-based types, and timeout_ms alone', () => {
-  expect((normalizeCallTemplate({ call_template_type: 'http', url: 'http://x', timeout: 1500 }) as { timeout: number }).timeout).toBe(1500);
-  expect((normalizeCallTemplate({ call_template_type: 'cli', commands: [], timeout: 5 }) as { timeout: number }).timeout).toBe(5000);
-  expect((normalizeCallTemplate({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }) as { timeout: number }).timeout).toBe(5);
-  expect((normalizeCallTemplate({ call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 }) as { timeout: number }).timeout).toBe(50);
+  expect((normalizeCallTemplate({ call_template_type: 'http', url: 'http://x', timeout: 1500 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(1500);
+  expect((normalizeCallTemplate({ call_template_type: 'cli', commands: [], timeout: 5 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(5000);
+  expect((normalizeCallTemplate({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(5);
+  expect((normalizeCallTemplate({ call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(50);
   const notes: string[] = [];
-  normalizeCallTemplate({ call_template_type: 'graphql', url: 'http://x', timeout: 2 }, notes, 'manual call template');
-  expect(notes).toEqual(['manual call template: timeout 2 read as seconds (2000 ms); values below 1000 are seconds, write milliseconds to silence this']);
+  normalizeCallTemplate({ call_template_type: 'graphql', url: 'http://x', timeout: 2 }, notes, 'manual call template', hooks);
+  expect(notes).toEqual(['manual call template: timeout below 1000 read as seconds (2 → 2000 ms); write milliseconds to silence this']);
 });

@@ -1,24 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { validateCallTemplate, validateTool } from '../../src/core/validate.js';
-import { BUILTIN_CALL_TEMPLATE_TYPES } from '../../src/core/types.js';
+import { TemplateRegistry } from '../../src/core/template-registry.js';
+import { builtinTransports } from '../../src/transports/builtin.js';
 
-const knownTypes = new Set<string>(BUILTIN_CALL_TEMPLATE_TYPES);
+// The built-in transports' template specs, loaded as the client loads them before validating.
+const templates = new TemplateRegistry(builtinTransports);
+await Promise.all(templates.types.map((type) => templates.load(type)));
 
 describe('validateCallTemplate', () => {
   it('names the path and the problem of a missing required field', () => {
-    const issues = validateCallTemplate({ call_template_type: 'http' }, 'tools[3].tool_call_template', { knownTypes });
+    const issues = validateCallTemplate({ call_template_type: 'http' }, 'tools[3].tool_call_template', { templates });
     expect(issues).toEqual([{ path: 'tools[3].tool_call_template.url', message: 'required' }]);
   });
 
   it('reports wrong types and bad enum values', () => {
-    const issues = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', http_method: 'FETCH', headers: { a: 1 } }, '', { knownTypes });
+    const issues = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', http_method: 'FETCH', headers: { a: 1 } }, '', { templates });
     expect(issues.map((i) => i.path)).toEqual(['headers.a', 'http_method']);
     expect(issues[1].message).toContain('"GET"');
     expect(issues[0].message).toBe('expected a string, got number');
   });
 
   it('reports an unknown call_template_type on that field', () => {
-    const issues = validateCallTemplate({ call_template_type: 'carrier_pigeon' }, 'x', { knownTypes });
+    const issues = validateCallTemplate({ call_template_type: 'carrier_pigeon' }, 'x', { templates });
     expect(issues).toEqual([{ path: 'x.call_template_type', message: 'unknown call_template_type "carrier_pigeon"' }]);
   });
 
@@ -26,10 +29,10 @@ describe('validateCallTemplate', () => {
     const issues = validateCallTemplate(
       { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'oauth2', client_id: 'a', client_secret: 'b' } },
       '',
-      { knownTypes },
+      { templates },
     );
     expect(issues).toEqual([{ path: 'auth.token_url', message: 'required' }]);
-    const unknown = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'magic' } }, '', { knownTypes });
+    const unknown = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'magic' } }, '', { templates });
     expect(unknown[0].path).toBe('auth.auth_type');
   });
 
@@ -37,7 +40,7 @@ describe('validateCallTemplate', () => {
     const issues = validateCallTemplate(
       { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'api_key', api_key: 'k', var_name: 'X-Api-Key\r\nX-Injected: yes' } },
       '',
-      { knownTypes },
+      { templates },
     );
     expect(issues[0]).toMatchObject({ path: 'auth.var_name', message: expect.stringContaining('CR/LF') });
   });
@@ -46,33 +49,33 @@ describe('validateCallTemplate', () => {
     const issues = validateCallTemplate(
       { call_template_type: 'cli', commands: [{ command: 'ls' }, { command: '' }, 'x'], auth: { auth_type: 'basic', username: 'u', password: 'p' } },
       '',
-      { knownTypes },
+      { templates },
     );
     expect(issues.map((i) => i.path)).toEqual(['auth', 'commands[1].command', 'commands[2]']);
   });
 
   it('applies the WebSocket URL policy at validation', () => {
-    const issues = validateCallTemplate({ call_template_type: 'websocket', url: 'ws://10.0.0.5/socket' }, '', { knownTypes });
+    const issues = validateCallTemplate({ call_template_type: 'websocket', url: 'ws://10.0.0.5/socket' }, '', { templates });
     expect(issues[0].message).toContain('WebSocket URL');
-    expect(validateCallTemplate({ call_template_type: 'websocket', url: 'ws://127.0.0.1:9/s' }, '', { knownTypes })).toEqual([]);
+    expect(validateCallTemplate({ call_template_type: 'websocket', url: 'ws://127.0.0.1:9/s' }, '', { templates })).toEqual([]);
   });
 
   it('keeps unknown keys (tolerant reading)', () => {
-    expect(validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', x_custom: 1 }, '', { knownTypes })).toEqual([]);
+    expect(validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', x_custom: 1 }, '', { templates })).toEqual([]);
   });
 });
 
 describe('validateTool', () => {
   it('fills defaults without mutating the input', () => {
     const input = { name: 'echo', tool_call_template: { call_template_type: 'text', content: 'x' } };
-    const { tool, issues } = validateTool(input, 'tools[0]', { knownTypes });
+    const { tool, issues } = validateTool(input, 'tools[0]', { templates });
     expect(issues).toEqual([]);
     expect(tool).toMatchObject({ name: 'echo', description: '', inputs: {}, outputs: {}, tags: [] });
     expect(input).toEqual({ name: 'echo', tool_call_template: { call_template_type: 'text', content: 'x' } });
   });
 
   it('lists every problem with its path', () => {
-    const { tool, issues } = validateTool({ tags: 'x', tool_call_template: { call_template_type: 'http' } }, 'tools[3]', { knownTypes });
+    const { tool, issues } = validateTool({ tags: 'x', tool_call_template: { call_template_type: 'http' } }, 'tools[3]', { templates });
     expect(tool).toBeUndefined();
     expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
       'tools[3].name: required',

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { Auth, HttpCallTemplate, OAuth2Auth } from '../../src/core/types.js';
+import type { Auth, OAuth2Auth } from '../../src/core/types.js';
+import type { HttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
 import { invalidateAuth, resolveAuth } from '../../src/transports/shared/auth.js';
 import { httpDispatcher } from '../../src/transports/shared/http-dispatcher.js';

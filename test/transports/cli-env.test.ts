@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildChildEnv, DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../../src/transports/shared/child-env.js';
-import type { CliCallTemplate } from '../../src/core/types.js';
+import type { CliCallTemplate } from '../../src/index.js';
 import { cliTemplate, makeHarness, nodeFixture } from '../fixtures/cli/harness.js';
 
 const SECRETS = {

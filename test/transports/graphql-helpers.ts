@@ -1,7 +1,8 @@
 /** Shared setup for the graphql transport tests: a real server, a transport, and call options. */
 import { onTestFinished } from 'vitest';
 import type { CallOptions } from '../../src/core/transport.js';
-import type { GraphqlCallTemplate, Tool } from '../../src/core/types.js';
+import type { Tool } from '../../src/core/types.js';
+import type { GraphqlCallTemplate } from '../../src/index.js';
 import { createGraphqlTransport } from '../../src/transports/graphql/index.js';
 import { startGraphqlServer, type GraphqlTestServer } from '../fixtures/graphql/graphql-server.js';
 import { createTestContext } from '../helpers/context.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UrlPolicyError } from '../../src/core/errors.js';
-import type { GraphqlCallTemplate, Tool } from '../../src/core/types.js';
+import type { Tool } from '../../src/core/types.js';
+import type { GraphqlCallTemplate } from '../../src/index.js';
 import { MANUAL, callOptions, discover, graphqlServer, graphqlTransport, template } from './graphql-helpers.js';
 
 const REJECTED = [

@@ -3,7 +3,8 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { TransportError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import type { GraphqlCallTemplate, Tool } from '../../src/core/types.js';
+import type { Tool } from '../../src/core/types.js';
+import type { GraphqlCallTemplate } from '../../src/index.js';
 import { GraphqlError } from '../../src/transports/graphql/index.js';
 import { MANUAL, callOptions, discover, graphqlServer, graphqlTransport, template } from './graphql-helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UtcpArgumentsError, UtcpTimeoutError } from '../../src/core/errors.js';
-import type { GrpcCallTemplate } from '../../src/core/types.js';
+import type { GrpcCallTemplate } from '../../src/index.js';
 import { GrpcError } from '../../src/transports/grpc/index.js';
 import { callOptions, collect, discover, grpcServer, grpcTransport, template } from './grpc-helpers.js';
 

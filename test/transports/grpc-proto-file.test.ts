@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { GrpcCallTemplate } from '../../src/core/types.js';
+import type { GrpcCallTemplate } from '../../src/index.js';
 import { FIXTURES } from '../fixtures/grpc/grpc-server.js';
 import { callOptions, discover, grpcServer, grpcTransport, template } from './grpc-helpers.js';
 

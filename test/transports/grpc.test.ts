@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ToolExecutionError, UrlPolicyError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
-import type { GrpcCallTemplate } from '../../src/core/types.js';
+import type { GrpcCallTemplate } from '../../src/index.js';
 import { GrpcError, UTCP_SERVICE_PROTO } from '../../src/transports/grpc/index.js';
 import { UTCP_PROTO_PATH } from '../fixtures/grpc/grpc-server.js';
 import { MANUAL, callOptions, collect, countingProxy, discover, grpcServer, grpcTransport, rawTcpServer, template, toolFor } from './grpc-helpers.js';

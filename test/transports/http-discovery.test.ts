@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { HttpStatusError } from '../../src/core/errors.js';
 import type { OpenApiConverter } from '../../src/core/transport.js';
-import type { HttpCallTemplate } from '../../src/core/types.js';
+import type { HttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
 import { callOptions, testContext, type TestContext } from '../fixtures/http/harness.js';
 import { json, startServer, type Handler, type TestServer } from '../fixtures/http/server.js';

@@ -6,7 +6,7 @@ import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { HttpCallTemplate } from '../../src/core/types.js';
+import type { HttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
 import { RoutingDispatcher, proxyConfigured } from '../../src/transports/shared/http-dispatcher.js';
 import { callOptions, makeTool, remoteUrl, testContext } from '../fixtures/http/harness.js';

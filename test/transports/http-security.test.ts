@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { CallTemplateBase, HttpCallTemplate, JsonObject, SseCallTemplate, StreamableHttpCallTemplate } from '../../src/core/types.js';
+import type { CallTemplateBase, JsonObject } from '../../src/core/types.js';
+import type { HttpCallTemplate, SseCallTemplate, StreamableHttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
 import { createSseTransport } from '../../src/transports/sse/index.js';
 import { createStreamableHttpTransport } from '../../src/transports/streamable-http/index.js';

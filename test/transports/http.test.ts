@@ -1,6 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HttpStatusError } from '../../src/core/errors.js';
-import type { HttpCallTemplate, JsonObject } from '../../src/core/types.js';
+import type { JsonObject } from '../../src/core/types.js';
+import type { HttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
 import { callOptions, makeTool, testContext, type TestContext } from '../fixtures/http/harness.js';
 import { json, startServer, type Handler, type TestServer } from '../fixtures/http/server.js';

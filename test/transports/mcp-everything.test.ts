@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../../src/core/transport.js';
-import type { McpCallTemplate } from '../../src/core/types.js';
+import type { McpCallTemplate } from '../../src/index.js';
 import { EVERYTHING_ENTRY, createHarness, mcpTemplate, measureExitAfterClose, toolNames, type Harness } from '../fixtures/mcp/harness.js';
 
 describe('mcp with server-everything over stdio', () => {

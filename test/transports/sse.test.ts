@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HttpStatusError } from '../../src/core/errors.js';
-import type { JsonObject, SseCallTemplate } from '../../src/core/types.js';
+import type { JsonObject } from '../../src/core/types.js';
+import type { SseCallTemplate } from '../../src/index.js';
 import { createSseTransport } from '../../src/transports/sse/index.js';
 import { callOptions, makeTool, testContext, type TestContext } from '../fixtures/http/harness.js';
 import { deferred, json, startServer, type Handler, type TestServer } from '../fixtures/http/server.js';

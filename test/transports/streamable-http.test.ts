@@ -1,6 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HttpStatusError } from '../../src/core/errors.js';
-import type { JsonObject, StreamableHttpCallTemplate } from '../../src/core/types.js';
+import type { JsonObject } from '../../src/core/types.js';
+import type { StreamableHttpCallTemplate } from '../../src/index.js';
 import { createStreamableHttpTransport } from '../../src/transports/streamable-http/index.js';
 import { callOptions, makeTool, testContext, type TestContext } from '../fixtures/http/harness.js';
 import { deferred, json, startServer, type Handler, type TestServer } from '../fixtures/http/server.js';

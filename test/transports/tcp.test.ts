@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { TcpCallTemplate } from '../../src/core/types.js';
+import type { TcpCallTemplate } from '../../src/index.js';
 import { createTcpTransport } from '../../src/transports/tcp/index.js';
 import { createTestContext } from '../helpers/context.js';
 import { callOptions, collect, toolOf } from '../fixtures/sockets/call-helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { UdpCallTemplate } from '../../src/core/types.js';
+import type { UdpCallTemplate } from '../../src/index.js';
 import { createUdpTransport } from '../../src/transports/udp/index.js';
 import { createTestContext } from '../helpers/context.js';
 import { callOptions, collect, toolOf } from '../fixtures/sockets/call-helpers.js';

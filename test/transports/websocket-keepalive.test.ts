@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { WebSocketCallTemplate } from '../../src/core/types.js';
+import type { WebSocketCallTemplate } from '../../src/index.js';
 import { createWebSocketTransport } from '../../src/transports/websocket/index.js';
 import { KEEP_ALIVE_INTERVAL_MS } from '../../src/transports/websocket/ws-connection.js';
 import { createTestContext } from '../helpers/context.js';

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { Auth, WebSocketCallTemplate } from '../../src/core/types.js';
+import type { Auth } from '../../src/core/types.js';
+import type { WebSocketCallTemplate } from '../../src/index.js';
 import { createWebSocketTransport } from '../../src/transports/websocket/index.js';
 import { handshakeRequest } from '../../src/transports/websocket/handshake-request.js';
 import { createTestContext } from '../helpers/context.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Logger } from '../../src/core/logger.js';
-import type { WebSocketCallTemplate } from '../../src/core/types.js';
+import type { WebSocketCallTemplate } from '../../src/index.js';
 import { createWebSocketTransport } from '../../src/transports/websocket/index.js';
 import { createTestContext } from '../helpers/context.js';
 import { callOptions, collect, toolOf } from '../fixtures/sockets/call-helpers.js';

@@ -5,7 +5,9 @@
 import { UrlPolicyError, UtcpError } from '../../core/errors.js';
 import { resolveLimits } from '../../core/limits.js';
 import type { OpenApiConverterOptions } from '../../core/transport.js';
-import type { HttpMethod, JsonSchema } from '../../core/types.js';
+import type { JsonSchema } from '../../core/types.js';
+/** The methods an `http` call template supports. */
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 import { redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
 import { BaseUrlResolver, joinUrl } from './base-url-resolver.js';
 import { ReportBuilder, type OpenApiConversionReport, type OpenApiOperationRef } from './conversion-report.js';

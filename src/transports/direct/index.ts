@@ -2,7 +2,8 @@
 import { ToolExecutionError, UtcpError } from '../../core/errors.js';
 import { raceSignal } from '../../core/signals.js';
 import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { DirectCallTemplate, Tool } from '../../core/types.js';
+import type { Tool } from '../../core/types.js';
+import type { DirectCallTemplate } from './template.js';
 
 export function createDirectTransport(ctx: TransportContext): Transport<DirectCallTemplate> {
   return {

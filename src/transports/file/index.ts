@@ -4,7 +4,7 @@ import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UtcpError } from '../../core/errors.js';
 import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { FileCallTemplate } from '../../core/types.js';
+import type { FileCallTemplate } from './template.js';
 import { resolveConfinedPath } from '../shared/confined-path.js';
 import { discoverFromDocument } from '../shared/local-document.js';
 

@@ -1,5 +1,6 @@
 import { UtcpError } from '../../core/errors.js';
-import type { GraphqlCallTemplate, JsonSchema } from '../../core/types.js';
+import type { JsonSchema } from '../../core/types.js';
+import type { GraphqlCallTemplate } from './template.js';
 import { buildDocument, type OperationType } from './graphql-document.js';
 import { GraphqlSchemaMapper, typeNotation } from './graphql-schema-mapper.js';
 import type { FieldInfo, InputValue, IntrospectionSchema } from './introspection-query.js';

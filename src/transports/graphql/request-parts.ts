@@ -1,7 +1,8 @@
 import { UtcpError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { TransportContext } from '../../core/transport.js';
-import type { GraphqlCallTemplate, JsonObject } from '../../core/types.js';
+import type { JsonObject } from '../../core/types.js';
+import type { GraphqlCallTemplate } from './template.js';
 import { assertHeaderSafe } from '../../core/url-policy.js';
 import { resolveAuth } from '../shared/auth.js';
 

@@ -1,7 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
-import type { GrpcCallTemplate } from '../../core/types.js';
+import type { GrpcCallTemplate } from './template.js';
 import { assertHeaderSafe } from '../../core/url-policy.js';
 import { resolveAuth } from '../shared/auth.js';
 import type { Grpc } from './load-grpc.js';

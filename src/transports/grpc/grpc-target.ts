@@ -1,5 +1,5 @@
 import { UrlPolicyError, UtcpError } from '../../core/errors.js';
-import type { GrpcCallTemplate } from '../../core/types.js';
+import type { GrpcCallTemplate } from './template.js';
 import { isLoopbackLiteral } from '../../core/url-policy.js';
 
 export interface GrpcTarget {

@@ -1,6 +1,7 @@
 import type { Method, Service } from 'protobufjs';
 import { UtcpError } from '../../core/errors.js';
-import type { GrpcCallTemplate, JsonSchema } from '../../core/types.js';
+import type { JsonSchema } from '../../core/types.js';
+import type { GrpcCallTemplate } from './template.js';
 import { ProtoSchemaBuilder, typeName } from './proto-schema.js';
 
 export interface ServiceTool {

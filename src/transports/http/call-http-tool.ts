@@ -1,7 +1,8 @@
 import { HttpStatusError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
-import type { HttpCallTemplate, JsonObject, Tool } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { HttpCallTemplate } from './template.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from '../shared/auth.js';
 import { bodyExcerpt, decodeResponseBody, discardBody, headerValue, readBodyCapped } from '../shared/http-body.js';

@@ -3,7 +3,8 @@
  * and tool calls on the client's shared undici dispatcher.
  */
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { HttpCallTemplate, JsonObject, Tool } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { HttpCallTemplate } from './template.js';
 import { discoverHttpManual } from '../shared/http-discovery.js';
 import { callHttpTool } from './call-http-tool.js';
 

@@ -1,5 +1,5 @@
 import type { Transport, TransportContext } from '../../core/transport.js';
-import type { McpCallTemplate } from '../../core/types.js';
+import type { McpCallTemplate } from './template.js';
 import { McpTransport } from './mcp-transport.js';
 
 export { McpTransport } from './mcp-transport.js';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { UtcpError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
-import type { McpCallTemplate } from '../../core/types.js';
+import type { McpCallTemplate } from './template.js';
 import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
 
 /** How a server is reached. `http-auto` tries streamable HTTP, then the legacy SSE transport. */

@@ -3,7 +3,7 @@ import { isOpenApiDocument, isUtcpManualDocument, parseDocumentText } from '../.
 import { normalizeManual } from '../../core/legacy.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, DiscoveryResult, TransportContext } from '../../core/transport.js';
-import type { HttpCallTemplate } from '../../core/types.js';
+import type { OpenApiSourceTemplate } from './template-fields.js';
 import { assertUrlAllowed, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
 import { invalidateAuth, resolveAuth } from './auth.js';
 import { bodyExcerpt, discardBody, readBodyCapped, utf8 } from './http-body.js';
@@ -102,7 +102,7 @@ export async function discoverHttpManual(
       return { manual: dropLoopbackTools(normalized, response.url.href, warnings), warnings };
     }
     if (discover.allowOpenApi && isOpenApiDocument(doc)) {
-      const raw = options.rawTemplate as HttpCallTemplate;
+      const raw = options.rawTemplate as OpenApiSourceTemplate;
       const { manual, warnings } = await ctx.convertOpenApi(doc, {
         manualName: options.manualName,
         specUrl: sourceUrl,

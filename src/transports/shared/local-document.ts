@@ -1,7 +1,7 @@
 import { UtcpError } from '../../core/errors.js';
 import { isOpenApiDocument, isUtcpManualDocument, parseDocumentText } from '../../core/document.js';
 import type { DiscoveryResult, TransportContext } from '../../core/transport.js';
-import type { FileCallTemplate, TextCallTemplate } from '../../core/types.js';
+import type { OpenApiSourceTemplate } from './template-fields.js';
 
 /**
  * Classifies a local document (text or file manual): a `tools` array is a UTCP manual,
@@ -10,7 +10,7 @@ import type { FileCallTemplate, TextCallTemplate } from '../../core/types.js';
 export async function discoverFromDocument(
   ctx: TransportContext,
   text: string,
-  options: { what: string; manualName: string; rawTemplate: TextCallTemplate | FileCallTemplate; format?: 'json' | 'yaml' | 'auto'; specUrl?: string },
+  options: { what: string; manualName: string; rawTemplate: OpenApiSourceTemplate; format?: 'json' | 'yaml' | 'auto'; specUrl?: string },
 ): Promise<DiscoveryResult> {
   const doc = await parseDocumentText(text, { what: options.what, format: options.format, limits: ctx.limits });
   if (isUtcpManualDocument(doc)) return { manual: doc };

@@ -6,7 +6,8 @@
 import { TextDecoder } from 'node:util';
 import { UtcpError } from '../../core/errors.js';
 import { argToText, parseJsonOrText } from '../../core/stringify.js';
-import type { JsonObject, SocketRequestOptions, Tool } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { SocketRequestOptions } from './template-fields.js';
 
 /** The default discovery message of websocket, tcp and udp manuals. */
 export const DEFAULT_DISCOVERY_MESSAGE = Object.freeze({ type: 'utcp' });
@@ -106,7 +107,7 @@ export function templateMentions(template: unknown, name: string): boolean {
 }
 
 /** The tool name sent on the wire: bare (`<manual>.` stripped) unless `qualified`. */
-export function wireToolName(tool: Tool, manualName: string, mode: 'bare' | 'qualified' | undefined): string {
+export function wireToolName(tool: Tool, manualName: string, mode: 'bare' | 'qualified' | null | undefined): string {
   if (mode === 'qualified') return tool.name;
   const prefix = `${manualName}.`;
   return tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;

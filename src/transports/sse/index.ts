@@ -4,7 +4,8 @@
  */
 import { UtcpError } from '../../core/errors.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { JsonObject, SseCallTemplate, Tool } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { SseCallTemplate } from './template.js';
 import { discoverHttpManual } from '../shared/http-discovery.js';
 import { streamSseEvents } from './stream-sse-events.js';
 

@@ -1,7 +1,8 @@
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
-import type { JsonObject, StreamableHttpCallTemplate, Tool } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { StreamableHttpCallTemplate } from './template.js';
 import { concatBytes, destroyBody, decodeResponseBody, headerValue, mediaType, readBodyCapped, utf8, type ResponseBody } from '../shared/http-body.js';
 import { createDeadline } from '../shared/http-deadline.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';

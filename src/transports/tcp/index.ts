@@ -4,7 +4,8 @@
  */
 import { TransportError } from '../../core/errors.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { JsonObject, TcpCallTemplate, Tool } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { TcpCallTemplate } from './template.js';
 import { socketDiscoveryResult } from '../shared/socket-discovery.js';
 import {
   buildSocketPayload,

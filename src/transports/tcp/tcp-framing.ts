@@ -1,5 +1,5 @@
 import { UtcpError } from '../../core/errors.js';
-import type { TcpCallTemplate } from '../../core/types.js';
+import type { TcpCallTemplate } from './template.js';
 import { decodeEscapes } from './decode-escapes.js';
 
 export type FramingStrategy = NonNullable<TcpCallTemplate['framing_strategy']>;

@@ -1,6 +1,6 @@
 /** The `text` transport: the manual is inline `content` (a UTCP manual or an OpenAPI document). */
 import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { TextCallTemplate } from '../../core/types.js';
+import type { TextCallTemplate } from './template.js';
 import { discoverFromDocument } from '../shared/local-document.js';
 
 export function createTextTransport(ctx: TransportContext): Transport<TextCallTemplate> {

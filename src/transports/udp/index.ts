@@ -4,7 +4,8 @@
  */
 import { TransportError } from '../../core/errors.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
-import type { JsonObject, Tool, UdpCallTemplate } from '../../core/types.js';
+import type { JsonObject, Tool } from '../../core/types.js';
+import type { UdpCallTemplate } from './template.js';
 import { socketDiscoveryResult } from '../shared/socket-discovery.js';
 import { buildSocketPayload, decodeResponseBytes, discoveryMessageText, textDecoderFor, wireToolName } from '../shared/socket-payload.js';
 import { AbortScopes } from '../shared/socket-scopes.js';

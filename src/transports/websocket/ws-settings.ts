@@ -1,5 +1,5 @@
 import { UtcpError } from '../../core/errors.js';
-import type { WebSocketCallTemplate } from '../../core/types.js';
+import type { WebSocketCallTemplate } from './template.js';
 import { positiveOr } from '../shared/socket-deadline.js';
 
 /** A websocket template with its defaults applied (docs/design/transports.md#websocket). */

@@ -1,0 +1,53 @@
+/**
+ * Schema builders for transport templates (TypeBox, so each builder gives both the JSON Schema and the TypeScript
+ * type). Only template modules import this file, and they are loaded on first use, so `import 'utcp-kit'` never
+ * loads TypeBox. Conventions, matching the validator's messages (core/template-validator.ts):
+ * `optional(x)` = may be absent or null; `nonEmpty()` = a string with a non-space character.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { Auth, JsonObject } from './types.js';
+
+export { Type };
+export { defineCallTemplate } from './template.js';
+
+/** Marks a property checked as an auth object by core (validate.ts#validateAuth). */
+export const AUTH_FIELD = 'x-utcp-auth';
+
+/** Absent or null allowed. */
+export function optional<T extends TSchema>(schema: T) {
+  const type = (schema as { type?: unknown }).type;
+  const types = Array.isArray(type) ? [...type, 'null'] : typeof type === 'string' ? [type, 'null'] : undefined;
+  const values = (schema as { enum?: unknown[] }).enum;
+  const nullable = Type.Unsafe<Static<T> | null>({ ...schema, ...(types ? { type: types } : {}), ...(values ? { enum: [...values, null] } : {}) });
+  return Type.Optional(nullable);
+}
+
+/** A string with at least one non-space character. */
+export const nonEmpty = () => Type.String({ pattern: '\\S' });
+
+/** One of the given strings (or numbers). */
+export function oneOf<const V extends readonly (string | number)[]>(values: V) {
+  const type = values.every((v) => typeof v === 'string') ? 'string' : values.every((v) => Number.isInteger(v)) ? 'integer' : 'number';
+  return Type.Unsafe<V[number]>({ type, enum: [...values] });
+}
+
+/** An object whose values are all strings (headers, env vars, ...). */
+export const stringMap = () => Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } });
+
+/** An array of strings. */
+export const stringList = () => Type.Array(Type.String());
+
+/** An auth object (checked by core, by `auth_type`). */
+export const authField = () => Type.Unsafe<Auth>({ [AUTH_FIELD]: true });
+
+/** A TCP/UDP port. */
+export const port = () => Type.Integer({ minimum: 0, maximum: 65535 });
+
+/** A string or an object (discovery messages). */
+export const stringOrObject = () => Type.Unsafe<string | JsonObject>({ type: ['string', 'object'] });
+
+/** `auth` must be absent or null for this type. */
+export const noAuth = () => Type.Optional(Type.Null());
+
+/** Any JSON value with a documented TypeScript type; not checked beyond being present when required. */
+export const anyOf = <T>() => Type.Unsafe<T>({});

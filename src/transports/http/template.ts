@@ -1,0 +1,24 @@
+/** The `http` call template (docs/design/transports.md#http): its TypeScript type and its validator, in one definition. */
+import { Type, authField, defineCallTemplate, oneOf, optional, stringList } from '../../core/template-schema.js';
+import type { TemplateOf } from '../../core/template.js';
+import { httpFamilyFields, legacyHttpFamily, openApiFilterSchema } from '../shared/template-fields.js';
+
+export const template = defineCallTemplate({
+  type: 'http',
+  schema: Type.Object({
+    ...httpFamilyFields,
+    /** @default "GET" */
+    http_method: optional(oneOf(['GET', 'POST', 'PUT', 'DELETE', 'PATCH'])),
+    /** @default "application/json" */
+    content_type: optional(Type.String()),
+    cookie_fields: optional(stringList()),
+    auth_tools: optional(authField()),
+    /** Call timeout in milliseconds. @default 30000 */
+    timeout: optional(Type.Number()),
+    openapi_filter: optional(Type.Unsafe<typeof openApiFilterSchema.static>({ type: 'object' })),
+  }),
+  legacy: legacyHttpFamily,
+});
+
+export type HttpCallTemplate = TemplateOf<typeof template>;
+export type HttpMethod = NonNullable<HttpCallTemplate['http_method']>;
