@@ -8,18 +8,29 @@ export function outDirEnvName(nonce: string): string {
   return `__UTCP_OUT_${nonce}`;
 }
 
+/** Environment variable holding the random token of the step markers of one bash invocation. */
+export function markEnvName(nonce: string): string {
+  return `__UTCP_MARK_${nonce}`;
+}
+
 /**
- * Bash: each step in a `{ … }` group (the current shell, not a subshell) whose combined output goes to
- * `$__UTCP_OUT_<nonce>/<i>`; `CMD_<i>_OUTPUT` holds it afterwards; the script exits with the last step's status.
+ * Bash: each step in a `{ … }` group (the current shell, not a subshell) whose combined output goes to the
+ * shell's stdout, which the transport reads and caps while it streams (docs/design/threat-model.md#cli-output-cap).
+ * After each step the shell prints a marker line (`\n<token>:<i>\n`) and waits for the transport's
+ * acknowledgement on fd 3 (a pipe from the transport; fd 4 keeps the original stdout); by then the transport has written the step's output to
+ * `$__UTCP_OUT_<nonce>/<i>`, from which `CMD_<i>_OUTPUT` is read. Steps get neither fd 3 nor fd 4.
+ * An EXIT trap prints `\n<token>:end\n`, also when a step calls `exit`. The script exits with the last step's status.
  * `commands` are already rewritten (no placeholders left).
  */
 export function buildBashScript(commands: readonly string[], nonce: string): string {
   const dir = `$${outDirEnvName(nonce)}`;
-  const lines: string[] = [];
+  const mark = `$${markEnvName(nonce)}`;
+  const lines: string[] = ['exec 4>&1', `trap 'printf "\\n%s:end\\n" "${mark}" >&4' EXIT`];
   commands.forEach((command, i) => {
-    lines.push('{', command, `} >"${dir}/${i}" 2>&1`);
+    // The group's own redirection of fd 1 means an `exec >file` inside it ends with the group.
+    lines.push('{', command, '} >&4 2>&1 3<&- 4>&-');
     if (i === commands.length - 1) lines.push('__utcp_rc=$?');
-    lines.push(`CMD_${i}_OUTPUT=$(<"${dir}/${i}")`);
+    lines.push(`printf '\\n%s:${i}\\n' "${mark}" >&4`, 'IFS= read -r __utcp_ack <&3 || exit 125', `CMD_${i}_OUTPUT=$(<"${dir}/${i}")`);
   });
   lines.push('exit $__utcp_rc');
   return lines.join('\n') + '\n';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, open, readdir, rm, stat, chmod } from 'node:fs/promises';
+import { mkdtemp, rm, stat, chmod, writeFile } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CliExitError, TransportError, UtcpArgumentsError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
@@ -7,13 +8,14 @@ import { argToText } from '../../core/stringify.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { CliCallTemplate } from './template.js';
-import { buildBashScript, buildPowerShellScript, outDirEnvName } from './build-script.js';
+import { buildBashScript, buildPowerShellScript, markEnvName, outDirEnvName } from './build-script.js';
+import { StepOutputs } from './step-outputs.js';
 import { buildChildEnv } from '../shared/child-env.js';
 import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
 import { processTreeMarker, type ProcessGroup } from '../shared/process-group.js';
 import { argEnvName, rewritePlaceholders, varEnvName, type ShellDialect } from './rewrite-placeholders.js';
 import { deferredVariables } from '../../core/variables.js';
-import { runProcess } from './run-process.js';
+import { runProcess, type RunProcessOptions } from './run-process.js';
 import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
 
 /** Call timeout when the template sets none, in milliseconds. */
@@ -164,16 +166,35 @@ export class CliTransport implements Transport<CliCallTemplate> {
       try {
         await chmod(outDir, 0o700);
         internal[outDirEnvName(nonce)] = outDir;
+        const stepToken = randomBytes(16).toString('hex');
+        internal[markEnvName(nonce)] = stepToken;
         const env = this.#env(template, internal);
         const script = buildBashScript(rewritten.map((r) => r.text), nonce);
         this.#ctx.logger.debug?.('cli: running', { what: run.what, steps: commands.length, cwd });
-        const result = await this.#spawn('/bin/bash', ['-c', script], cwd, env, signal.signal, run, run.maxBytes, marker.value);
+        // Step outputs stream through the shell's stdout, capped while they arrive; the transport writes each
+        // step's file for CMD_<i>_OUTPUT and then lets the shell go on (build-script.ts).
+        let stdin: Writable | undefined;
+        const steps = new StepOutputs(stepToken, async (index, output) => {
+          try {
+            await writeFile(join(outDir, String(index)), output, { mode: 0o600 });
+            stdin?.write('\n');
+          } catch {
+            stdin?.destroy(); // the shell's `read` fails and it exits with 125
+          }
+        });
+        const result = await this.#spawn('/bin/bash', ['-c', script], cwd, env, signal.signal, run, run.maxBytes, marker.value, {
+          onStdout: (chunk) => steps.push(chunk),
+          onControl: (s) => (stdin = s),
+          isComplete: () => steps.ended,
+        });
         if (result.exitCode !== 0) {
-          const stepTail = await lastStepTail(outDir);
+          const stepTail = tail(steps.output(steps.current).toString('utf8'));
           const shellTail = result.stderrTail.trim();
           throw new CliExitError(result.exitCode, result.signal, tail(shellTail ? `${stepTail}\n${shellTail}` : stepTail), run.what);
         }
-        return await readAppendedOutputs(outDir, appended, run);
+        return appended
+          .flatMap((on, i) => (on ? [steps.output(i).toString('utf8').replace(/\n+$/, '')] : []))
+          .join('\n');
       } finally {
         await rm(outDir, { recursive: true, force: true });
       }
@@ -182,8 +203,19 @@ export class CliTransport implements Transport<CliCallTemplate> {
     }
   }
 
-  #spawn(file: string, args: string[], cwd: string, env: Record<string, string>, signal: AbortSignal, run: Execution, maxStdoutBytes: number, treeMarker: string) {
+  #spawn(
+    file: string,
+    args: string[],
+    cwd: string,
+    env: Record<string, string>,
+    signal: AbortSignal,
+    run: Execution,
+    maxStdoutBytes: number,
+    treeMarker: string,
+    streaming: Pick<RunProcessOptions, 'onStdout' | 'onControl' | 'isComplete'> = {},
+  ) {
     return runProcess({
+      ...streaming,
       file,
       args,
       cwd,
@@ -292,48 +324,4 @@ function argumentText(args: JsonObject, name: string, run: Execution): string {
 
 function tail(text: string): string {
   return text.length > OUTPUT_TAIL_BYTES ? text.slice(-OUTPUT_TAIL_BYTES) : text;
-}
-
-/** Up to the last 4 KiB of the output of the step that ran last (the highest-numbered file). */
-async function lastStepTail(outDir: string): Promise<string> {
-  const steps = (await readdir(outDir)).filter((f) => /^\d+$/.test(f)).map(Number);
-  if (steps.length === 0) return '';
-  return readTail(join(outDir, String(Math.max(...steps))), OUTPUT_TAIL_BYTES);
-}
-
-async function readTail(path: string, maxBytes: number): Promise<string> {
-  const file = await open(path, 'r');
-  try {
-    const { size } = await file.stat();
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    await file.read(buffer, 0, length, size - length);
-    return buffer.toString('utf8');
-  } finally {
-    await file.close();
-  }
-}
-
-/** Appended step outputs, trailing newlines stripped as `$( … )` does, joined with "\n". */
-async function readAppendedOutputs(outDir: string, appended: readonly boolean[], run: Execution): Promise<string> {
-  const parts: string[] = [];
-  let total = 0;
-  for (let i = 0; i < appended.length; i++) {
-    if (!appended[i]) continue;
-    const path = join(outDir, String(i));
-    let size: number;
-    try {
-      size = (await stat(path)).size;
-    } catch {
-      parts.push(''); // the script ended (exit) before this step
-      continue;
-    }
-    total += size;
-    if (total > run.maxBytes) {
-      throw new UtcpError('RESPONSE_TOO_LARGE', `${run.what}: output exceeds ${run.maxBytes} bytes`);
-    }
-    const text = await readTail(path, size);
-    parts.push(text.replace(/\n+$/, ''));
-  }
-  return parts.join('\n');
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import { ProcessGroup } from '../shared/process-group.js';
@@ -22,6 +23,18 @@ export interface RunProcessOptions {
   platform: NodeJS.Platform;
   /** The value of `TREE_MARKER_NAME` in `env`, so that processes which leave the group are still found. */
   treeMarker?: string;
+  /** Receives stdout chunks (counted against the cap) instead of collecting them in the result. */
+  onStdout?: (chunk: Buffer) => void;
+  /**
+   * Gives the child a pipe on fd 3 and hands over its writable end. (Not stdin: Node's pipes are sockets, and
+   * bash reads ~/.bashrc when its stdin is a socket, as if started by rshd.)
+   */
+  onControl?: (control: Writable) => void;
+  /**
+   * True once the child has said all it will say (an end marker): then its exit settles the call without
+   * waiting for the pipes, which background processes may hold open.
+   */
+  isComplete?: () => boolean;
   /** Receives the group when background processes outlive a shell that exited normally. */
   onLingering?: (group: ProcessGroup) => void;
 }
@@ -49,7 +62,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         env: options.env,
         detached: options.platform !== 'win32',
         windowsHide: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: options.onControl ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
       });
     } catch (cause) {
       reject(new TransportError(`${options.what}: cannot start ${options.file}`, { cause }));
@@ -67,6 +80,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       if (done) return;
       done = true;
       options.signal.removeEventListener('abort', onAbort);
+      (child.stdio[3] as Writable | undefined)?.destroy();
       child.stdout?.destroy();
       child.stderr?.destroy();
       if (group) {
@@ -83,6 +97,11 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     };
     const onAbort = () => fail(abortError(options.signal, options.what, options.timeoutMs));
     options.signal.addEventListener('abort', onAbort, { once: true });
+    const control = child.stdio[3] as Writable | undefined;
+    if (options.onControl && control) {
+      control.on('error', () => {}); // EPIPE: the shell is gone; its exit settles the call
+      options.onControl(control);
+    }
 
     child.stdout!.on('data', (chunk: Buffer) => {
       if (failure) return;
@@ -91,7 +110,9 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         fail(new UtcpError('RESPONSE_TOO_LARGE', `${options.what}: output exceeds ${options.maxStdoutBytes} bytes`));
         return;
       }
-      stdout.push(chunk);
+      if (options.onStdout) options.onStdout(chunk);
+      else stdout.push(chunk);
+      if (exit && options.isComplete?.()) finish();
     });
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr = Buffer.concat([stderr, chunk]);
@@ -107,7 +128,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // After an abort, do not wait for pipes that a surviving grandchild might hold open.
-      if (failure) finish();
+      if (failure || options.isComplete?.()) finish();
     });
     child.on('close', (code, signal) => {
       exit ??= { code, signal };

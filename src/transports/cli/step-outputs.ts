@@ -1,0 +1,77 @@
+/**
+ * Splits the stdout of a bash cli call into the outputs of its steps (docs/design/threat-model.md#cli-output-cap).
+ * The script (build-script.ts) prints `\n<token>:<i>\n` after step i and `\n<token>:end\n` when the shell exits;
+ * the token is random per call, so step output cannot fake a marker without reading the shell's environment.
+ */
+export class StepOutputs {
+  readonly #needle: Buffer;
+  readonly #onStepEnd: (index: number, output: Buffer) => Promise<void>;
+  readonly #steps: Buffer[][] = [[]];
+  #carry: Buffer = Buffer.alloc(0);
+  #ended = false;
+  #queue: Promise<void> = Promise.resolve();
+
+  /** `onStepEnd` runs once per finished step, in order, never concurrently. */
+  constructor(token: string, onStepEnd: (index: number, output: Buffer) => Promise<void>) {
+    this.#needle = Buffer.from(`\n${token}:`);
+    this.#onStepEnd = onStepEnd;
+  }
+
+  /** True once the shell's end marker has been read. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** The index of the step whose output is being read (the last one that started). */
+  get current(): number {
+    return this.#steps.length - 1;
+  }
+
+  /** The output of step `index` so far (empty for a step that never ran). */
+  output(index: number): Buffer {
+    return Buffer.concat(this.#steps[index] ?? []);
+  }
+
+  /** Resolves when every `onStepEnd` started so far has finished; rejects with the first failure. */
+  settled(): Promise<void> {
+    return this.#queue;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#ended) return;
+    let data = this.#carry.length > 0 ? Buffer.concat([this.#carry, chunk]) : chunk;
+    this.#carry = Buffer.alloc(0);
+    for (;;) {
+      const at = data.indexOf(this.#needle);
+      if (at === -1) {
+        // Keep what could be the start of a marker for the next chunk.
+        const keep = Math.min(data.length, this.#needle.length - 1);
+        this.#append(data.subarray(0, data.length - keep));
+        this.#carry = Buffer.from(data.subarray(data.length - keep));
+        return;
+      }
+      const eol = data.indexOf(0x0a, at + this.#needle.length);
+      if (eol === -1) {
+        this.#append(data.subarray(0, at));
+        this.#carry = Buffer.from(data.subarray(at));
+        return;
+      }
+      this.#append(data.subarray(0, at));
+      const label = data.subarray(at + this.#needle.length, eol).toString('latin1');
+      data = data.subarray(eol + 1);
+      if (label === 'end') {
+        this.#ended = true;
+        return;
+      }
+      const index = this.current;
+      if (label !== String(index)) continue; // not ours (cannot happen unless a step printed the token)
+      const output = this.output(index);
+      this.#steps.push([]);
+      this.#queue = this.#queue.then(() => this.#onStepEnd(index, output));
+    }
+  }
+
+  #append(bytes: Buffer): void {
+    if (bytes.length > 0) this.#steps[this.#steps.length - 1].push(Buffer.from(bytes));
+  }
+}
