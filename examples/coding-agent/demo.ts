@@ -16,7 +16,7 @@ export async function createDemoWorkspace(): Promise<string> {
 }
 
 function toolName(request: ChatRequest, suffix: string): string {
-  const tool = request.tools.find((t) => t.name.endsWith(suffix));
+  const tool = request.tools.find((t) => t.name.endsWith(`_${suffix}`) || t.name.endsWith(`.${suffix}`));
   if (!tool) throw new Error(`the demo needs a tool named *${suffix}`);
   return tool.name;
 }
@@ -35,7 +35,8 @@ export function demoModel(): ScriptedModel {
       toolCalls: [{ id: 'call_edit', name: toolName(request, 'edit'), arguments: JSON.stringify({ path: DEMO_FILE, old_string: "'Hello, ' + nme", new_string: "'Hello, ' + name" }) }],
     }),
     (request): ChatResponse => {
-      const result = lastResult(request);
+      // The first line says what changed; the unified diff follows.
+      const result = lastResult(request).split('\n')[0];
       return { text: result.startsWith('Edited') ? `(scripted demo model) Fixed the typo: ${result}.` : `(scripted demo model) The edit did not happen: ${result}`, toolCalls: [] };
     },
   ], { modelId: 'scripted-demo' });

@@ -9,15 +9,18 @@ function preview(text: string, mark: string): string[] {
   return shown;
 }
 
-/** What a write or edit would do, shown before asking for approval. */
+/** What a write, edit, patch or command would do, shown before asking for approval. */
 export function describeChange(request: ApprovalRequest): string | undefined {
   const { args } = request;
+  const bare = request.toolName.slice(request.toolName.indexOf('.') + 1);
+  if (bare === 'bash' && typeof args.command === 'string') return `  $ ${args.command}`;
+  if (bare === 'apply_patch' && typeof args.patch === 'string') return preview(args.patch, '│').join('\n');
   if (typeof args.path !== 'string') return undefined;
-  if (request.toolName === 'workspace.edit' && typeof args.old_string === 'string' && typeof args.new_string === 'string') {
+  if (bare === 'edit' && typeof args.old_string === 'string' && typeof args.new_string === 'string') {
     return [`  edit ${args.path}`, ...preview(args.old_string, '-'), ...preview(args.new_string, '+')].join('\n');
   }
-  if (request.toolName === 'workspace.write' && typeof args.content === 'string') {
-    return [`  create ${args.path}`, ...preview(args.content, '+')].join('\n');
+  if ((bare === 'write' || bare === 'write_append') && typeof args.content === 'string') {
+    return [`  ${bare === 'write' ? 'create' : 'append to'} ${args.path}`, ...preview(args.content, '+')].join('\n');
   }
   return undefined;
 }

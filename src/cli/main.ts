@@ -111,11 +111,12 @@ Reads run freely; other calls ask y/n/edit on a terminal, or need --yes. Ctrl-C 
     sources: true,
   },
   'serve-mcp': {
-    usage: 'utcp serve-mcp [sources...] [--http [--port p]]',
+    usage: 'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio' },
       port: { type: 'string', value: '<p>', help: 'HTTP port (default 0 = any free port)' },
+      'code-tools': { type: 'string', value: '<dir>', help: 'also serve the utcp-kit/tools coding toolset (code.read, code.edit, code.bash, ...) on this workspace' },
       ...SOURCE_OPTIONS,
     },
     notes: 'In stdio mode stdout carries the MCP protocol; messages go to stderr.',
@@ -249,7 +250,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'serve-mcp': {
         const { serveMcpCommand } = await import('./serve-mcp.js');
-        return await serveMcpCommand(common(positionals), { http: Boolean(values.http), port: intOption(values.port, 'port') ?? 0 });
+        return await serveMcpCommand(common(positionals), { http: Boolean(values.http), port: intOption(values.port, 'port') ?? 0, codeTools: values['code-tools'] as string | undefined });
       }
     }
     return EXIT.USAGE;

@@ -1,16 +1,28 @@
 /** `utcp serve-mcp`: expose the tools of the given sources as an MCP server (stdio or streamable HTTP). */
+import { resolve } from 'node:path';
 import { serveMcp } from '../mcp/index.js';
 import { EXIT, sourceFailure, type Common } from './commands.js';
 import { dim, green } from './output.js';
 import { createCliClient } from './sources.js';
 
-export async function serveMcpCommand(c: Common, opts: { http: boolean; port: number }): Promise<number> {
+export async function serveMcpCommand(c: Common, opts: { http: boolean; port: number; codeTools?: string }): Promise<number> {
   const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl });
   for (const r of results) if (!r.success) c.out.info(`✗ ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   const failure = sourceFailure(results);
-  if (failure && results.every((r) => !r.success)) {
+  if (failure && results.every((r) => !r.success) && opts.codeTools === undefined) {
     await client.close();
     throw failure;
+  }
+  if (opts.codeTools !== undefined) {
+    // The utcp-kit/tools coding toolset on a workspace directory, next to the sources' tools.
+    try {
+      const { registerCodeTools } = await import('../tools/index.js');
+      const code = await registerCodeTools(client, { root: resolve(c.cwd, opts.codeTools) });
+      c.out.info(`${green(c.out, '✓')} code tools on ${code.root} (sandbox ${code.sandbox}${code.sandboxReason ? `: ${code.sandboxReason}` : ''})`);
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
   }
   const tools = await client.getTools();
   const handle = await serveMcp(client, opts.http ? { transport: 'http', port: opts.port } : { transport: 'stdio' }, { timeoutMs: c.timeoutMs });

@@ -19,9 +19,9 @@ export interface CodeToolsLimits {
   inlineOutputBytes: number;
   /** Bytes of output kept per process for `bash_output` (a ring buffer). @default 1 MiB */
   processBufferBytes: number;
-  /** Bytes `web_fetch` downloads and returns. @default 2 MiB downloaded, 50_000 returned */
+  /** Bytes `web_fetch` downloads, and characters of text it returns per call. @default 2 MiB, 50_000 */
   fetchBytes: number;
-  fetchTextBytes: number;
+  fetchTextChars: number;
 }
 
 export const DEFAULT_LIMITS: CodeToolsLimits = {
@@ -34,7 +34,7 @@ export const DEFAULT_LIMITS: CodeToolsLimits = {
   inlineOutputBytes: 30_000,
   processBufferBytes: 1024 * 1024,
   fetchBytes: 2 * 1024 * 1024,
-  fetchTextBytes: 50_000,
+  fetchTextChars: 50_000,
 };
 
 export interface CodeToolsContext {

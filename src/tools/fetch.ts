@@ -75,7 +75,7 @@ export async function htmlToText(html: string): Promise<string> {
 }
 
 export function webFetchTool(ctx: CodeToolsContext, getter: HttpGetter, defaultTimeoutMs: number): DirectFunction {
-  const maxText = ctx.limits.fetchTextBytes;
+  const maxText = ctx.limits.fetchTextChars;
   return {
     name: 'web_fetch',
     description:

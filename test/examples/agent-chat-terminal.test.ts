@@ -109,13 +109,17 @@ describe('createToolLog', () => {
 
 describe('describeChange', () => {
   it('previews an edit as removed and added lines', () => {
-    expect(describeChange(request('workspace.edit', { path: 'a.ts', old_string: 'a\nb', new_string: 'c' }))).toBe('  edit a.ts\n  - a\n  - b\n  + c');
+    expect(describeChange(request('code.edit', { path: 'a.ts', old_string: 'a\nb', new_string: 'c' }))).toBe('  edit a.ts\n  - a\n  - b\n  + c');
   });
 
   it('previews a write with its first lines', () => {
     const content = Array.from({ length: 20 }, (_, i) => `l${i}`).join('\n');
-    const text = describeChange(request('workspace.write', { path: 'n.txt', content }))!;
+    const text = describeChange(request('code.write', { path: 'n.txt', content }))!;
     expect(text.split('\n')[0]).toBe('  create n.txt');
     expect(text.split('\n').at(-1)).toBe('  … 8 more lines');
+  });
+
+  it('shows the command of a bash call', () => {
+    expect(describeChange(request('code.bash', { command: 'npm test' }))).toBe('  $ npm test');
   });
 });

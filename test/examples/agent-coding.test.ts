@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { lineHash } from '../../src/tools/text.js';
 import { lastToolResult, startScriptedOpenAIServer, type ScriptStep } from '../fixtures/llm/scripted-openai-server.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -49,16 +50,18 @@ async function setup(steps: ScriptStep[]) {
 
 const readStep: ScriptStep = (request) => {
   const offered = (request.tools ?? []).map((t) => t.function.name).sort();
-  const expected = ['notes__add_note', 'workspace__edit', 'workspace__list', 'workspace__read', 'workspace__write'];
+  const code = ['apply_patch', 'bash', 'bash_output', 'edit', 'glob', 'grep', 'list_processes', 'ls', 'read', 'stop_process', 'web_fetch', 'write', 'write_append'];
+  const expected = [...code.map((t) => `code__${t}`), 'notes__add_note'].sort();
   if (JSON.stringify(offered) !== JSON.stringify(expected)) throw new Error(`offered ${offered.join(', ')}`);
   if (!String(request.messages[0].content).includes('coding agent')) throw new Error('no system prompt');
-  return { toolCalls: [{ name: 'workspace__read', arguments: { path: 'greet.js' } }] };
+  return { toolCalls: [{ name: 'code__read', arguments: { path: 'greet.js' } }] };
 };
 
 const editStep: ScriptStep = (request) => {
   const read = lastToolResult(request);
-  if (read !== "   1\tfunction greet(name) {\n   2\t  return 'Hello, ' + nme;\n   3\t}") throw new Error(`unexpected read result ${JSON.stringify(read)}`);
-  return { toolCalls: [{ name: 'workspace__edit', arguments: { path: 'greet.js', old_string: "'Hello, ' + nme", new_string: "'Hello, ' + name" } }] };
+  const expected = BUGGY.trimEnd().split('\n').map((line, i) => `   ${i + 1}:${lineHash(line)}\t${line}`).join('\n');
+  if (read !== expected) throw new Error(`unexpected read result ${JSON.stringify(read)}`);
+  return { toolCalls: [{ name: 'code__edit', arguments: { path: 'greet.js', old_string: "'Hello, ' + nme", new_string: "'Hello, ' + name" } }] };
 };
 
 describe('coding-agent example', () => {
@@ -68,7 +71,7 @@ describe('coding-agent example', () => {
       editStep,
       (request) => {
         const result = lastToolResult(request);
-        if (result !== 'Edited greet.js at line 2: replaced 1 line(s) with 1') throw new Error(`unexpected edit result ${result}`);
+        if (!result.startsWith("Edited greet.js at line 2: replaced 1 line(s) with 1\n\n--- a/greet.js\n+++ b/greet.js\n") || !result.includes("\n-  return 'Hello, ' + nme;\n+  return 'Hello, ' + name;")) throw new Error(`unexpected edit result ${result}`);
         return { text: 'Fixed the typo in greet.js: nme → name.' };
       },
     ]);
@@ -79,9 +82,9 @@ describe('coding-agent example', () => {
     expect(await readFile(join(root, 'greet.js'), 'utf8')).toBe("function greet(name) {\n  return 'Hello, ' + name;\n}\n");
     const lines = run.stderr.split('\n');
     expect(lines).toContain(`Workspace: ${root}`);
-    expect(lines).toContain('→ workspace.read({"path":"greet.js"})');
-    expect(lines).toContain(`→ workspace.edit({"path":"greet.js","old_string":"'Hello, ' + nme","new_string":"'Hello, ' + name"})`);
-    expect(lines.filter((l) => /^✓ workspace\.(read|edit) \(\d+ ms\)$/.test(l))).toHaveLength(2);
+    expect(lines).toContain('→ code.read({"path":"greet.js"})');
+    expect(lines).toContain(`→ code.edit({"path":"greet.js","old_string":"'Hello, ' + nme","new_string":"'Hello, ' + name"})`);
+    expect(lines.filter((l) => /^✓ code\.(read|edit) \(\d+ ms\)$/.test(l))).toHaveLength(2);
     expect(server.pendingSteps()).toBe(0);
   });
 
@@ -98,7 +101,7 @@ describe('coding-agent example', () => {
     expect(server.errors).toEqual([]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('I need permission to edit files.\n');
-    expect(run.stderr).toContain('× workspace.edit denied: needs approval, but stdin is not a terminal; rerun with --yes to allow file changes');
+    expect(run.stderr).toContain('× code.edit denied: needs approval, but stdin is not a terminal; rerun with --yes to allow file changes');
     expect(await readFile(join(root, 'greet.js'), 'utf8')).toBe(BUGGY);
   });
 
