@@ -43,10 +43,15 @@ export class ArgumentValidator {
   }
 
   #load() {
-    this.#ajv ??= import('ajv/dist/2020.js').then((mod) => {
+    this.#ajv ??= Promise.all([import('ajv/dist/2020.js'), import('ajv-formats')]).then(([mod, formats]) => {
       const Ajv = (mod as unknown as { default: new (o: object) => { compile(schema: object): ValidateFn } }).default;
       // unicodeRegExp: false: many real OpenAPI patterns (e.g. `\\-`) are invalid in Unicode mode and would fail to compile.
-      return new Ajv({ strict: false, allErrors: true, validateFormats: false, validateSchema: false, unicodeRegExp: false });
+      // Ajv's own notes (e.g. an unknown format, ignored) go to our logger, never to the console.
+      const notes = { log: () => {}, warn: (...m: unknown[]) => this.#logger.debug(`Ajv: ${m.join(' ')}`), error: (...m: unknown[]) => this.#logger.debug(`Ajv: ${m.join(' ')}`) };
+      const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, unicodeRegExp: false, logger: notes });
+      // `format` is checked before sending (docs/design/manual-format.md#argument-formats).
+      (formats as unknown as { default: (ajv: object, options: object) => void }).default(ajv, { mode: 'full' });
+      return ajv;
     });
     return this.#ajv;
   }

@@ -140,6 +140,35 @@ describe('calls', () => {
     await expect(client.callTool('m.e', { city: 'Paris', n: null })).resolves.toEqual({ echo: { city: 'Paris', n: null } });
   });
 
+  it('checks `format` (uuid, date-time, email, uri) before sending, naming the field (docs/design/manual-format.md#argument-formats)', async () => {
+    const { client, rec } = await clientWith({}, { variables: { m_TOKEN: 't' } });
+    const inputs = {
+      type: 'object',
+      properties: {
+        id: { type: 'string', format: 'uuid' },
+        at: { type: 'string', format: 'date-time' },
+        mail: { type: 'string', format: 'email' },
+        home: { type: 'string', format: 'uri' },
+        size: { type: 'integer', format: 'int32' },
+        odd: { type: 'string', format: 'x-vendor-format' },
+      },
+    };
+    await client.registerManual(textManual('m', [echoTool('e', { inputs })], { allowed_communication_protocols: ['echo'] }));
+    const err: any = await client.callTool('m.e', { id: 'not-a-uuid', at: '2026-13-40', mail: 'nobody', home: 'no scheme', size: 2 ** 40 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    expect(err.issues).toEqual([
+      { path: 'id', message: 'must match format "uuid"' },
+      { path: 'at', message: 'must match format "date-time"' },
+      { path: 'mail', message: 'must match format "email"' },
+      { path: 'home', message: 'must match format "uri"' },
+      { path: 'size', message: 'must match format "int32"' },
+    ]);
+    expect(err.message).toContain('id');
+    expect(rec.calls).toHaveLength(0);
+    const good = { id: '3f2504e0-4f89-11d3-9a0c-0305e82c3301', at: '2026-11-24T14:00:00Z', mail: 'a@example.com', home: 'https://example.com/x', size: 7, odd: 'anything' };
+    await expect(client.callTool('m.e', good)).resolves.toEqual({ echo: good });
+  });
+
   it('skips argument validation when switched off', async () => {
     const { client } = await clientWith({ validateArguments: false }, { variables: { m_TOKEN: 't' } });
     await client.registerManual(textManual('m', [echoTool('e', { inputs: { type: 'object', required: ['city'] } })], { allowed_communication_protocols: ['echo'] }));
