@@ -61,7 +61,11 @@ describe('graphql through UtcpClient', () => {
     const items: unknown[] = [];
     for await (const item of client.callToolStreaming('api.countdown', { from: 2 })) items.push(item);
     expect(items).toEqual([2, 1, 0]);
-    expect(server.upgrades[0].headers.authorization).toBe('Bearer very-secret-token');
+    // No configuration: the stock graphql-yoga server is reached over GraphQL over SSE, with the auth header.
+    const sse = server.httpHits.filter((h) => String(h.headers.accept).startsWith('text/event-stream'));
+    expect(sse).toHaveLength(1);
+    expect(sse[0].headers.authorization).toBe('Bearer very-secret-token');
+    expect(server.upgrades).toHaveLength(0);
   });
 
   it('fails registration for a remote plain-http URL without contacting it', async () => {

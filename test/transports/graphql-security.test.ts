@@ -102,8 +102,14 @@ describe('graphql URL policy', () => {
 
   it('derives ws:// from a plain-http remote url and rejects it', async () => {
     const { transport } = graphqlTransport();
-    const raw = template('http://example.com/graphql', { operation_type: 'subscription', query: 'subscription { ticks }' });
+    const raw = template('http://example.com/graphql', { operation_type: 'subscription', query: 'subscription { ticks }', subscription_transport: 'websocket' });
     await expect(transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))).rejects.toThrow(/WebSocket URL.*ws:\/\/example\.com\/graphql/);
+  });
+
+  it('rejects a plain-http remote url for an HTTP subscription (auto mode) without contacting it', async () => {
+    const { transport } = graphqlTransport();
+    const raw = template('http://example.com/graphql', { operation_type: 'subscription', query: 'subscription { ticks }' });
+    await expect(transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))).rejects.toThrow(/GraphQL subscription.*http:\/\/example\.com\/graphql/);
   });
 });
 

@@ -11,7 +11,8 @@ import { MANUAL, callOptions, discover, graphqlServer, graphqlTransport, templat
 async function setup(extra: Partial<GraphqlCallTemplate> = {}, limits = DEFAULT_LIMITS) {
   const server = await graphqlServer();
   const { transport } = graphqlTransport({ limits: { ...limits } });
-  const raw = template(server.url, extra);
+  // These cases test the WebSocket protocols; the stock server would otherwise be reached over SSE (auto mode).
+  const raw = template(server.url, { subscription_transport: 'websocket', ...extra });
   const found = await discover(transport, raw);
   const stream = (name: string, args: Record<string, unknown>, override: Partial<GraphqlCallTemplate> = {}, signal?: AbortSignal) => {
     const tool = found.tool(name);

@@ -14,11 +14,14 @@ import { assertIntrospectionSchema, toolsFromIntrospection } from './manual-from
 import { postGraphql, type GraphqlBody, type GraphqlResponse } from './post-graphql.js';
 import { buildRequestParts } from './request-parts.js';
 import { subscribeGraphql } from './subscribe-graphql.js';
+import { NoHttpSubscription, subscribeOverHttp } from './subscribe-http.js';
 
 /** Template timeout in ms when `timeout` is absent or not a positive number. */
 export const DEFAULT_GRAPHQL_TIMEOUT_MS = 30_000;
 
 const OPERATIONS: ReadonlySet<string> = new Set(['query', 'mutation', 'subscription']);
+const SUBSCRIPTION_TRANSPORTS: ReadonlySet<string> = new Set(['auto', 'websocket', 'sse', 'multipart']);
+type SubscriptionTransport = 'auto' | 'websocket' | 'sse' | 'multipart';
 
 interface Deadline {
   signal: AbortSignal;
@@ -27,7 +30,8 @@ interface Deadline {
 
 /**
  * The `graphql` transport (docs/design/transports.md#graphql): discovery by introspection, queries and mutations
- * over HTTP POST, subscriptions over graphql-transport-ws or legacy graphql-ws. One instance per client.
+ * over HTTP POST, subscriptions over GraphQL over SSE, multipart HTTP, graphql-transport-ws or legacy graphql-ws
+ * (docs/design/transports.md#graphql-http-subscriptions). One instance per client.
  */
 export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   readonly type = 'graphql';
@@ -36,6 +40,8 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   /** Introspected schema per manual, kept from registration to deregistration. */
   readonly #schemas = new Map<string, IntrospectionSchema>();
   readonly #sockets = new Set<WsWebSocket>();
+  /** Endpoints found (in auto mode) to serve subscriptions only over WebSocket: later calls skip the HTTP attempt. */
+  readonly #websocketOnly = new Set<string>();
   #parser: GraphqlParser | undefined;
 
   constructor(ctx: TransportContext) {
@@ -153,9 +159,62 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     onReady?: () => void,
   ): AsyncGenerator<unknown, void, undefined> {
     const what = `GraphQL subscription ${tool.name}`;
-    const url = assertUrlAllowed(subscriptionUrl(template), 'GraphQL subscription', 'ws');
+    const mode = subscriptionTransportOf(template);
+    const explicitWs = typeof template.subscription_url === 'string' && /^wss?:/i.test(template.subscription_url);
     this.#assertOpen();
     const field = wireName(tool, options);
+    if (mode !== 'websocket' && !(mode === 'auto' && explicitWs)) {
+      const httpUrl = assertUrlAllowed(httpSubscriptionUrl(template), 'GraphQL subscription');
+      if (mode !== 'auto' || !this.#websocketOnly.has(httpUrl.href)) {
+        const parts = await buildRequestParts(httpUrl, template, args, this.#ctx, setupSignal);
+        const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
+        const stream = subscribeOverHttp({
+          dispatcher: httpDispatcher(this.#ctx),
+          url: parts.url,
+          headers: parts.headers,
+          body,
+          mode,
+          signal: AbortSignal.any([signal, this.#closing.signal]),
+          setupSignal: AbortSignal.any([setupSignal, this.#closing.signal]),
+          maxItemBytes: this.#ctx.limits.max_stream_item_bytes,
+          what,
+          onReady,
+        });
+        try {
+          for await (const payload of stream) yield resultOf(payload, unwrap ? field : undefined, what);
+          return;
+        } catch (error) {
+          if (!(error instanceof NoHttpSubscription)) throw error;
+          // Not served over HTTP: try the WebSocket protocols, and remember the answer for this endpoint.
+          this.#ctx.logger.debug?.(`${what}: ${error.reason} for an HTTP subscription; trying WebSocket`);
+          try {
+            yield* this.#subscribeWs(field, template, args, options, signal, setupSignal, onReady);
+            this.#websocketOnly.add(httpUrl.href);
+            return;
+          } catch (wsError) {
+            if (wsError instanceof UtcpError && (wsError.code === 'TIMEOUT' || wsError.code === 'ABORTED' || wsError.code === 'CLIENT_CLOSED')) throw wsError;
+            throw new TransportError(
+              `${what}: no subscription transport worked: HTTP (SSE or multipart) got ${error.reason}; WebSocket: ${(wsError as Error).message}`,
+              { cause: wsError },
+            );
+          }
+        }
+      }
+    }
+    yield* this.#subscribeWs(field, template, args, options, signal, setupSignal, onReady);
+  }
+
+  async *#subscribeWs(
+    field: string,
+    template: GraphqlCallTemplate,
+    args: JsonObject,
+    options: CallOptions,
+    signal: AbortSignal,
+    setupSignal: AbortSignal,
+    onReady?: () => void,
+  ): AsyncGenerator<unknown, void, undefined> {
+    const what = `GraphQL subscription ${options.manualName}.${field}`;
+    const url = assertUrlAllowed(subscriptionUrl(template), 'GraphQL subscription', 'ws');
     const parts = await buildRequestParts(url, template, args, this.#ctx, setupSignal);
     const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
     const WebSocket = await loadWebSocket();
@@ -254,9 +313,26 @@ function declaredVariables(variables: JsonObject, types: Record<string, string> 
   return out;
 }
 
+/** *ext.* `subscription_transport`: `auto` (default), `websocket`, `sse` or `multipart`. */
+function subscriptionTransportOf(template: GraphqlCallTemplate): SubscriptionTransport {
+  const value = template.subscription_transport ?? 'auto';
+  if (!SUBSCRIPTION_TRANSPORTS.has(value)) {
+    throw new UtcpError('INVALID_MANUAL', `GraphQL subscription_transport must be auto, websocket, sse or multipart, not ${String(value)}`);
+  }
+  return value;
+}
+
+/** The URL of HTTP subscriptions: an http(s) `subscription_url`, else `url`. */
+function httpSubscriptionUrl(template: GraphqlCallTemplate): string {
+  const own = template.subscription_url;
+  return typeof own === 'string' && /^https?:/i.test(own) ? own : template.url;
+}
+
 /** `subscription_url`, else `url` with http→ws and https→wss. */
 function subscriptionUrl(template: GraphqlCallTemplate): string {
-  if (typeof template.subscription_url === 'string' && template.subscription_url) return template.subscription_url;
+  if (typeof template.subscription_url === 'string' && template.subscription_url) {
+    return template.subscription_url.replace(/^http(s?):/i, (_m, sec: string) => `ws${sec}:`);
+  }
   return template.url.replace(/^http(s?):/i, (_m, s: string) => `ws${s}:`);
 }
 

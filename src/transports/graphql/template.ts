@@ -14,6 +14,8 @@ export const template = defineCallTemplate({
     query: optional(Type.String()),
     variable_types: optional(stringMap()),
     subscription_url: optional(Type.String()),
+    /** *ext.* How subscriptions travel (docs/design/transports.md#graphql-http-subscriptions). @default "auto" */
+    subscription_transport: optional(oneOf(['auto', 'websocket', 'sse', 'multipart'])),
     /** In milliseconds. @default 30000 */
     timeout: optional(Type.Number()),
   }),
