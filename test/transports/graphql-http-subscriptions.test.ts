@@ -6,7 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/core/errors.js';
-import type { GraphqlCallTemplate, Tool } from '../../src/core/types.js';
+import type { Tool } from '../../src/core/types.js';
+import type { GraphqlCallTemplate } from '../../src/index.js';
 import { GraphqlError } from '../../src/transports/graphql/index.js';
 import { MANUAL, callOptions, discover, graphqlServer, graphqlTransport, template } from './graphql-helpers.js';
 
