@@ -17,7 +17,7 @@ import {
   UtcpValidationError,
   formatIssues,
 } from './errors.js';
-import { normalizeCallTemplate, normalizeManual } from './legacy.js';
+import { documentType, normalizeCallTemplate, normalizeManual } from './legacy.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { completeLogger, type Logger } from './logger.js';
 import { redactingLogger, Redactor } from './redact.js';
@@ -335,7 +335,7 @@ export class UtcpClientBase {
         const notes: string[] = [];
         return { doc: normalizeManual(result.manual, raw as unknown as Record<string, unknown>, notes, this.#templates) as Record<string, unknown>, notes };
       },
-      ({ doc }) => (Array.isArray(doc?.tools) ? doc.tools.map((t) => (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template?.call_template_type) : []),
+      ({ doc }) => [documentType(doc), ...(Array.isArray(doc?.tools) ? doc.tools.map((t) => (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template?.call_template_type) : [])],
     );
     warnings.push(...normalized.notes);
     const doc = normalized.doc;

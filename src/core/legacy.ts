@@ -17,7 +17,7 @@ export interface LegacyHooks {
   /** Old type names → current `call_template_type` (e.g. `http_sse` → `sse`). */
   readonly typeAliases?: Readonly<Record<string, string>>;
   /** The loaded spec of a type, if any: its `legacy` rewrite and `inheritsManualTemplate`. */
-  spec?(type: string): Pick<CallTemplateSpec, 'legacy' | 'inheritsManualTemplate'> | undefined;
+  spec?(type: string): Pick<CallTemplateSpec, 'legacy' | 'inheritsManualTemplate' | 'inlineToolTemplate'> | undefined;
 }
 
 function normalizeAuth(auth: unknown, notes: string[], where: string): unknown {
@@ -80,6 +80,13 @@ export function normalizeCallTemplate(value: unknown, notes: string[] = [], wher
   return out;
 }
 
+/** The provider type a manual document declares at its top (`type`/`provider_type`, as go-utcp provider files do). */
+export function documentType(doc: unknown): string | undefined {
+  if (!isObj(doc)) return undefined;
+  for (const key of ['call_template_type', 'provider_type', 'type']) if (typeof doc[key] === 'string') return doc[key] as string;
+  return undefined;
+}
+
 /**
  * Normalises a discovered manual: `version` → `utcp_version`, `tool_provider`/`provider` → `tool_call_template`,
  * `parameters` → `inputs`, and (for types whose spec says `inheritsManualTemplate`) tools without a template
@@ -92,6 +99,8 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
   if (!Array.isArray(out.tools)) return out;
   const manualType = manualTemplate ? String(manualTemplate.call_template_type) : undefined;
   const inherit = manualType !== undefined && hooks?.spec?.(manualType)?.inheritsManualTemplate ? manualTemplate : undefined;
+  // A provider file (go-utcp) names its type at the top and writes each tool's call fields inline.
+  const inline = hooks?.spec?.(documentType(out) ?? manualType ?? '')?.inlineToolTemplate;
   const toolNotes: [message: string | undefined, note: string][] = [];
   out.tools = out.tools.map((tool, i) => {
     if (!isObj(tool)) return tool;
@@ -106,6 +115,13 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
       } else if (inherit) {
         copy();
         t.tool_call_template = inherit;
+      } else {
+        const template = inline?.(t);
+        if (template) {
+          copy();
+          t.tool_call_template = template;
+          notes.push(`tools[${i}]: call fields written on the tool (${String(template.call_template_type)} provider dialect) read as its tool_call_template`);
+        }
       }
     }
     if (t.inputs === undefined && t.parameters !== undefined) {

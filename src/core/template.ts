@@ -32,6 +32,11 @@ export interface CallTemplateSpec<T extends CallTemplateBase = CallTemplateBase>
    * (docs/design/manual-format.md#legacy-manual).
    */
   readonly inheritsManualTemplate?: boolean;
+  /**
+   * Dialects that write a tool's call fields inline, with no template (go-utcp: `command`/`args` on the tool of a
+   * `cli` provider file): the template to use for such a tool, or undefined when it has none of this type's fields.
+   */
+  inlineToolTemplate?(tool: TemplateObject): TemplateObject | undefined;
 }
 
 /** The template type of a `call_template_type` and its schema: base fields, discriminator, schema fields. */
@@ -49,6 +54,7 @@ export function defineCallTemplate<const K extends string, O extends TObject>(sp
   check?(template: TemplateType<K, O>, at: (key: string) => string, issues: ValidationIssue[]): void;
   legacy?(template: TemplateObject, notes: string[], where: string): TemplateObject;
   inheritsManualTemplate?: boolean;
+  inlineToolTemplate?(tool: TemplateObject): TemplateObject | undefined;
 }): CallTemplateSpec<TemplateType<K, O>> {
   return spec as unknown as CallTemplateSpec<TemplateType<K, O>>;
 }

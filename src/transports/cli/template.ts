@@ -11,9 +11,41 @@ const commandStep = Type.Object({
 });
 export type CommandStep = Static<typeof commandStep>;
 
-/** Legacy v0.1 cli providers (docs/design/manual-format.md#legacy-template). */
+/** `{{name}}` and `${name}` in a go-utcp argument: a tool argument, not a variable. */
+const GO_ARG = /\{\{\s*([A-Za-z_][\w-]*)\s*\}\}|\$\{([A-Za-z_]\w*)\}/g;
+
+/**
+ * One go-utcp argv entry as one shell word: literal text single-quoted; an entry with argument references
+ * double-quoted with `UTCP_ARG_<name>_UTCP_END` placeholders, which the transport passes as environment values,
+ * never as shell text (docs/design/transports.md#cli-dialects).
+ */
+function shellWord(arg: unknown): string {
+  const text = typeof arg === 'string' ? arg : JSON.stringify(arg);
+  if (!GO_ARG.test(text)) return `'${text.replace(/'/g, `'\\''`)}'`;
+  GO_ARG.lastIndex = 0;
+  let word = '';
+  let last = 0;
+  for (const m of text.matchAll(GO_ARG)) {
+    word += text.slice(last, m.index).replace(/[\\"$`]/g, '\\$&') + `UTCP_ARG_${m[1] ?? m[2]}_UTCP_END`;
+    last = m.index + m[0].length;
+  }
+  return `"${word}${text.slice(last).replace(/[\\"$`]/g, '\\$&')}"`;
+}
+
+/** go-utcp's `command` + `args` (argv form) as one command step. */
+function fromCommandAndArgs(template: TemplateObject): TemplateObject {
+  const { command, args, ...rest } = template;
+  const words = [String(command), ...(Array.isArray(args) ? args.map(shellWord) : [])];
+  return { ...rest, commands: [{ command: words.join(' ') }] };
+}
+
+/** Legacy v0.1 cli providers and the go-utcp dialect (docs/design/manual-format.md#legacy-template). */
 function legacy(template: TemplateObject, notes: string[], where: string): TemplateObject {
   let out = template;
+  if (out.commands === undefined && typeof out.command === 'string') {
+    out = fromCommandAndArgs(out);
+    notes.push(`${where}: go-utcp "command"/"args" mapped to "commands"`);
+  }
   if (out.commands === undefined && typeof out.command_name === 'string') {
     const { command_name, ...rest } = out;
     out = { ...rest, commands: [{ command: command_name }] };
@@ -45,6 +77,8 @@ export const template = defineCallTemplate({
     timeout: optional(Type.Number()),
   }),
   legacy,
+  // go-utcp cli provider files: `{ type: 'cli', tools: [{ name, command, args }] }`.
+  inlineToolTemplate: (tool) => (typeof tool.command === 'string' ? { call_template_type: 'cli', command: tool.command, ...(Array.isArray(tool.args) ? { args: tool.args } : {}) } : undefined),
 });
 
 export type CliCallTemplate = TemplateOf<typeof template>;
