@@ -20,4 +20,4 @@ it('npm start tours loading, searching and calling tools across protocols, then 
   expect(stdout).toContain('The sum of 2 and 40 is 42.');
   expect(stdout).toContain('× Invalid arguments for weather.current_weather: city: required');
   expect(stdout).toMatch(/× HTTP 404 .*: unknown city atlantis/);
-});
+}, 90_000);
