@@ -3,12 +3,12 @@
  * API's wire format that refuse what the real API refuses (test/agent/helpers/provider-replicas.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { anthropicModel, geminiModel, openAIChatModel, responsesModel, runAgent, userMessage, type AgentEvent, type ChatModel } from '../../src/agent/index.js';
+import { runAgent, userMessage, type AgentEvent } from '../../src/agent/index.js';
+import { modelFor } from './helpers/provider-models.js';
 import { startLlmServer, type LlmServer } from './helpers/llm-server.js';
 import { PROVIDERS, REPLICA_TURN_USAGE, replyFor, type Provider, type Turn } from './helpers/provider-replicas.js';
 import { weatherClient, type WeatherClient } from './helpers/weather-client.js';
 
-const KEY = 'test-key-0123456789';
 let server: LlmServer | undefined;
 let weather: WeatherClient | undefined;
 afterEach(async () => {
@@ -17,20 +17,6 @@ afterEach(async () => {
   server = undefined;
   weather = undefined;
 });
-
-export function modelFor(provider: Provider, url: string, stream: boolean, extra: Record<string, unknown> = {}): ChatModel {
-  const common = { apiKey: KEY, stream, maxRetries: 0, ...extra };
-  switch (provider) {
-    case 'openai':
-      return openAIChatModel({ baseUrl: `${url}/v1`, model: 'gpt-test', ...common });
-    case 'responses':
-      return responsesModel({ baseUrl: `${url}/v1`, model: 'gpt-test', ...common });
-    case 'anthropic':
-      return anthropicModel({ baseUrl: url, model: 'claude-test', maxTokens: 2048, ...common });
-    case 'gemini':
-      return geminiModel({ baseUrl: `${url}/v1beta`, model: 'gemini-test', ...common });
-  }
-}
 
 async function run(provider: Provider, stream: boolean, turns: Turn[], extra: Record<string, unknown> = {}) {
   server = await startLlmServer(turns.map((t) => replyFor(provider, t, stream)));

@@ -1,0 +1,99 @@
+/**
+ * Images from tools reach each provider as its native image block: server-everything's get-tiny-image (a real MCP
+ * server from npm) through the agent loop to the replicas of the four APIs. Also user images, the size cap and the
+ * text fallback.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runAgent, userMessage } from '../../src/agent/index.js';
+import { UtcpClient } from '../../src/index.js';
+import { EVERYTHING_ENTRY } from '../fixtures/mcp/harness.js';
+import { startLlmServer, type LlmServer } from './helpers/llm-server.js';
+import { PROVIDERS, replyFor, type Provider } from './helpers/provider-replicas.js';
+import { modelFor } from './helpers/provider-models.js';
+
+let client: UtcpClient;
+let toolName: string;
+let server: LlmServer | undefined;
+
+beforeAll(async () => {
+  client = await UtcpClient.create({
+    manual_call_templates: [{ name: 'ev', call_template_type: 'mcp', config: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } } } } as never],
+  });
+  const tool = (await client.getTools()).find((t) => t.name.endsWith('get-tiny-image'));
+  if (!tool) throw new Error('server-everything has no get-tiny-image tool');
+  toolName = tool.name;
+}, 60_000);
+afterAll(async () => {
+  await client?.close();
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** The base64 PNG the model received, in each provider's shape, from the second request. */
+function imageSent(provider: Provider, body: any): { mediaType: string; data: string } | undefined {
+  switch (provider) {
+    case 'anthropic': {
+      const results = body.messages.at(-1).content.filter((b: any) => b.type === 'tool_result');
+      const img = results.flatMap((r: any) => (Array.isArray(r.content) ? r.content : [])).find((b: any) => b.type === 'image');
+      return img && { mediaType: img.source.media_type, data: img.source.data };
+    }
+    case 'openai': {
+      // Tool messages take text only: the image follows in a user message.
+      const last = body.messages.at(-1);
+      if (last.role !== 'user' || body.messages.at(-2).role !== 'tool') return undefined;
+      const part = last.content.find((p: any) => p.type === 'image_url');
+      const m = /^data:([^;]+);base64,(.*)$/.exec(part?.image_url?.url ?? '');
+      return m ? { mediaType: m[1], data: m[2] } : undefined;
+    }
+    case 'responses': {
+      const out = body.input.find((i: any) => i.type === 'function_call_output');
+      const part = Array.isArray(out?.output) ? out.output.find((p: any) => p.type === 'input_image') : undefined;
+      const m = /^data:([^;]+);base64,(.*)$/.exec(part?.image_url ?? '');
+      return m ? { mediaType: m[1], data: m[2] } : undefined;
+    }
+    case 'gemini': {
+      const part = body.contents.at(-1).parts.find((p: any) => p.inlineData);
+      return part && { mediaType: part.inlineData.mimeType, data: part.inlineData.data };
+    }
+  }
+}
+
+describe.each(PROVIDERS)('an MCP image reaches %s as an image block', (provider) => {
+  it('get-tiny-image → native image, not base64 text', async () => {
+    const encoded = toolName.replace('.', '__').replace(/[^a-zA-Z0-9_-]/g, '_');
+    server = await startLlmServer([replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false), replyFor(provider, { text: 'A tiny logo.' }, false)]);
+    const result = await runAgent({ client, model: modelFor(provider, server.url, false), messages: [userMessage('Show me the image')], tools: [toolName] });
+    expect(result.text).toBe('A tiny logo.');
+    const sent = imageSent(provider, server.requests[1].body);
+    expect(sent?.mediaType).toBe('image/png');
+    expect(Buffer.from(sent!.data, 'base64').subarray(1, 4).toString('latin1')).toBe('PNG');
+    // The text the model reads holds a placeholder, not kilobytes of base64.
+    expect(JSON.stringify(server.requests[1].body).split(sent!.data).length - 1).toBe(1);
+    expect(result.steps[0].toolResults[0].content).toContain('[image image/png');
+  });
+
+  it('falls back to a text note for a model that takes no images, and caps the size', async () => {
+    const encoded = toolName.replace('.', '__').replace(/[^a-zA-Z0-9_-]/g, '_');
+    server = await startLlmServer([replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false), replyFor(provider, { text: 'ok' }, false)]);
+    await runAgent({ client, model: modelFor(provider, server.url, false, { media: false }), messages: [userMessage('img')], tools: [toolName] });
+    expect(imageSent(provider, server.requests[1].body)).toBeUndefined();
+    expect(JSON.stringify(server.requests[1].body)).toContain('not shown: this model takes no images');
+
+    await server.close();
+    server = await startLlmServer([replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false), replyFor(provider, { text: 'ok' }, false)]);
+    await runAgent({ client, model: modelFor(provider, server.url, false, { maxMediaBytes: 100 }), messages: [userMessage('img')], tools: [toolName] });
+    expect(imageSent(provider, server.requests[1].body)).toBeUndefined();
+    expect(JSON.stringify(server.requests[1].body)).toContain('not shown: larger than 100 bytes');
+  });
+
+  it('sends an image in a user message', async () => {
+    server = await startLlmServer([replyFor(provider, { text: 'A dot.' }, false)]);
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    await runAgent({ client, model: modelFor(provider, server.url, false), messages: [userMessage('What is this?', [{ type: 'image', mediaType: 'image/png', data: png }])], tools: [] });
+    const body = JSON.stringify(server.requests[0].body);
+    expect(body).toContain(png);
+    expect(body).toContain('What is this?');
+  });
+});
