@@ -1,0 +1,62 @@
+/** A paused run's JSON, resumed in a new process with a new client (the built dist), runs the approved call exactly once. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openAIText, openAIToolCalls, startLlmServer, type LlmServer } from './helpers/llm-server.js';
+
+const run = promisify(execFile);
+const fixture = fileURLToPath(new URL('../fixtures/agent/resume-run.mjs', import.meta.url));
+let llm: LlmServer | undefined;
+let dir: string | undefined;
+let closeCounter: (() => void) | undefined;
+
+afterEach(async () => {
+  await llm?.close();
+  closeCounter?.();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  llm = undefined;
+  dir = undefined;
+});
+
+describe('resumeAgent across processes', () => {
+  it('process 1 pauses and writes the state; process 2 resumes it with a new client; the approved call runs once', async () => {
+    const orders: string[] = [];
+    const counter = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        orders.push(body);
+        res.end(String(orders.length));
+      });
+    });
+    await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
+    closeCounter = () => {
+      counter.closeAllConnections();
+      counter.close();
+    };
+    const counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/orders`;
+    llm = await startLlmServer([openAIToolCalls([{ id: 'call_order', name: 'shop__place_order', arguments: '{"item":"lamp"}' }]), openAIText('Your lamp is ordered.')]);
+    dir = mkdtempSync(join(tmpdir(), 'utcp-resume-'));
+    const stateFile = join(dir, 'state.json');
+
+    const first = await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile], { timeout: 60_000 });
+    expect(JSON.parse(first.stdout)).toEqual({ status: 'paused', pending: [{ toolCallId: 'call_order', toolName: 'shop.place_order', args: { item: 'lamp' }, reason: 'no_approver' }] });
+    expect(existsSync(stateFile)).toBe(true);
+    expect(orders).toEqual([]);
+
+    const second = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile], { timeout: 60_000 });
+    expect(JSON.parse(second.stdout)).toEqual({ status: 'completed', text: 'Your lamp is ordered.' });
+    expect(orders).toEqual(['{"item":"lamp"}']);
+    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests[1].body.messages.slice(-2)).toMatchObject([
+      { role: 'assistant', tool_calls: [{ id: 'call_order', function: { name: 'shop__place_order' } }] },
+      { role: 'tool', tool_call_id: 'call_order', content: 'order 1 placed for lamp' },
+    ]);
+  });
+});
