@@ -2,6 +2,7 @@
  * `utcp chat`: a terminal chat with an LLM that can call the tools of the given sources.
  * Tool calls are shown on stderr (`→ name(args)`, `✓ name (12 ms)`, `× name failed: reason`);
  * answers go to stdout. Reads run freely; other calls ask y/n/e on a TTY (or need --yes).
+ * Ctrl-C stops at any point (a model request, a tool call, a retry wait, an approval prompt) and exits 130.
  */
 import { createInterface, type Interface } from 'node:readline/promises';
 import {
@@ -47,6 +48,9 @@ function isRead(request: ApprovalRequest): boolean {
   }
 }
 
+/** The shell's convention for a command ended by Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
 function shortArgs(args: unknown): string {
   const s = JSON.stringify(args);
   return s.length > 120 ? s.slice(0, 119) + '…' : s;
@@ -59,23 +63,32 @@ export async function chatCommand(c: Common, opts: { prompt?: string; model?: st
   for (const r of results) if (!r.success) c.out.info(`${red(c.out, '✗')} ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   let rl: Interface | undefined;
   const controller = new AbortController();
-  const onSigint = () => controller.abort(new Error('Interrupted'));
+  // Ctrl-C aborts the run (approvals, model requests, tool calls, retry waits) and ends the input loop.
+  const onSigint = () => {
+    if (!controller.signal.aborted) c.out.info(dim(c.out, '\n(interrupted)'));
+    controller.abort(new Error('Interrupted'));
+    rl?.close();
+  };
   process.on('SIGINT', onSigint);
   try {
     const tools = await client.getTools();
     c.out.info(dim(c.out, `${tools.length} tool(s) available. ${interactive ? 'Type a question, or Ctrl-D to quit.' : ''}`));
     const askTty = Boolean(process.stdin.isTTY && process.stderr.isTTY);
-    if (askTty) rl = createInterface({ input: process.stdin, output: process.stderr });
+    if (askTty) {
+      rl = createInterface({ input: process.stdin, output: process.stderr });
+      // On a terminal readline takes Ctrl-C itself (raw mode) instead of the process getting SIGINT.
+      rl.on('SIGINT', onSigint);
+    }
 
-    const approve = async (request: ApprovalRequest): Promise<ApprovalDecision> => {
+    const approve = async (request: ApprovalRequest, { signal }: { signal: AbortSignal }): Promise<ApprovalDecision> => {
       if (opts.yes || isRead(request)) return { type: 'allow' };
       if (!rl) return { type: 'deny', reason: 'The user must approve this call; rerun utcp chat with --yes or in a terminal' };
       for (;;) {
-        const answer = (await rl.question(`${cyan(c.out, '?')} allow ${request.toolName}(${shortArgs(request.args)})? [y]es/[n]o/[e]dit: `)).trim().toLowerCase();
+        const answer = (await rl.question(`${cyan(c.out, '?')} allow ${request.toolName}(${shortArgs(request.args)})? [y]es/[n]o/[e]dit: `, { signal })).trim().toLowerCase();
         if (answer === 'y' || answer === 'yes') return { type: 'allow' };
         if (answer === 'n' || answer === 'no' || answer === '') return { type: 'deny', reason: 'The user declined this call' };
         if (answer === 'e' || answer === 'edit') {
-          const text = await rl.question('  new arguments (JSON): ');
+          const text = await rl.question('  new arguments (JSON): ', { signal });
           try {
             const args = JSON.parse(text);
             if (args && typeof args === 'object' && !Array.isArray(args)) return { type: 'edit', args };
@@ -112,7 +125,12 @@ export async function chatCommand(c: Common, opts: { prompt?: string; model?: st
     };
 
     if (opts.prompt !== undefined) {
-      await ask(opts.prompt);
+      try {
+        await ask(opts.prompt);
+      } catch (error) {
+        if (controller.signal.aborted) return INTERRUPTED;
+        throw error;
+      }
       return EXIT.OK;
     }
     const input = rl ?? createInterface({ input: process.stdin, terminal: false });
@@ -130,9 +148,10 @@ export async function chatCommand(c: Common, opts: { prompt?: string; model?: st
           c.out.info(formatError(c.out, error));
         }
       }
+      if (controller.signal.aborted) break;
       prompt();
     }
-    return EXIT.OK;
+    return controller.signal.aborted ? INTERRUPTED : EXIT.OK;
   } finally {
     process.off('SIGINT', onSigint);
     rl?.close();
