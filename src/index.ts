@@ -11,6 +11,8 @@ import type { ToolSearchStrategy } from './core/repository.js';
 import type { OpenApiConverter } from './core/transport.js';
 import { Bm25Search } from './repository/bm25-search.js';
 import { InMemoryToolRepository } from './repository/in-memory-repository.js';
+import { LazyToolRepository } from './repository/lazy-repository.js';
+import { DEFAULT_DISCOVERY_TTL_MS, POSTGRES_REPOSITORY_TYPES, postgresOptionsFromConfig } from './repository/postgres/config.js';
 import { WordMatchSearch } from './repository/word-match-search.js';
 import { builtinTransports } from './transports/builtin.js';
 
@@ -26,9 +28,17 @@ function createSearch(config: UtcpClientConfig): ToolSearchStrategy {
 
 const defaults: ClientDefaults = {
   transports: builtinTransports,
-  createRepository(config) {
+  createRepository(config, context) {
     const type = config.tool_repository?.tool_repository_type ?? 'in_memory';
-    if (type !== 'in_memory') throw new UtcpError('INVALID_CONFIG', `Unknown tool_repository_type "${type}"; pass a repository in the client options instead`);
+    if ((POSTGRES_REPOSITORY_TYPES as readonly string[]).includes(type)) {
+      // Checked now, loaded (with its driver) on first use: see docs/repository-postgres.md.
+      const options = postgresOptionsFromConfig(config.tool_repository!, context);
+      return new LazyToolRepository(
+        async () => new (await import('./repository/postgres/postgres-repository.js')).PostgresToolRepository({ ...options, logger: context.logger }),
+        options.discoveryTtlMs ?? DEFAULT_DISCOVERY_TTL_MS,
+      );
+    }
+    if (type !== 'in_memory') throw new UtcpError('INVALID_CONFIG', `Unknown tool_repository_type "${type}"; expected "in_memory", "postgres" or "pglite", or pass a repository in the client options`);
     return new InMemoryToolRepository(createSearch(config));
   },
   convertOpenApi,
@@ -56,7 +66,7 @@ export class UtcpClient extends UtcpClientBase {
   }
 }
 
-export type { CallToolOptions, DirectFunction, RegisterOptions, UtcpClientOptions, ClientDefaults } from './core/client.js';
+export type { CallToolOptions, DirectFunction, RegisterOptions, UtcpClientOptions, ClientDefaults, RepositoryContext } from './core/client.js';
 export { UtcpClientBase } from './core/client.js';
 export { loadConfig } from './core/config.js';
 export type { UtcpClientConfig, DotenvLoaderConfig, ToolSearchStrategyConfig, LoadedConfig } from './core/config.js';
@@ -126,7 +136,7 @@ export type {
 export type { Logger } from './core/logger.js';
 export type { Limits } from './core/limits.js';
 export { DEFAULT_LIMITS } from './core/limits.js';
-export type { ToolRepository, ToolSearchStrategy, SearchOptions, StoredManual } from './core/repository.js';
+export type { ToolRepository, ToolSearchStrategy, SearchOptions, StoredManual, SaveManualInfo, CatalogChangeEvent } from './core/repository.js';
 export type { VariableSource } from './core/variables.js';
 export { namespacedKey, sanitizeManualName } from './core/variables.js';
 export type { PostProcessorFn, PostProcessContext, PostProcessorConfig, FilterDictConfig, LimitStringsConfig } from './core/post-processors.js';

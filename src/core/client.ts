@@ -4,6 +4,7 @@
  * from the composition root (`src/index.ts`); core imports no transport.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { resolve } from 'node:path';
 import { ArgumentValidator } from './arguments.js';
 import { loadConfig, type LoadedConfig, type UtcpClientConfig } from './config.js';
@@ -23,7 +24,7 @@ import { completeLogger, type Logger } from './logger.js';
 import { redactingLogger, Redactor } from './redact.js';
 import { postProcessorFromConfig, type PostProcessorFn } from './post-processors.js';
 import { suggestToolNames } from './suggest.js';
-import type { SearchOptions, ToolRepository } from './repository.js';
+import type { CatalogChangeEvent, SearchOptions, ToolRepository } from './repository.js';
 import { abortError, withDeadline } from './signals.js';
 import type {
   CallOptions,
@@ -39,6 +40,7 @@ import { validateCallTemplate, validateTool } from './validate.js';
 import {
   VariableResolver,
   collectTemplateVariables,
+  resolveValue,
   sanitizeManualName,
   substituteTemplate,
   type VariableSource,
@@ -65,6 +67,8 @@ export interface RegisterOptions {
   signal?: AbortSignal;
   /** Deadline for discovery, in milliseconds. @default the transport's own discovery timeout */
   timeoutMs?: number;
+  /** On a shared repository, discover again even when the stored manual is still fresh (see docs/repository-postgres.md). */
+  refresh?: boolean;
 }
 
 /** A function to expose as a tool (see `registerFunctions`). */
@@ -103,10 +107,18 @@ export interface UtcpClientOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** What the composition root gets to build the configured repository. */
+export interface RepositoryContext {
+  rootDir: string;
+  logger: Required<Logger>;
+  /** Substitutes `${VAR}` references from the client's variables, dotenv files and environment. */
+  resolveValue(value: string): string;
+}
+
 /** What the composition root supplies. */
 export interface ClientDefaults {
   transports: Record<string, TransportEntry>;
-  createRepository(config: UtcpClientConfig): ToolRepository;
+  createRepository(config: UtcpClientConfig, context: RepositoryContext): ToolRepository;
   convertOpenApi: OpenApiConverter;
 }
 
@@ -157,6 +169,10 @@ export class UtcpClientBase {
   readonly #inflight = new Set<AbortController>();
   readonly #onClose = new Set<() => void | Promise<void>>();
   readonly #context: TransportContext;
+  /** True when this client built the repository from its config, so `close()` closes it. */
+  readonly #ownsRepo: boolean;
+  readonly #catalogListeners = new Set<(event: CatalogChangeEvent) => void>();
+  readonly #unsubscribe: (() => void) | undefined;
   #closed = false;
 
   constructor(
@@ -172,9 +188,11 @@ export class UtcpClientBase {
     for (const w of loaded.warnings) this.#logger.warn(w);
     this.#limits = resolveLimits(loaded.config.limits);
     this.#templates = new TemplateRegistry({ ...defaults.transports, ...(options.transports ?? {}) });
-    this.#repo = options.repository ?? defaults.createRepository(loaded.config);
     const sources: VariableSource[] = (loaded.config.load_variables_from ?? []).map((l) => new DotenvSource(l.env_file_path, rootDir));
     this.#resolver = new VariableResolver(loaded.config.variables ?? {}, [...sources, ...(options.variableSources ?? [])], options.env ?? process.env);
+    this.#ownsRepo = !options.repository;
+    this.#repo = options.repository ?? defaults.createRepository(loaded.config, { rootDir, logger: this.#logger, resolveValue: (v) => resolveValue(v, this.#resolver) });
+    this.#unsubscribe = this.#repo.subscribe?.((event) => this.#onCatalogChange(event));
     this.#post = [...loaded.postProcessing.map(postProcessorFromConfig), ...(options.postProcessors ?? [])];
     this.#argValidator = options.validateArguments === false ? undefined : new ArgumentValidator(this.#logger);
     this.#timeoutMs = options.timeoutMs;
@@ -211,6 +229,12 @@ export class UtcpClientBase {
     const root = resolve(rootDir ?? options.rootDir ?? process.cwd());
     const loaded = await loadConfig(config, root);
     const client = new this(root, loaded, options, defaults);
+    try {
+      await client.#repo.open?.();
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
     const templates = loaded.config.manual_call_templates ?? [];
     if (templates.length > 0) {
       const results = await client.registerManuals(templates);
@@ -288,9 +312,19 @@ export class UtcpClientBase {
     this.#reserved.add(name);
     let transport: Transport | undefined;
     try {
-      if (await this.#repo.getManual(name)) {
-        this.#reserved.delete(name);
-        return taken();
+      const stored = await this.#repo.getManual(name);
+      if (stored) {
+        const ttl = this.#repo.discoveryTtlMs;
+        // A shared catalog (docs/repository-postgres.md): the same template registered elsewhere is reused while fresh.
+        if (ttl === undefined || !isDeepStrictEqual(stored.template, raw)) {
+          this.#reserved.delete(name);
+          return taken();
+        }
+        if (!options.refresh && ttl > 0 && stored.savedAt !== undefined && Date.now() - stored.savedAt < ttl) {
+          this.#allowed.set(name, new Set(stored.allowedProtocols ?? this.#allowedProtocols(raw, false)));
+          this.#logger.info(`Reused stored manual ${name} with ${stored.manual.tools.length} tools`);
+          return { manualCallTemplate: raw, manual: stored.manual, success: true, errors: [], warnings };
+        }
       }
       const substituted = this.#substitute(raw, name);
       transport = await this.#transport(raw.call_template_type);
@@ -298,7 +332,7 @@ export class UtcpClientBase {
       const discovered = await this.#discover(transport, substituted, raw, name, signal, options.timeoutMs);
       warnings.push(...discovered.warnings);
       this.#assertOpen();
-      await this.#repo.saveManual(name, raw, discovered.manual);
+      await this.#repo.saveManual(name, raw, discovered.manual, { allowedProtocols: [...discovered.allowed] });
       this.#allowed.set(name, discovered.allowed);
       this.#noteDropped(name, discovered);
       this.#logger.info(`Registered manual ${name} with ${discovered.manual.tools.length} tools`);
@@ -467,13 +501,40 @@ export class UtcpClientBase {
       const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs);
       const discovered = await this.#discover(transport, this.#substitute(raw, name), raw, name, signal, options.timeoutMs);
       if (await this.#repo.getManual(name)) {
-        await this.#repo.saveManual(name, raw, discovered.manual);
+        await this.#repo.saveManual(name, raw, discovered.manual, { allowedProtocols: [...discovered.allowed] });
         this.#allowed.set(name, discovered.allowed);
         this.#noteDropped(name, discovered);
       }
       return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings: discovered.warnings };
     } catch (error) {
       return { manualCallTemplate: raw, manual: stored.manual, success: false, errors: [this.#redactor.text(messageOf(error))], warnings: [] };
+    }
+  }
+
+  // ------------------------------------------------------------------ catalog changes
+
+  /**
+   * Calls `listener` whenever a manual is saved or removed in this client's repository, including by other
+   * processes sharing it (docs/repository-postgres.md). `resync` means changes may have been missed.
+   * Returns a function that removes the listener.
+   */
+  onCatalogChange(listener: (event: CatalogChangeEvent) => void): () => void {
+    this.#catalogListeners.add(listener);
+    return () => this.#catalogListeners.delete(listener);
+  }
+
+  #onCatalogChange(event: CatalogChangeEvent): void {
+    // What this client remembered about another client's manual may be stale now.
+    if (!event.local) {
+      if (event.manualName !== undefined) this.#allowed.delete(event.manualName);
+      else this.#allowed.clear();
+    }
+    for (const listener of this.#catalogListeners) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.#logger.warn('A catalog change listener threw', { error: messageOf(e) });
+      }
     }
   }
 
@@ -548,7 +609,14 @@ export class UtcpClientBase {
     if (!tool) throw await this.#notFound(name);
     const manualName = name.slice(0, name.indexOf('.'));
     const template = tool.tool_call_template;
-    const allowed = this.#allowed.get(manualName) ?? this.#allowedProtocols((await this.#repo.getManual(manualName))?.template ?? template, false);
+    let allowed = this.#allowed.get(manualName);
+    if (!allowed) {
+      // Registered by another client of a shared repository: use what it recorded.
+      const stored = this.#repo.getManualInfo ? await this.#repo.getManualInfo(manualName) : await this.#repo.getManual(manualName);
+      allowed = stored?.allowedProtocols ? new Set(stored.allowedProtocols) : this.#allowedProtocols(stored?.template ?? template, false);
+      // Cached until a catalog change event says the manual changed.
+      if (stored && this.#repo.subscribe) this.#allowed.set(manualName, allowed);
+    }
     {
       if (!allowed.has(template.call_template_type)) {
         throw new UtcpError('PROTOCOL_NOT_ALLOWED', `Tool ${name} uses protocol "${template.call_template_type}", which manual ${manualName} does not allow [${[...allowed].join(', ')}]`);
@@ -721,6 +789,9 @@ export class UtcpClientBase {
       }
     }
     this.#shared.clear();
+    this.#unsubscribe?.();
+    this.#catalogListeners.clear();
+    if (this.#ownsRepo) await this.#repo.close?.().catch((e) => this.#logger.warn('Closing the tool repository failed', { error: messageOf(e) }));
   }
 
   /**

@@ -183,3 +183,12 @@ export function collectTemplateVariables(template: unknown, manualName: string, 
   });
   return into;
 }
+
+/**
+ * Substitutes `${VAR}` references (un-namespaced, braced only) in a client-level setting such as the
+ * repository's connection string, from config variables, then sources, then the environment.
+ */
+export function resolveValue(value: string, resolver: VariableResolver): string {
+  if (!value.includes('${')) return value;
+  return value.replace(BRACED, (_match, name: string) => resolver.get(name));
+}

@@ -1,4 +1,4 @@
-import type { SearchOptions, StoredManual, ToolRepository, ToolSearchStrategy } from '../core/repository.js';
+import type { CatalogChangeEvent, SaveManualInfo, SearchOptions, StoredManual, ToolRepository, ToolSearchStrategy } from '../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../core/types.js';
 
 /** The default repository: tools in memory, indexed by the given search strategy. */
@@ -6,17 +6,29 @@ export class InMemoryToolRepository implements ToolRepository {
   readonly #manuals = new Map<string, StoredManual>();
   readonly #tools = new Map<string, Tool>();
   readonly #search: ToolSearchStrategy;
+  readonly #listeners = new Set<(event: CatalogChangeEvent) => void>();
 
   constructor(search: ToolSearchStrategy) {
     this.#search = search;
   }
 
-  async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual): Promise<void> {
+  async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void> {
     const old = this.#manuals.get(name);
     if (old) this.#drop(old);
-    this.#manuals.set(name, { template, manual });
+    this.#manuals.set(name, { template, manual, savedAt: Date.now(), ...(info?.allowedProtocols ? { allowedProtocols: [...info.allowedProtocols] } : {}) });
     for (const tool of manual.tools) this.#tools.set(tool.name, tool);
     this.#search.add(manual.tools);
+    this.#emit({ kind: 'saved', manualName: name, local: true });
+  }
+
+  /** Local changes only: this store is not shared with other processes. */
+  subscribe(listener: (event: CatalogChangeEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(event: CatalogChangeEvent): void {
+    for (const l of this.#listeners) l(event);
   }
 
   async removeManual(name: string): Promise<boolean> {
@@ -24,6 +36,7 @@ export class InMemoryToolRepository implements ToolRepository {
     if (!old) return false;
     this.#drop(old);
     this.#manuals.delete(name);
+    this.#emit({ kind: 'removed', manualName: name, local: true });
     return true;
   }
 

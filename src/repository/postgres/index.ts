@@ -1,0 +1,8 @@
+/**
+ * `utcp-kit/repository/postgres`: a tool catalog on PostgreSQL or PGlite, shared by every process connected
+ * to it. See docs/repository-postgres.md.
+ */
+export { PostgresToolRepository, type PostgresToolRepositoryOptions } from './postgres-repository.js';
+export { postgresOptionsFromConfig } from './config.js';
+export { MIGRATIONS, type Migration } from './migrations.js';
+export type { PgliteLike } from './driver.js';

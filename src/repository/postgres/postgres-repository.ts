@@ -1,0 +1,333 @@
+/**
+ * A `ToolRepository` on PostgreSQL (a server through `pg`, or PGlite in-process): one catalog shared by every
+ * process that connects to it, searched inside the database, changes announced with LISTEN/NOTIFY.
+ * See docs/repository-postgres.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { UtcpError } from '../../core/errors.js';
+import { completeLogger, type Logger } from '../../core/logger.js';
+import type { CatalogChangeEvent, SaveManualInfo, SearchOptions, StoredManual, ToolRepository } from '../../core/repository.js';
+import type { CallTemplateBase, Tool, UtcpManual } from '../../core/types.js';
+import { tokenize } from '../bm25-search.js';
+import { DEFAULT_DISCOVERY_TTL_MS } from './config.js';
+import { createPgliteDriver, createServerDriver, quoteIdent, type PgliteDriverOptions, type SqlDriver } from './driver.js';
+import { MIGRATIONS, migrate } from './migrations.js';
+
+export interface PostgresToolRepositoryOptions {
+  /** `postgres://…` of a PostgreSQL server. Exactly one of `connectionString`, `pglite` or `driver`. */
+  connectionString?: string;
+  /**
+   * PGlite (in-process). `dataDir` persists the catalog; omit it for an in-memory database. Or pass your own
+   * open PGlite `instance` (it stays yours: `close()` leaves it open).
+   */
+  pglite?: PgliteDriverOptions;
+  /** Tables live in this schema. @default 'utcp' */
+  schema?: string;
+  /** How long a stored manual is reused instead of discovered again, in ms (0: never). @default 3600000 */
+  discoveryTtlMs?: number;
+  /** Listen for changes made by other processes. @default true */
+  listen?: boolean;
+  /** Server pool size. @default 4 */
+  poolMax?: number;
+  /** @default 10000 */
+  connectTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Ranking weights of ts_rank, in its order {D, C, B, A}: manual name, description, tags, tool name. */
+const RANK_WEIGHTS = '{0.15,0.35,1,1}';
+/** ts_rank normalisation 1: divides by 1 + log(document length), so shorter, more specific tools rank first (as BM25 does). */
+const RANK_NORM = 1;
+/** Minimum pg_trgm word similarity of a name to a query with no full-text match. */
+const TYPO_SIMILARITY = 0.4;
+
+interface Notice {
+  op: 'saved' | 'removed';
+  manual: string;
+  origin: string;
+}
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Lowercased words of a name or query, split at camelCase and non-alphanumerics (for trigram matching). */
+function words(text: string): string {
+  return text
+    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** Terms for to_tsquery: our own tokens (letters and digits only), quoted, OR-ed. */
+function tsQuery(terms: readonly string[]): string {
+  return terms.map((t) => `'${t}'`).join(' | ');
+}
+
+export class PostgresToolRepository implements ToolRepository {
+  readonly discoveryTtlMs: number;
+  readonly #options: PostgresToolRepositoryOptions;
+  readonly #logger: Required<Logger>;
+  readonly #S: string;
+  readonly #channel: string;
+  readonly #origin = randomUUID();
+  readonly #listeners = new Set<(event: CatalogChangeEvent) => void>();
+  #opening: Promise<SqlDriver> | undefined;
+  #driver: SqlDriver | undefined;
+  #unlisten: (() => Promise<void>) | undefined;
+  /** Schema of pg_trgm when installed (its functions are called qualified), else undefined. */
+  #trgm: string | undefined;
+  #closed = false;
+
+  constructor(options: PostgresToolRepositoryOptions) {
+    const engines = [options.connectionString !== undefined, options.pglite !== undefined].filter(Boolean).length;
+    if (engines !== 1) throw new UtcpError('INVALID_CONFIG', 'PostgresToolRepository: give exactly one of connectionString or pglite');
+    if (options.connectionString !== undefined && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
+      throw new UtcpError('INVALID_CONFIG', 'PostgresToolRepository: connectionString must be a non-empty string');
+    }
+    const schema = options.schema ?? 'utcp';
+    this.#S = quoteIdent(schema);
+    this.#channel = `utcp_catalog_${schema}`.slice(0, 63);
+    const ttl = options.discoveryTtlMs ?? DEFAULT_DISCOVERY_TTL_MS;
+    if (!(Number.isFinite(ttl) && ttl >= 0)) throw new UtcpError('INVALID_CONFIG', `PostgresToolRepository: discoveryTtlMs must be a non-negative number, got ${ttl}`);
+    this.discoveryTtlMs = ttl;
+    this.#options = options;
+    this.#logger = completeLogger(options.logger);
+  }
+
+  /** Connects, migrates the schema and starts listening. Every method calls it; calling it first surfaces connection errors early. */
+  async open(): Promise<void> {
+    await this.#db();
+  }
+
+  #db(): Promise<SqlDriver> {
+    if (this.#closed) return Promise.reject(new UtcpError('CLIENT_CLOSED', 'This PostgresToolRepository is closed'));
+    if (this.#driver) return Promise.resolve(this.#driver);
+    this.#opening ??= this.#connect().catch((error) => {
+      this.#opening = undefined;
+      throw error;
+    });
+    return this.#opening;
+  }
+
+  async #connect(): Promise<SqlDriver> {
+    const o = this.#options;
+    let driver: SqlDriver;
+    try {
+      driver = o.pglite
+        ? await createPgliteDriver(o.pglite)
+        : await createServerDriver({ connectionString: o.connectionString!, poolMax: o.poolMax, connectTimeoutMs: o.connectTimeoutMs, logger: this.#logger });
+    } catch (error) {
+      if (error instanceof UtcpError) throw error;
+      throw new UtcpError('TRANSPORT_FAILED', `Cannot open the Postgres tool repository: ${messageOf(error)}`, { cause: error });
+    }
+    try {
+      const version = await migrate(driver, this.#S);
+      const latest = MIGRATIONS[MIGRATIONS.length - 1].version;
+      if (version > latest) this.#logger.warn(`Postgres tool repository: the schema is at version ${version}, newer than this library's ${latest}`);
+      const [ext] = await driver.query<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`);
+      this.#trgm = ext ? `"${ext.schema.replace(/"/g, '""')}"` : undefined;
+      if (o.listen !== false) this.#unlisten = await driver.listen(this.#channel, (p) => this.#onNotice(p), () => this.#emit({ kind: 'resync', local: false }));
+      if (this.#closed) throw new UtcpError('CLIENT_CLOSED', 'This PostgresToolRepository was closed while opening');
+    } catch (error) {
+      await this.#unlisten?.().catch(() => {});
+      await driver.close().catch(() => {});
+      if (error instanceof UtcpError) throw error;
+      throw new UtcpError('TRANSPORT_FAILED', `Cannot prepare the Postgres tool repository: ${messageOf(error)}`, { cause: error });
+    }
+    this.#driver = driver;
+    return driver;
+  }
+
+  #onNotice(payload: string): void {
+    let n: Notice;
+    try {
+      n = JSON.parse(payload) as Notice;
+    } catch {
+      return;
+    }
+    if ((n.op !== 'saved' && n.op !== 'removed') || typeof n.manual !== 'string') return;
+    this.#emit({ kind: n.op, manualName: n.manual, local: n.origin === this.#origin });
+  }
+
+  #emit(event: CatalogChangeEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.#logger.warn('A catalog change listener threw', { error: messageOf(e) });
+      }
+    }
+  }
+
+  /** Every save and removal, from this process or another one connected to the same catalog. */
+  subscribe(listener: (event: CatalogChangeEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void> {
+    const db = await this.#db();
+    const S = this.#S;
+    // One INSERT: the tool documents travel as one JSON array (split by the server, each element stored as written),
+    // the small search columns as parallel text arrays, zipped by ROWS FROM. (A text[] of large documents is much
+    // slower for the server to parse than one JSON text.)
+    const n = manual.tools.length;
+    const cols = { name: new Array<string>(n), tool: new Array<string>(n), tags: new Array<string>(n), words: new Array<string>(n), tn: new Array<string>(n), tt: new Array<string>(n), td: new Array<string>(n), tm: new Array<string>(n) };
+    manual.tools.forEach((tool, i) => {
+      const dot = tool.name.indexOf('.');
+      const bare = dot === -1 ? tool.name : tool.name.slice(dot + 1);
+      const tags = (tool.tags ?? []).map(String);
+      cols.name[i] = tool.name;
+      cols.tool[i] = JSON.stringify(tool);
+      cols.tags[i] = JSON.stringify(tags.map((t) => t.toLowerCase()));
+      cols.words[i] = words(bare);
+      cols.tn[i] = tokenize(bare).join(' ');
+      cols.tt[i] = tags.flatMap((t) => tokenize(t)).join(' ');
+      cols.td[i] = tokenize(tool.description ?? '').join(' ');
+      cols.tm[i] = dot === -1 ? '' : tokenize(tool.name.slice(0, dot)).join(' ');
+    });
+    const notice: Notice = { op: 'saved', manual: name, origin: this.#origin };
+    await db.transaction(async (tx) => {
+      // The upsert locks the manual's row, so concurrent saves of one name queue up instead of interleaving.
+      await tx.query(
+        `INSERT INTO ${S}.manuals (name, template, utcp_version, manual_version, allowed_protocols, tool_count)
+         VALUES ($1, $2::json, $3, $4, $5::text[], $6)
+         ON CONFLICT (name) DO UPDATE SET template = EXCLUDED.template, utcp_version = EXCLUDED.utcp_version,
+           manual_version = EXCLUDED.manual_version, allowed_protocols = EXCLUDED.allowed_protocols,
+           tool_count = EXCLUDED.tool_count, generation = ${S}.manuals.generation + 1, saved_at = clock_timestamp()`,
+        [name, JSON.stringify(template), manual.utcp_version, manual.manual_version, info?.allowedProtocols ? [...info.allowedProtocols] : null, manual.tools.length],
+      );
+      await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
+      if (n > 0) {
+        await tx.query(
+          `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, name_words, doc)
+           SELECT r.name, $1, r.tool, ARRAY(SELECT json_array_elements_text(r.tags::json)), r.words,
+             setweight(to_tsvector('simple', r.tn), 'A') || setweight(to_tsvector('simple', r.tt), 'B') ||
+             setweight(to_tsvector('simple', r.td), 'C') || setweight(to_tsvector('simple', r.tm), 'D')
+           FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]), json_array_elements($9::json))
+             WITH ORDINALITY AS r(name, tags, words, tn, tt, td, tm, tool, i)
+           ORDER BY r.i`,
+          [name, cols.name, cols.tags, cols.words, cols.tn, cols.tt, cols.td, cols.tm, `[${cols.tool.join(',')}]`],
+        );
+      }
+      // Delivered to listeners only when the transaction commits.
+      await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+    });
+  }
+
+  async removeManual(name: string): Promise<boolean> {
+    const db = await this.#db();
+    const S = this.#S;
+    const notice: Notice = { op: 'removed', manual: name, origin: this.#origin };
+    return db.transaction(async (tx) => {
+      const gone = await tx.query(`DELETE FROM ${S}.manuals WHERE name = $1 RETURNING name`, [name]);
+      if (gone.length === 0) return false;
+      await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
+      await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+      return true;
+    });
+  }
+
+  async getManual(name: string): Promise<StoredManual | undefined> {
+    const db = await this.#db();
+    const S = this.#S;
+    // One statement, so one snapshot: the manual row and its tools always belong together.
+    const [row] = await db.query<{ template: CallTemplateBase; utcp_version: string; manual_version: string; allowed_protocols: string[] | null; age_ms: number; tools: Tool[] | null }>(
+      `SELECT m.template, m.utcp_version, m.manual_version, m.allowed_protocols,
+         (extract(epoch FROM clock_timestamp() - m.saved_at) * 1000)::float8 AS age_ms,
+         (SELECT json_agg(t.tool ORDER BY t.seq) FROM ${S}.tools t WHERE t.manual_name = m.name) AS tools
+       FROM ${S}.manuals m WHERE m.name = $1`,
+      [name],
+    );
+    if (!row) return undefined;
+    return {
+      template: row.template,
+      manual: { utcp_version: row.utcp_version, manual_version: row.manual_version, tools: row.tools ?? [] },
+      // Age measured by the server, so clock differences between machines do not matter.
+      savedAt: Date.now() - Number(row.age_ms),
+      ...(row.allowed_protocols ? { allowedProtocols: row.allowed_protocols } : {}),
+    };
+  }
+
+  async getManualInfo(name: string): Promise<Omit<StoredManual, 'manual'> | undefined> {
+    const db = await this.#db();
+    const [row] = await db.query<{ template: CallTemplateBase; allowed_protocols: string[] | null; age_ms: number }>(
+      `SELECT template, allowed_protocols, (extract(epoch FROM clock_timestamp() - saved_at) * 1000)::float8 AS age_ms FROM ${this.#S}.manuals WHERE name = $1`,
+      [name],
+    );
+    if (!row) return undefined;
+    return { template: row.template, savedAt: Date.now() - Number(row.age_ms), ...(row.allowed_protocols ? { allowedProtocols: row.allowed_protocols } : {}) };
+  }
+
+  async getManualNames(): Promise<string[]> {
+    const db = await this.#db();
+    const rows = await db.query<{ name: string }>(`SELECT name FROM ${this.#S}.manuals ORDER BY name`);
+    return rows.map((r) => r.name);
+  }
+
+  async getTool(name: string): Promise<Tool | undefined> {
+    const db = await this.#db();
+    const [row] = await db.query<{ tool: Tool }>(`SELECT tool FROM ${this.#S}.tools WHERE name = $1`, [name]);
+    return row?.tool;
+  }
+
+  async getTools(): Promise<Tool[]> {
+    const db = await this.#db();
+    const rows = await db.query<{ tool: Tool }>(`SELECT tool FROM ${this.#S}.tools ORDER BY seq`);
+    return rows.map((r) => r.tool);
+  }
+
+  async searchTools(query: string, options: SearchOptions & { limit: number }): Promise<Tool[]> {
+    const db = await this.#db();
+    const S = this.#S;
+    const limit = options.limit > 0 ? options.limit : null;
+    const tags = options.anyOfTagsRequired && options.anyOfTagsRequired.length > 0 ? options.anyOfTagsRequired.map((t) => t.toLowerCase()) : null;
+    const terms = [...new Set(tokenize(query))];
+    if (terms.length === 0) {
+      const rows = await db.query<{ tool: Tool }>(
+        `SELECT tool FROM ${S}.tools WHERE ($1::text[] IS NULL OR tags_lower && $1::text[]) ORDER BY seq LIMIT $2`,
+        [tags, limit],
+      );
+      return rows.map((r) => r.tool);
+    }
+    const rows = await db.query<{ seq: string; tool: Tool }>(
+      `SELECT t.seq, t.tool FROM ${S}.tools t, (SELECT to_tsquery('simple', $1) AS tsq) q
+       WHERE t.doc @@ q.tsq AND ($2::text[] IS NULL OR t.tags_lower && $2::text[])
+       ORDER BY ts_rank('${RANK_WEIGHTS}', t.doc, q.tsq, ${RANK_NORM}) DESC, t.seq
+       LIMIT $3`,
+      [tsQuery(terms), tags, limit],
+    );
+    const T = this.#trgm;
+    // Typo tolerance where pg_trgm exists: when full text found too few, add tools whose names look like the query
+    // (after the full-text hits, so they never displace a real match).
+    if (T && (limit === null ? rows.length === 0 : rows.length < limit)) {
+      const more = await db.transaction(async (tx) => {
+        // The operator's default threshold (0.6) misses one-letter typos in short words; lower it for this query only.
+        await tx.query(`SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)`, [String(TYPO_SIMILARITY)]);
+        return tx.query<{ seq: string; tool: Tool }>(
+          `SELECT t.seq, t.tool FROM ${S}.tools t
+           WHERE $1 OPERATOR(${T}.<%) t.name_words AND ($2::text[] IS NULL OR t.tags_lower && $2::text[]) AND NOT (t.seq = ANY($4::bigint[]))
+           ORDER BY ${T}.word_similarity($1, t.name_words) DESC, t.seq
+           LIMIT $3`,
+          [words(query), tags, limit === null ? null : limit - rows.length, rows.map((r) => r.seq)],
+        );
+      });
+      rows.push(...more);
+    }
+    return rows.map((r) => r.tool);
+  }
+
+  /** Stops listening and closes the connections. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listeners.clear();
+    const opening = this.#opening;
+    if (!this.#driver && opening) await opening.catch(() => {});
+    const driver = this.#driver;
+    this.#driver = undefined;
+    await this.#unlisten?.().catch(() => {});
+    await driver?.close();
+  }
+}
