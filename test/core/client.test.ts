@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -285,6 +285,7 @@ describe('isolation and shutdown', () => {
 describe('config files and file manuals', () => {
   function workspace() {
     const dir = mkdtempSync(join(tmpdir(), 'utcp-ws-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const manual = { tools: [{ name: 'readme', description: 'Read me', tool_call_template: { call_template_type: 'file', file_path: 'notes.txt' } }] };
     writeFileSync(join(dir, 'notes.txt'), 'hello notes');
     writeFileSync(join(dir, 'tools.yaml'), `tools:\n  - name: readme\n    description: Read me\n    tool_call_template:\n      call_template_type: file\n      file_path: notes.txt\n`);
@@ -324,6 +325,7 @@ describe('config files and file manuals', () => {
   it.each(['../../etc/passwd', '/etc/passwd', 'escape-link'])('confines file_path %s to the root dir', async (path) => {
     const dir = workspace();
     const outside = mkdtempSync(join(tmpdir(), 'utcp-outside-'));
+    onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
     writeFileSync(join(outside, 'secret.json'), JSON.stringify({ tools: [] }));
     symlinkSync(join(outside, 'secret.json'), join(dir, 'escape-link'));
     const client = await UtcpClient.create(dir);

@@ -1,7 +1,7 @@
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DotenvSource, parseDotenv } from '../../src/core/dotenv.js';
 import { UtcpVariableNotFoundError } from '../../src/core/errors.js';
 import { VariableResolver, collectTemplateVariables, namespacedKey, substituteTemplate, deferredVariables } from '../../src/core/variables.js';
@@ -123,6 +123,7 @@ describe('dotenv', () => {
 
   it('re-reads the file when its mtime changes and treats a missing file as empty', () => {
     const dir = mkdtempSync(join(tmpdir(), 'utcp-dotenv-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const src = new DotenvSource('.env', dir);
     expect(src.get('m_KEY')).toBeUndefined();
     writeFileSync(join(dir, '.env'), 'm_KEY=one\n');
