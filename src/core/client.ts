@@ -582,12 +582,15 @@ export class UtcpClientBase {
     const name = normalized.name ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
     const raw = { ...normalized, name };
     const keys = collectTemplateVariables(raw, name);
-    if (keys.length > 0) return keys;
     const transport = await this.#transport(raw.call_template_type);
     const signal = this.#closing.signal;
     try {
+      // The tools' own variables too (an OpenAPI spec's schemes, its base-URL variable), not only the template's.
       const { manual } = await this.#discover(transport, raw, raw, name, signal);
       for (const tool of manual.tools) collectTemplateVariables(tool.tool_call_template, name, keys);
+    } catch (error) {
+      // Discovery may need the template's own variables: then those are the answer.
+      if (keys.length === 0) throw error;
     } finally {
       if (!(await this.#repo.getManual(name))) await transport.deregisterManual?.(raw, { manualName: name }).catch(() => {});
     }

@@ -76,6 +76,11 @@ export interface OpenApiConverterOptions {
   baseUrl?: string | null;
   /** Raw auth for generated tools (docs/design/openapi.md#security-schemes). */
   authTools?: unknown;
+  /** The template's own `auth` and static `headers`, applied to tools per `openapi_auth` (docs/design/openapi.md#manual-auth). */
+  manualAuth?: unknown;
+  manualHeaders?: unknown;
+  /** `openapi_auth` of the template: "fill" (default) or "override". */
+  authMode?: unknown;
   filter?: unknown;
   limits?: Partial<Limits>;
 }

@@ -41,12 +41,16 @@ describe('base URL (docs/design/openapi.md#base-url)', () => {
     expect(urls(r)).toEqual(['https://x.io/pets']);
   });
 
-  it('skips operations with a relative server and no http(s) spec URL', async () => {
+  it('binds a relative server to the ${BASE_URL} variable when there is no http(s) spec URL (docs/design/openapi.md#base-url-variable)', async () => {
     for (const specUrl of [undefined, 'file:///tmp/openapi.json']) {
-      const r = await convert(oas3({ '/pets': { get: op('pets') } }, { servers: [{ url: '/api' }] }), { specUrl });
-      expect(r.manual.tools).toEqual([]);
-      expect(r.report.skipped[0].reason).toMatch(/^relative server URL "\/api" and no http\(s\) spec URL; set base_url$/);
+      const r = await convert(oas3({ '/pets': { get: op('pets') } }, { servers: [{ url: '/api/' }] }), { specUrl });
+      expect(urls(r)).toEqual(['${BASE_URL}/api/pets']);
+      expect(r.report.skipped).toEqual([]);
+      expect(r.report.variables).toEqual(['demo_BASE_URL']);
+      expect(r.report.warnings).toContainEqual(expect.stringContaining('relative server URL "/api/" at GET /pets: bound to the variable ${BASE_URL}: set demo_BASE_URL'));
     }
+    expect(urls(await convert(oas3({ '/pets': { get: op('pets') } }, { servers: [] })))).toEqual(['${BASE_URL}/pets']);
+    expect(urls(await convert(oas3({ '/pets': { get: op('pets') } }, { servers: [{ url: 'v2' }] })))).toEqual(['${BASE_URL}/v2/pets']);
   });
 
   it('lets servers win over the spec URL host (specs on raw file hosts)', async () => {
@@ -75,9 +79,10 @@ describe('base URL (docs/design/openapi.md#base-url)', () => {
       expect(urls(await convert(swagger2({ host: 'api.example.com', basePath: 'v1/' })))).toEqual(['https://api.example.com/v1/items']);
     });
 
-    it('skips when there is no host and no http(s) spec URL', async () => {
+    it('binds to ${BASE_URL} + basePath when there is no host and no http(s) spec URL', async () => {
       const r = await convert(swagger2({ basePath: '/v1' }));
-      expect(r.report.skipped).toEqual([{ method: 'get', path: '/items', operationId: 'items', reason: 'no host in the Swagger 2.0 spec and no http(s) spec URL; set base_url' }]);
+      expect(urls(r)).toEqual(['${BASE_URL}/v1/items']);
+      expect(r.report.variables).toEqual(['demo_BASE_URL']);
     });
   });
 

@@ -244,8 +244,8 @@ describe('document input', () => {
   it('convertOpenApi (the transport entry) returns the manual and the report warnings', async () => {
     const doc = JSON.parse(fixtureText('shop-3.0.json'));
     const { manual, warnings } = await convertOpenApi(doc, { manualName: 'shop' });
-    expect((manual as { tools: unknown[] }).tools).toHaveLength(10);
-    expect(warnings).toContainEqual(expect.stringMatching(/^Skipped PUT \/orders\/\{orderId\} \(replaceOrder\): relative server URL/));
+    expect((manual as { tools: unknown[] }).tools).toHaveLength(11);
+    expect(warnings).toContainEqual(expect.stringMatching(/^Changed relative server URL .* at PUT \/orders\/\{orderId\}: bound to the variable \$\{BASE_URL\}: set shop_BASE_URL/));
   });
 });
 

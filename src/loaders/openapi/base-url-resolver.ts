@@ -1,7 +1,14 @@
-/** Base URL of an operation (docs/design/openapi.md#base-url): servers, server variables, relative servers, Swagger 2.0 host. */
+/** Base URL of an operation (docs/design/openapi.md#base-url-variable, docs/design/openapi.md#base-url): servers, server variables, relative servers, Swagger 2.0 host. */
 import { isPlainObject, own } from './ref-resolver.js';
 
-export type BaseUrlResult = { url: string; reason?: undefined } | { url?: undefined; reason: string };
+/**
+ * `relative` is set when the server URL was relative with nothing to resolve it against: the URL then starts
+ * with the base-URL variable reference (docs/design/openapi.md#base-url-variable).
+ */
+export type BaseUrlResult = { url: string; reason?: undefined; relative?: string } | { url?: undefined; reason: string; relative?: undefined };
+
+/** The variable a relative server URL is bound to when the spec has no http(s) URL (namespaced like any variable). */
+export const BASE_URL_VARIABLE = 'BASE_URL';
 
 export interface BaseUrlContext {
   swagger2: boolean;
@@ -24,7 +31,7 @@ function finalise(raw: string, httpSpecUrl: URL | undefined, what: string): Base
   try {
     url = new URL(raw);
   } catch {
-    if (!httpSpecUrl) return { reason: `relative ${what} ${JSON.stringify(raw)} and no http(s) spec URL; set base_url` };
+    if (!httpSpecUrl) return bindToVariable(raw, what);
     try {
       url = new URL(raw, httpSpecUrl);
     } catch {
@@ -36,6 +43,16 @@ function finalise(raw: string, httpSpecUrl: URL | undefined, what: string): Base
   }
   if (!url.hostname) return { reason: `${what} ${JSON.stringify(raw)} has no host` };
   return { url: `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}` };
+}
+
+/** A relative server URL with no spec URL: `${BASE_URL}` + the server's path (made absolute). */
+function bindToVariable(raw: string, what: string): BaseUrlResult {
+  const trimmed = raw.trim();
+  if (trimmed.startsWith('//')) return { reason: `scheme-relative ${what} ${JSON.stringify(raw)} and no http(s) spec URL; set base_url` };
+  let path = trimmed.replace(/^\.\//, '').replace(/[?#].*$/, '');
+  if (!path.startsWith('/')) path = `/${path}`;
+  path = path.replace(/\/+$/, '');
+  return { url: `\${${BASE_URL_VARIABLE}}${path}`, relative: trimmed };
 }
 
 /** First server of a `servers` list with its variables substituted, or undefined when the list is empty. */
@@ -73,9 +90,9 @@ function fromSwagger2(ctx: BaseUrlContext): BaseUrlResult {
     }
   }
   host ??= httpSpecUrl?.host;
-  if (!host) return { reason: 'no host in the Swagger 2.0 spec and no http(s) spec URL; set base_url' };
   let basePath = typeof doc.basePath === 'string' ? doc.basePath : '/';
   if (!basePath.startsWith('/')) basePath = `/${basePath}`;
+  if (!host) return bindToVariable(basePath, 'Swagger 2.0 basePath (no host)');
   return finalise(`${scheme}://${host}${basePath}`, undefined, 'Swagger 2.0 host/basePath');
 }
 

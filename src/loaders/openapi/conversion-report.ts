@@ -32,6 +32,11 @@ export interface OpenApiConversionReport {
   skipped: OpenApiSkippedOperation[];
   filtered: OpenApiOperationRef[];
   dropped: OpenApiDroppedConstruct[];
+  /**
+   * Variables (namespaced keys) that the generated tools need beyond the spec's security schemes, e.g.
+   * `petstore_BASE_URL` for a relative server URL (docs/design/openapi.md#base-url-variable).
+   */
+  variables: string[];
   /** Constructs rewritten into their JSON Schema 2020-12 equivalent (`nullable`, `example`, boolean bounds, …). */
   changed: OpenApiDroppedConstruct[];
   /** Human-readable summary: one line per skipped operation, aggregated dropped constructs, the filter count. */
@@ -50,6 +55,7 @@ export class ReportBuilder {
   readonly filtered: OpenApiOperationRef[] = [];
   readonly dropped: OpenApiDroppedConstruct[] = [];
   readonly changed: OpenApiDroppedConstruct[] = [];
+  readonly variables = new Set<string>();
 
   skip(op: OpenApiOperationRef, reason: string): void {
     this.skipped.push({ ...op, reason });
@@ -88,6 +94,7 @@ export class ReportBuilder {
       filtered: this.filtered,
       dropped: this.dropped,
       changed: this.changed,
+      variables: [...this.variables],
       warnings,
     };
   }

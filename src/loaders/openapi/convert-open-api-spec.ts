@@ -9,7 +9,8 @@ import type { JsonSchema } from '../../core/types.js';
 /** The methods an `http` call template supports. */
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 import { redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
-import { BaseUrlResolver, joinUrl } from './base-url-resolver.js';
+import { BASE_URL_VARIABLE, BaseUrlResolver, joinUrl } from './base-url-resolver.js';
+import { namespacedKey } from '../../core/variables.js';
 import { ReportBuilder, type OpenApiConversionReport, type OpenApiOperationRef } from './conversion-report.js';
 import type { OperationContext } from './operation-context.js';
 import { OperationFilter } from './operation-filter.js';
@@ -18,7 +19,8 @@ import { collectParameters } from './collect-parameters.js';
 import { derefObject, isPlainObject, own, RefResolver, setOwn } from './ref-resolver.js';
 import { oas3RequestBody, swagger2RequestBody, type RequestBody } from './request-body.js';
 import { countDocumentNodes, ExpansionBudget, SchemaExpander, type SchemaProblems } from './schema-expander.js';
-import { SecurityMapper } from './security-mapper.js';
+import { SecurityMapper, type OperationAuth } from './security-mapper.js';
+import { explicitlyPublic, resolveManualAuth } from './manual-auth.js';
 import { NameAllocator, nameSource, toolBaseName } from './tool-name.js';
 
 /** The `http` tool call template generated for an operation. */
@@ -142,6 +144,10 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     authTools: options.authTools,
     drop: (location, construct, reason) => report.drop(location, construct, reason),
   });
+  const manualAuth = resolveManualAuth(
+    { authTools: options.authTools, auth: options.manualAuth, headers: options.manualHeaders, mode: options.authMode },
+    (construct, reason) => report.drop('template', construct, reason),
+  );
   const baseUrls = new BaseUrlResolver({ swagger2, doc, httpSpecUrl });
   const names = new NameAllocator();
   const tools: OpenApiTool[] = [];
@@ -225,6 +231,14 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     } else {
       const resolved = baseUrls.resolve(pathItem, op);
       if (resolved.reason !== undefined) return resolved.reason;
+      if (resolved.relative !== undefined) {
+        report.change(
+          ctx.where,
+          `relative server URL ${JSON.stringify(resolved.relative)}`,
+          `bound to the variable \${${BASE_URL_VARIABLE}}: set ${namespacedKey(options.manualName, BASE_URL_VARIABLE)} to the API's origin (e.g. https://api.example.com), or base_url on the template`,
+        );
+        report.variables.add(namespacedKey(options.manualName, BASE_URL_VARIABLE));
+      }
       base = resolved.url;
       if (violatesRemoteLoopback(specUrl, base)) {
         throw new UrlPolicyError(
@@ -285,7 +299,13 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     const out = outputSchema(op, ctx, outRoot);
     const outputSchemaFinished = isPlainObject(out) ? outRoot.finish(out) : {};
 
-    const auth = security.forOperation(op, ctx);
+    const specAuth = security.forOperation(op, ctx);
+    // The manual template's auth fills operations the spec leaves without auth, or replaces the spec's schemes
+    // with openapi_auth: "override"; `security: []` (a public endpoint) keeps none (docs/design/openapi.md#manual-auth).
+    const override = manualAuth.auth !== undefined && manualAuth.mode === 'override' && !explicitlyPublic(op, doc);
+    const auth: OperationAuth = override ? { auth: manualAuth.auth! } : { ...specAuth };
+    if (!auth.auth && manualAuth.auth && !explicitlyPublic(op, doc)) auth.auth = { ...manualAuth.auth };
+    const headers = manualAuth.headers || auth.headers ? { ...manualAuth.headers, ...auth.headers } : undefined;
     let url = joinUrl(base, path);
     if (auth.query) {
       const pairs = auth.query.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&');
@@ -304,7 +324,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     else if (own(properties, 'body') !== undefined) template.body_field = '';
     if (headerFields.length > 0) template.header_fields = headerFields;
     if (cookieFields.length > 0) template.cookie_fields = cookieFields;
-    if (auth.headers) template.headers = auth.headers;
+    if (headers) template.headers = headers;
     if (auth.auth) template.auth = auth.auth;
     return {
       name: '',

@@ -13,6 +13,8 @@ export const template = defineCallTemplate({
     content_type: optional(Type.String()),
     cookie_fields: optional(stringList()),
     auth_tools: optional(authField()),
+    /** OpenAPI specs: "fill" (default) or "override" (docs/design/openapi.md#manual-auth). */
+    openapi_auth: optional(oneOf(['fill', 'override'])),
     /** Call timeout in milliseconds. @default 30000 */
     timeout: optional(Type.Number()),
     openapi_filter: optional(Type.Unsafe<typeof openApiFilterSchema.static>({ type: 'object' })),

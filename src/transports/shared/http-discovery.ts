@@ -107,6 +107,9 @@ export async function discoverHttpManual(
         manualName: options.manualName,
         specUrl: sourceUrl,
         authTools: raw.auth_tools ?? null,
+        manualAuth: raw.auth ?? null,
+        manualHeaders: raw.headers ?? null,
+        authMode: raw.openapi_auth ?? null,
         filter: raw.openapi_filter ?? null,
         limits: ctx.limits,
       });

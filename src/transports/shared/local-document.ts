@@ -21,6 +21,8 @@ export async function discoverFromDocument(
       specUrl: options.specUrl,
       baseUrl: raw.base_url ?? null,
       authTools: raw.auth_tools ?? null,
+      manualAuth: raw.auth ?? null,
+      authMode: raw.openapi_auth ?? null,
       filter: raw.openapi_filter ?? null,
     });
     return { manual, warnings, openapi: true };

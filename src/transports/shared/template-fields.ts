@@ -31,6 +31,8 @@ export type OpenApiFilter = Static<typeof openApiFilterSchema>;
 /** Fields of templates whose document may be an OpenAPI spec (text, file; http has its own `auth_tools`). */
 export const openApiSourceFields = {
   auth_tools: optional(authField()),
+  /** "fill" (default) or "override" (docs/design/openapi.md#manual-auth). */
+  openapi_auth: optional(oneOf(['fill', 'override'])),
   openapi_filter: optional(Type.Unsafe<OpenApiFilter>({ type: 'object' })),
   base_url: optional(Type.String()),
 };
