@@ -108,7 +108,7 @@ export async function discoverHttpManual(
         specUrl: sourceUrl,
         authTools: raw.auth_tools ?? null,
         manualAuth: raw.auth ?? null,
-        manualHeaders: raw.headers ?? null,
+        manualHeaders: (raw as { headers?: unknown }).headers ?? null,
         authMode: raw.openapi_auth ?? null,
         filter: raw.openapi_filter ?? null,
         limits: ctx.limits,
