@@ -4,7 +4,7 @@ import type { Workspace } from './workspace.js';
 
 /** Caps on what one tool call reads, returns or writes. */
 export interface CodeToolsLimits {
-  /** Largest file read, edited or patched, in bytes. @default 4 MiB */
+  /** Largest file edited, patched or loaded whole by `read`, in bytes (`read` scans larger ones). @default 4 MiB */
   maxFileBytes: number;
   /** Lines `read` returns when no `limit` is given. @default 2000 */
   readLines: number;

@@ -2,8 +2,9 @@
 import type { DirectFunction, JsonObject } from '../index.js';
 import { boolArg, intArg, stringArg, type CodeToolsContext } from './context.js';
 import { unifiedDiff } from './diff.js';
-import { explainMiss, hasReadPrefix, lineCount, lineHash, lineNumberAt, lineStartIndex, occurrences, splitLines } from './text.js';
-import { looksBinary, readAll, rewrite } from './workspace.js';
+import { StringDecoder } from 'node:string_decoder';
+import { explainMiss, finishHash, HASH_START, hasReadPrefix, lineCount, lineHash, lineNumberAt, lineStartIndex, occurrences, splitLines, updateHash } from './text.js';
+import { looksBinary, readAll, rewrite, type OpenedFile } from './workspace.js';
 
 const DRY_RUN = { type: 'boolean', description: 'Only show the diff; change nothing' } as const;
 
@@ -17,6 +18,63 @@ async function readText(ctx: CodeToolsContext, path: unknown, mode: 'r' | 'r+') 
     await file.handle.close();
     throw error;
   }
+}
+
+interface ReadRow {
+  n: number;
+  text: string;
+  cut: boolean;
+  hash: string;
+}
+
+/**
+ * Lines `offset..end` of a file too large to load, scanned in chunks: lines before `offset` are only counted,
+ * lines in range keep their first `lineChars` characters and a hash of the whole line. Returns the rows and
+ * whether the file goes on after them.
+ */
+async function scanLines(file: OpenedFile, offset: number, end: number, lineChars: number): Promise<{ rows: ReadRow[]; more: boolean; lines: number }> {
+  const decoder = new StringDecoder('utf8');
+  const chunk = Buffer.alloc(64 * 1024);
+  const rows: ReadRow[] = [];
+  let n = 1; // the line being read
+  let text = ''; // its first lineChars (+1, for a final \r) characters
+  let length = 0; // its length so far
+  let hash = HASH_START;
+  let position = 0;
+  const take = (piece: string) => {
+    length += piece.length;
+    if (n < offset) return;
+    hash = updateHash(hash, piece);
+    if (text.length <= lineChars) text += piece.slice(0, lineChars + 1 - text.length);
+  };
+  const finishLine = () => {
+    if (n >= offset) {
+      // A CRLF line ends with \r, which is not part of its text (as splitLines sees it).
+      const crlf = text.endsWith('\r') && length === text.length;
+      const full = crlf ? text.slice(0, -1) : text;
+      rows.push({ n, text: full.slice(0, lineChars), cut: (crlf ? length - 1 : length) > lineChars, hash: crlf ? lineHash(full) : finishHash(hash) });
+    }
+    n++;
+    text = '';
+    length = 0;
+    hash = HASH_START;
+  };
+  for (;;) {
+    const { bytesRead } = await file.handle.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    let s = decoder.write(chunk.subarray(0, bytesRead));
+    for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n')) {
+      take(s.slice(0, nl));
+      finishLine();
+      s = s.slice(nl + 1);
+      if (n > end) return { rows, more: true, lines: n - 1 };
+    }
+    take(s);
+  }
+  take(decoder.end());
+  if (length > 0) finishLine();
+  return { rows, more: false, lines: n - 1 };
 }
 
 export function readTool(ctx: CodeToolsContext): DirectFunction {
@@ -40,29 +98,50 @@ export function readTool(ctx: CodeToolsContext): DirectFunction {
     async handler(args) {
       const offset = intArg(args, 'offset', 1);
       const limit = intArg(args, 'limit', limits.readLines);
-      const { file, text } = await readText(ctx, args.path, 'r');
-      await file.handle.close();
+      const file = await ctx.workspace.openExisting(args.path, 'r');
       const { shown } = file;
-      if (text === '') return `(${shown} is empty)`;
-      const lines = splitLines(text);
-      if (offset > lines.length) return `(${shown} has ${lines.length} lines; offset ${offset} is past the end)`;
-      const end = Math.min(lines.length, offset - 1 + limit);
-      const width = Math.max(4, String(end).length);
+      let rows: ReadRow[];
+      let total: number | undefined;
+      let more: boolean;
+      try {
+        const head = Buffer.alloc(Math.min(8192, file.stats.size));
+        await file.handle.read(head, 0, head.length, 0);
+        if (looksBinary(head, file.stats.size > head.length)) throw new Error(`${shown} looks like a binary file; read only shows text`);
+        if (file.stats.size === 0) return `(${shown} is empty)`;
+        const end = offset - 1 + limit;
+        if (file.stats.size <= limits.maxFileBytes) {
+          const lines = splitLines((await readAll(file, limits.maxFileBytes)).toString('utf8'));
+          total = lines.length;
+          rows = lines.slice(offset - 1, end).map((full, i) => ({ n: offset + i, text: full.slice(0, limits.lineChars), cut: full.length > limits.lineChars, hash: lineHash(full) }));
+          more = end < lines.length;
+        } else {
+          // Too large to load: scan to the lines asked for.
+          const scanned = await scanLines(file, offset, end, limits.lineChars);
+          rows = scanned.rows;
+          more = scanned.more;
+          total = scanned.more ? undefined : scanned.lines;
+        }
+      } finally {
+        await file.handle.close();
+      }
+      if (rows.length === 0) return `(${shown} has ${total ?? 'fewer'} lines; offset ${offset} is past the end)`;
+      const of = total === undefined ? ` of a ${file.stats.size}-byte file` : ` of ${total}`;
+      const width = Math.max(4, String(rows[rows.length - 1].n).length);
       const out: string[] = [];
       let bytes = 0;
-      for (let n = offset; n <= end; n++) {
-        const full = lines[n - 1];
-        const line = full.length > limits.lineChars ? `${full.slice(0, limits.lineChars)}… [line cut at ${limits.lineChars} characters]` : full;
-        const row = `${String(n).padStart(width)}:${lineHash(full)}\t${line}`;
-        const size = Buffer.byteLength(row) + 1;
+      for (const row of rows) {
+        const line = row.cut ? `${row.text}… [line cut at ${limits.lineChars} characters]` : row.text;
+        const text = `${String(row.n).padStart(width)}:${row.hash}\t${line}`;
+        const size = Buffer.byteLength(text) + 1;
         if (bytes + size > limits.readBytes && out.length > 0) {
-          out.push(`(output capped at ${limits.readBytes} bytes: showing lines ${offset}-${n - 1} of ${lines.length}; read on with offset=${n})`);
+          out.push(`(output capped at ${limits.readBytes} bytes: showing lines ${offset}-${row.n - 1}${of}; read on with offset=${row.n})`);
           return out.join('\n');
         }
-        out.push(row);
+        out.push(text);
         bytes += size;
       }
-      if (end < lines.length) out.push(`(showing lines ${offset}-${end} of ${lines.length}; read on with offset=${end + 1})`);
+      const last = rows[rows.length - 1].n;
+      if (more) out.push(`(showing lines ${offset}-${last}${of}; read on with offset=${last + 1})`);
       return out.join('\n');
     },
   };
@@ -124,9 +203,10 @@ export function appendTool(ctx: CodeToolsContext): DirectFunction {
       try {
         const size = file.stats.size + Buffer.byteLength(content);
         if (size > ctx.limits.maxFileBytes) throw new Error(`appending would make ${file.shown} ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit`);
+        const before = (await readAll(file, ctx.limits.maxFileBytes)).toString('utf8');
         await file.handle.appendFile(content, 'utf8');
         const verb = file.created ? 'Created' : 'Appended to';
-        return `${verb} ${file.shown}: +${Buffer.byteLength(content)} bytes, now ${size} bytes`;
+        return `${verb} ${file.shown}: +${Buffer.byteLength(content)} bytes, now ${size} bytes\n\n${await unifiedDiff(file.shown, file.created ? null : before, before + content)}`;
       } finally {
         await file.handle.close();
       }

@@ -40,6 +40,8 @@ export const CODE_TOOL_NAMES = [
 ] as const;
 export type CodeToolName = (typeof CODE_TOOL_NAMES)[number];
 
+const PROCESS_TOOLS: readonly CodeToolName[] = ['bash', 'bash_output', 'stop_process', 'list_processes'];
+
 export interface CodeToolsOptions {
   /** The workspace: every path resolves inside it. Must be an existing directory other than `/`. */
   root: string;
@@ -58,7 +60,7 @@ export interface CodeToolsOptions {
   envAllowlist?: string[];
   /** Extra variables for `bash` (after the allow-list). */
   env?: Record<string, string>;
-  /** Shell for `bash`. @default /bin/bash, else /bin/sh */
+  /** Shell for `bash`. @default /bin/bash, else /bin/sh; without either (Windows) the process tools are left out */
   shell?: string;
   /** Foreground wait of `bash` before a command moves to the background, in ms. @default 30_000 (max 600_000) */
   bashTimeoutMs?: number;
@@ -142,11 +144,20 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
     writable.push(real);
   }
 
-  const shell = await pickShell(options.shell);
+  // Without a POSIX shell (Windows) the process tools are left out, unless they were asked for by name.
+  let shell = '/bin/sh';
+  let noShell: string | undefined;
+  try {
+    shell = await pickShell(options.shell);
+  } catch (error) {
+    if (options.shell !== undefined || options.tools !== undefined) throw error;
+    noShell = (error as Error).message.replace(/^registerCodeTools: /, '');
+    for (const t of PROCESS_TOOLS) wanted.delete(t);
+  }
   const needsShell = wanted.has('bash');
   let sandbox;
   try {
-    sandbox = needsShell ? await chooseSandbox(requested, rootReal, shell, options.bwrapPath) : { mode: 'none' as const, reason: 'bash is not registered' };
+    sandbox = needsShell ? await chooseSandbox(requested, rootReal, shell, options.bwrapPath) : { mode: 'none' as const, reason: noShell ? `bash is not available: ${noShell}` : 'bash is not registered' };
   } catch (error) {
     throw new UtcpError('NOT_SUPPORTED', `registerCodeTools: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -12,11 +12,21 @@ export function splitLines(text: string): string[] {
  * number; `edit` takes `line:hash` as an anchor and refuses when the line changed since it was read.
  */
 export function lineHash(line: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < line.length; i++) {
-    h ^= line.charCodeAt(i);
+  return finishHash(updateHash(HASH_START, line));
+}
+
+/** The incremental form of `lineHash`, for lines read in pieces. */
+export const HASH_START = 0x811c9dc5;
+
+export function updateHash(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
+  return h;
+}
+
+export function finishHash(h: number): string {
   return (h % 1_679_616).toString(36).padStart(4, '0');
 }
 

@@ -167,7 +167,7 @@ export class Workspace {
 
   /**
    * Opens a file for writing: `create` makes a new file and fails with EEXIST when one is there;
-   * `append` appends, creating the file when missing. Parent directories are created.
+   * `append` opens for reading and appending, creating the file when missing. Parent directories are created.
    */
   async openForWrite(userPath: unknown, mode: 'create' | 'append'): Promise<OpenedFile> {
     const { real, shown, rootReal } = await this.resolve(userPath);
@@ -180,10 +180,10 @@ export class Workspace {
         handle = await open(real, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
       } else {
         try {
-          handle = await open(real, constants.O_WRONLY | constants.O_APPEND | NOFOLLOW);
+          handle = await open(real, constants.O_RDWR | constants.O_APPEND | NOFOLLOW);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-          handle = await open(real, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+          handle = await open(real, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
           created = true;
         }
       }
@@ -228,12 +228,15 @@ export async function rewrite(file: OpenedFile, content: string): Promise<void> 
   }
 }
 
-/** True when the bytes look binary (a NUL byte, or invalid UTF-8, in the first 8 KiB). */
-export function looksBinary(bytes: Buffer): boolean {
+/**
+ * True when the bytes look binary (a NUL byte, or invalid UTF-8, in the first 8 KiB). `truncated` says the bytes
+ * are the start of something longer, so a sequence cut at their end is not an error.
+ */
+export function looksBinary(bytes: Buffer, truncated = bytes.length > 8192): boolean {
   const head = bytes.subarray(0, 8192);
   if (head.includes(0)) return true;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(head.length < bytes.length ? trimPartial(head) : head);
+    new TextDecoder('utf-8', { fatal: true }).decode(truncated || head.length < bytes.length ? trimPartial(head) : head);
     return false;
   } catch {
     return true;

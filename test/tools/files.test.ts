@@ -37,12 +37,12 @@ describe('code.read', () => {
     expect(await call('read', { path: 'wide.txt' })).toBe(`   1:${lineHash('y'.repeat(50))}\t${'y'.repeat(10)}… [line cut at 10 characters]`);
   });
 
-  it('refuses binary files and files over the size cap', async () => {
+  it('refuses binary files; edits refuse files over the size cap', async () => {
     const { root, fail } = await codeWorkspace({ 'x.bin': 'ab\0cd', 'big.txt': 'z'.repeat(100) }, { limits: { maxFileBytes: 50 } });
     await writeFile(join(root, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     expect(await fail('read', { path: 'x.bin' })).toContain('x.bin looks like a binary file');
     expect(await fail('read', { path: 'latin1.txt' })).toContain('looks like a binary file');
-    expect(await fail('read', { path: 'big.txt' })).toContain('big.txt is 100 bytes, more than the 50-byte limit');
+    expect(await fail('edit', { path: 'big.txt', old_string: 'z', new_string: 'y' })).toContain('big.txt is 100 bytes, more than the 50-byte limit');
   });
 
   it('points to ls for a directory and reports a missing file', async () => {
@@ -74,8 +74,8 @@ describe('code.write and code.write_append', () => {
 
   it('appends in chunks and never truncates', async () => {
     const { root, call } = await codeWorkspace();
-    expect(await call('write_append', { path: 'big.txt', content: 'part 1\n' })).toBe('Created big.txt: +7 bytes, now 7 bytes');
-    expect(await call('write_append', { path: 'big.txt', content: 'part 2\n' })).toBe('Appended to big.txt: +7 bytes, now 14 bytes');
+    expect(await call('write_append', { path: 'big.txt', content: 'part 1\n' })).toBe('Created big.txt: +7 bytes, now 7 bytes\n\n--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,1 @@\n+part 1');
+    expect(await call('write_append', { path: 'big.txt', content: 'part 2\n' })).toBe('Appended to big.txt: +7 bytes, now 14 bytes\n\n--- a/big.txt\n+++ b/big.txt\n@@ -1,1 +1,2 @@\n part 1\n+part 2');
     expect(await readFile(join(root, 'big.txt'), 'utf8')).toBe('part 1\npart 2\n');
   });
 
@@ -209,5 +209,23 @@ describe('code.apply_patch', () => {
   it('refuses text that is not a diff', async () => {
     const { fail } = await codeWorkspace();
     expect(await fail('apply_patch', { patch: 'just some text' })).toContain('patch holds no hunks');
+  });
+});
+
+describe('code.read of a file over the size cap', () => {
+  it('scans to the lines asked for, with the same hashes, cuts and paging', async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => (i === 1500 ? 'w'.repeat(5000) : `log line ${i + 1}`));
+    const text = lines.join('\n') + '\n';
+    const { call } = await codeWorkspace({ 'big.log': text, 'crlf.log': lines.slice(0, 5).join('\r\n') }, { limits: { maxFileBytes: 1000 } });
+    const out = await call('read', { path: 'big.log', offset: 1500, limit: 3 });
+    expect(out.split('\n')).toEqual([
+      `1500:${lineHash('log line 1500')}\tlog line 1500`,
+      `1501:${lineHash('w'.repeat(5000))}\t${'w'.repeat(2000)}… [line cut at 2000 characters]`,
+      `1502:${lineHash('log line 1502')}\tlog line 1502`,
+      `(showing lines 1500-1502 of a ${Buffer.byteLength(text)}-byte file; read on with offset=1503)`,
+    ]);
+    expect(await call('read', { path: 'big.log', offset: 2999 })).toBe(`2999:${lineHash('log line 2999')}\tlog line 2999\n3000:${lineHash('log line 3000')}\tlog line 3000`);
+    expect(await call('read', { path: 'big.log', offset: 3001 })).toBe('(big.log has 3000 lines; offset 3001 is past the end)');
+    expect(await call('read', { path: 'crlf.log', offset: 4 })).toBe(`   4:${lineHash('log line 4')}\tlog line 4\n   5:${lineHash('log line 5')}\tlog line 5`);
   });
 });
