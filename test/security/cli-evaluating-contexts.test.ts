@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UtcpArgumentsError, UtcpClient, UtcpError } from '../../src/index.js';
-import { tempDir } from '../fixtures/cli/harness.js';
+import { cliTemplate, makeHarness, tempDir } from '../fixtures/cli/harness.js';
 
 const P = 'UTCP_ARG_v_UTCP_END';
 
@@ -94,9 +94,10 @@ function toolsFor(entries: Array<{ command: string | string[] }>, prefix: string
 beforeAll(async () => {
   dir = await tempDir(() => {});
   client = await UtcpClient.create({}, { rootDir: dir });
-  const tools = [...toolsFor(INTEGER_CONTEXTS, 'int'), ...toolsFor(CODE_CONTEXTS, 'code')];
+  const tools = toolsFor(INTEGER_CONTEXTS, 'int');
   const r = await client.registerManual({ name: 'm', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
   expect(r.errors).toEqual([]);
+  expect(r.warnings).toEqual([]);
 });
 afterAll(async () => {
   await client.close();
@@ -124,10 +125,22 @@ describe('cli: arithmetic and name contexts take integer literals only', () => {
 });
 
 describe('cli: code contexts are refused for every value', () => {
-  it.each(CODE_CONTEXTS.map((c, i) => ({ ...c, i })))('$construct', async ({ i }) => {
+  it('refuses each such tool when its manual is registered, naming the construct', async () => {
+    const local = await UtcpClient.create({}, { rootDir: dir });
+    const tools = toolsFor(CODE_CONTEXTS, 'code');
+    const r = await local.registerManual({ name: 'k', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+    expect(r.manual.tools).toEqual([]);
+    expect(r.warnings).toHaveLength(CODE_CONTEXTS.length);
+    for (const w of r.warnings) expect(w).toMatch(/argument "v" would (be run as code|choose the command)/);
+    await local.close();
+  });
+
+  // The call checks again before anything runs, for templates that reach the transport another way.
+  it.each(CODE_CONTEXTS.map((c, i) => ({ ...c, i })))('$construct, at call time', async ({ command }) => {
     const canary = nextCanary();
+    const h = makeHarness({ rootDir: dir });
     for (const value of ['2', `$(touch ${canary})`, `touch ${canary}`]) {
-      await expect(client.callTool(`m.code${i}`, { v: value })).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+      await expect(h.call(cliTemplate(command), { v: value })).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
       expect(existsSync(canary)).toBe(false);
     }
   });

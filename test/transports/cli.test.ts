@@ -132,6 +132,14 @@ describe('cli calls: exit status', () => {
     expect(error.message).toContain('cli call demo.t exited with code 3');
   });
 
+  it('keeps the output of a last step that fails without calling exit', async () => {
+    const h = makeHarness();
+    const error = await caught(h.call(cliTemplate(['echo first', 'echo "no such file" >&2; false'])));
+    expect(error).toMatchObject({ exitCode: 1 });
+    expect(error.outputTail).toContain('no such file');
+    expect(error.outputTail).not.toContain('first');
+  });
+
   it('uses the exit status of the last step only', async () => {
     const h = makeHarness();
     expect(await h.call(cliTemplate(['false', 'echo fine']))).toBe('fine');

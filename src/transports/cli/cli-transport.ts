@@ -188,7 +188,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
           isComplete: () => steps.ended,
         });
         if (result.exitCode !== 0) {
-          const stepTail = tail(steps.output(steps.current).toString('utf8'));
+          // The step that ran last: the current one if it ended the shell, else the last step.
+          const stepTail = tail(steps.output(Math.min(steps.current, commands.length - 1)).toString('utf8'));
           const shellTail = result.stderrTail.trim();
           throw new CliExitError(result.exitCode, result.signal, tail(shellTail ? `${stepTail}\n${shellTail}` : stepTail), run.what);
         }

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { Type, defineCallTemplate, noAuth, nonEmpty, optional, stringList, stringMap } from '../../core/template-schema.js';
 import type { TemplateObject, TemplateOf } from '../../core/template.js';
 import { legacyTimeoutSeconds } from '../shared/template-fields.js';
+import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
 
 const commandStep = Type.Object({
   command: nonEmpty(),
@@ -79,6 +80,18 @@ export const template = defineCallTemplate({
   legacy,
   // go-utcp cli provider files: `{ type: 'cli', tools: [{ name, command, args }] }`.
   inlineToolTemplate: (tool) => (typeof tool.command === 'string' ? { call_template_type: 'cli', command: tool.command, ...(Array.isArray(tool.args) ? { args: tool.args } : {}) } : undefined),
+  // Templates that would run an argument value as code are refused when they are registered
+  // (docs/design/threat-model.md#cli-evaluating-contexts); the call checks again before anything runs.
+  check(template, at, issues) {
+    if (!Array.isArray(template.commands) || template.commands.some((c) => typeof c?.command !== 'string')) return;
+    const texts = template.commands.map((c) => c.command);
+    try {
+      if (process.platform === 'win32') checkPowerShellContexts(texts);
+      else checkBashContexts(texts);
+    } catch (error) {
+      issues.push({ path: at('commands'), message: (error as Error).message.replace(/^cli: /, '') });
+    }
+  },
 });
 
 export type CliCallTemplate = TemplateOf<typeof template>;
