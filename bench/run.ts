@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every suite side by side with its peers in one run, written to
  * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.svg).
- * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import).
+ * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ const suites: Record<string, [string, string]> = {
   mcp: ['./mcp.ts', 'benchMcp'],
   cli: ['./cli.ts', 'benchCli'],
   import: ['./cli.ts', 'benchImport'],
+  postgres: ['./postgres.ts', 'benchPostgres'],
 };
 
 const rows: Row[] = [];

@@ -31,7 +31,7 @@ const defaults: ClientDefaults = {
   createRepository(config, context) {
     const type = config.tool_repository?.tool_repository_type ?? 'in_memory';
     if ((POSTGRES_REPOSITORY_TYPES as readonly string[]).includes(type)) {
-      // Checked now, loaded (with its driver) on first use: see docs/repository-postgres.md.
+      // Checked now, loaded (with its driver) on first use: see docs/design/repository-postgres.md.
       const options = postgresOptionsFromConfig(config.tool_repository!, context);
       return new LazyToolRepository(
         async () => new (await import('./repository/postgres/postgres-repository.js')).PostgresToolRepository({ ...options, logger: context.logger }),

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const DIST = resolve(__dirname, '../dist');
-const HEAVY = ['@sinclair/typebox', 'ajv', 'yaml', 'undici', 'ws', 'graphql', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'eventsource-parser'];
+const HEAVY = ['@sinclair/typebox', 'ajv', 'yaml', 'undici', 'ws', 'graphql', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'eventsource-parser', 'pg', '@electric-sql/pglite'];
 
 /** Every module reachable from `entry` through static `import ... from` (not `import()`). */
 function staticGraph(entry: string): { files: Set<string>; packages: Set<string> } {

@@ -67,7 +67,7 @@ export interface RegisterOptions {
   signal?: AbortSignal;
   /** Deadline for discovery, in milliseconds. @default the transport's own discovery timeout */
   timeoutMs?: number;
-  /** On a shared repository, discover again even when the stored manual is still fresh (see docs/repository-postgres.md). */
+  /** On a shared repository, discover again even when the stored manual is still fresh (see docs/design/repository-postgres.md). */
   refresh?: boolean;
 }
 
@@ -315,7 +315,7 @@ export class UtcpClientBase {
       const stored = await this.#repo.getManual(name);
       if (stored) {
         const ttl = this.#repo.discoveryTtlMs;
-        // A shared catalog (docs/repository-postgres.md): the same template registered elsewhere is reused while fresh.
+        // A shared catalog (docs/design/repository-postgres.md): the same template registered elsewhere is reused while fresh.
         if (ttl === undefined || !isDeepStrictEqual(stored.template, raw)) {
           this.#reserved.delete(name);
           return taken();
@@ -515,7 +515,7 @@ export class UtcpClientBase {
 
   /**
    * Calls `listener` whenever a manual is saved or removed in this client's repository, including by other
-   * processes sharing it (docs/repository-postgres.md). `resync` means changes may have been missed.
+   * processes sharing it (docs/design/repository-postgres.md). `resync` means changes may have been missed.
    * Returns a function that removes the listener.
    */
   onCatalogChange(listener: (event: CatalogChangeEvent) => void): () => void {

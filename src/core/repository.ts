@@ -28,7 +28,7 @@ export interface SaveManualInfo {
 }
 
 /**
- * A change to the stored catalog (see docs/repository-postgres.md). `resync` means changes may have been
+ * A change to the stored catalog (see docs/design/repository-postgres.md). `resync` means changes may have been
  * missed (a listener connection was lost and re-established): drop anything cached about the catalog.
  */
 export interface CatalogChangeEvent {

@@ -51,7 +51,8 @@ async function userIds(name: string): Promise<{ uid: number; gid: number }> {
 }
 
 /** Starts a server; throws with initdb/pg_ctl's output when it cannot. */
-export async function startPostgres(): Promise<TestPostgres> {
+/** `fsync: true` keeps the server's durable default (the benchmark); tests turn it off for speed. */
+export async function startPostgres(options: { fsync?: boolean } = {}): Promise<TestPostgres> {
   const bin = findBinDir();
   const root = await mkdtemp(join(tmpdir(), 'utcp-pg-'));
   const data = join(root, 'data');
@@ -71,8 +72,8 @@ export async function startPostgres(): Promise<TestPostgres> {
   };
   const port = await freePort();
   try {
-    await exec('initdb', ['-D', data, '-U', 'utcp', '--auth=trust', '--encoding=UTF8', '--no-sync']);
-    const opts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root} -c fsync=off -c max_connections=50`;
+    await exec('initdb', ['-D', data, '-U', 'utcp', '--auth=trust', '--encoding=UTF8', ...(options.fsync ? [] : ['--no-sync'])]);
+    const opts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root} ${options.fsync ? '' : '-c fsync=off '}-c max_connections=50`;
     await exec('pg_ctl', ['start', '-w', '-t', '120', '-D', data, '-l', join(root, 'server.log'), '-o', opts]);
   } catch (error) {
     const e = error as { stderr?: string; stdout?: string; message: string };

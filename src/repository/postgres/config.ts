@@ -1,5 +1,5 @@
 /**
- * The `tool_repository` config of the Postgres repository (docs/repository-postgres.md#config), checked without
+ * The `tool_repository` config of the Postgres repository (docs/design/repository-postgres.md#config), checked without
  * loading any driver:
  *   { "tool_repository_type": "postgres", "connection_string": "${DATABASE_URL}", "schema"?, "discovery_ttl_seconds"?, "pool_max"? }
  *   { "tool_repository_type": "pglite", "data_dir"?, "schema"?, "discovery_ttl_seconds"? }

@@ -1,7 +1,7 @@
 /**
  * The two engines behind one small interface: node-postgres (`pg`) for a PostgreSQL server, and PGlite
  * (PostgreSQL compiled to WebAssembly, in-process). Each driver module is imported only when used.
- * See docs/repository-postgres.md.
+ * See docs/design/repository-postgres.md.
  */
 import { UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';

@@ -1,6 +1,6 @@
 /**
  * `utcp-kit/repository/postgres`: a tool catalog on PostgreSQL or PGlite, shared by every process connected
- * to it. See docs/repository-postgres.md.
+ * to it. See docs/design/repository-postgres.md.
  */
 export { PostgresToolRepository, type PostgresToolRepositoryOptions } from './postgres-repository.js';
 export { postgresOptionsFromConfig } from './config.js';

@@ -1,5 +1,5 @@
 /**
- * Versioned schema migrations (docs/repository-postgres.md#schema). Each runs once, in order, inside one
+ * Versioned schema migrations (docs/design/repository-postgres.md#schema). Each runs once, in order, inside one
  * transaction holding an advisory lock, so processes starting together never race. Append new versions;
  * never edit an applied one.
  */

@@ -1,7 +1,7 @@
 /**
  * A `ToolRepository` on PostgreSQL (a server through `pg`, or PGlite in-process): one catalog shared by every
  * process that connects to it, searched inside the database, changes announced with LISTEN/NOTIFY.
- * See docs/repository-postgres.md.
+ * See docs/design/repository-postgres.md.
  */
 import { randomUUID } from 'node:crypto';
 import { UtcpError } from '../../core/errors.js';
