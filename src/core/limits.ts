@@ -6,6 +6,11 @@ export interface Limits {
   max_document_bytes: number;
   /** One stream item (SSE event, NDJSON line, WebSocket message), in bytes. @default 10 MiB */
   max_stream_item_bytes: number;
+  /**
+   * A stream (SSE) that delivers no event for this long fails with a timeout, in ms; heartbeats do not count
+   * (docs/design/threat-model.md#stream-idle). @default 60000
+   */
+  stream_idle_timeout_ms: number;
   /** @default 5 */
   max_redirects: number;
   /** @default 100 */
@@ -29,6 +34,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   max_response_bytes: 10 * 1024 * 1024,
   max_document_bytes: 64 * 1024 * 1024,
   max_stream_item_bytes: 10 * 1024 * 1024,
+  stream_idle_timeout_ms: 60_000,
   max_redirects: 5,
   max_yaml_aliases: 100,
   max_schema_nodes: 10_000,

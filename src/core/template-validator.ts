@@ -39,7 +39,8 @@ const compiled = new WeakMap<CallTemplateSpec, Promise<CompiledTemplate>>();
 function loadAjv(): Promise<AjvLike> {
   ajv ??= import('ajv/dist/2020.js').then((mod) => {
     const Ajv = (mod as unknown as { default: new (o: object) => AjvLike }).default;
-    const instance = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, validateFormats: false });
+    // logger: false: the library prints nothing (Ajv logs warnings to the console by default).
+    const instance = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, validateFormats: false, logger: false });
     instance.addKeyword({ keyword: AUTH_FIELD, schemaType: 'boolean' });
     return instance;
   });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TransportError, UtcpError } from '../../core/errors.js';
+import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
 import { abortError } from '../../core/signals.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
@@ -84,8 +84,20 @@ export async function* streamSseEvents(
     }
   };
 
+  // Idle timeout: a stream that delivers no event (heartbeats and filtered-out events do not count) for
+  // limits.stream_idle_timeout_ms fails with a timeout (docs/design/threat-model.md#stream-idle).
+  const idleMs = ctx.limits.stream_idle_timeout_ms;
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      stop.abort(new UtcpTimeoutError(`${what} (no event for ${idleMs} ms; limits.stream_idle_timeout_ms)`, idleMs));
+    }, idleMs);
+  };
+
   let response: HttpResponse | undefined;
   try {
+    armIdle();
     response = await open();
     let failedAt: number | undefined;
     for (;;) {
@@ -94,7 +106,9 @@ export async function* streamSseEvents(
           for (const event of decoder.push(chunk)) {
             failedAt = undefined;
             if (template.event_type && event.type !== template.event_type) continue;
+            clearTimeout(idleTimer); // the consumer's time between items is not the server's idleness
             yield { item: eventItem(event), bytes: Buffer.byteLength(event.data, 'utf8') };
+            armIdle();
           }
           decoder.throwIfFailed();
         }
@@ -110,6 +124,7 @@ export async function* streamSseEvents(
       }
     }
   } finally {
+    clearTimeout(idleTimer);
     stop.abort();
     deadline?.dispose();
     destroyBody(response?.body);
