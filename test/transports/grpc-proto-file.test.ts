@@ -124,3 +124,81 @@ describe('grpc generic mode with proto_file', () => {
     await expect(transport.registerManual(raw, callOptions(raw))).rejects.toThrow(/nope\.proto does not exist/);
   });
 });
+
+/** A Google-style layout (docs/design/transports.md#grpc-proto-imports): googleapis' annotations imported from a nested service proto. */
+const HTTP_PROTO = `syntax = "proto3";
+package google.api;
+message Http { repeated HttpRule rules = 1; }
+message HttpRule {
+  string selector = 1;
+  oneof pattern { string get = 2; string put = 3; string post = 4; string delete = 5; string patch = 6; }
+  string body = 7;
+}
+`;
+const ANNOTATIONS_PROTO = `syntax = "proto3";
+package google.api;
+import "google/api/http.proto";
+import "google/protobuf/descriptor.proto";
+extend google.protobuf.MethodOptions { HttpRule http = 72295728; }
+`;
+const LIBRARY_PROTO = `syntax = "proto3";
+package google.example.library.v1;
+import "google/api/annotations.proto";
+import "google/protobuf/empty.proto";
+import "google/protobuf/timestamp.proto";
+service LibraryService {
+  // Gets a shelf.
+  rpc GetShelf(GetShelfRequest) returns (Shelf) { option (google.api.http) = { get: "/v1/{name=shelves/*}" }; }
+  rpc DeleteShelf(GetShelfRequest) returns (google.protobuf.Empty) { option (google.api.http).delete = "/v1/{name=shelves/*}"; }
+}
+message GetShelfRequest { string name = 1; }
+message Shelf { string name = 1; string theme = 2; google.protobuf.Timestamp created = 3; }
+`;
+
+async function googleLayout(base: string): Promise<void> {
+  await mkdir(join(base, 'google', 'api'), { recursive: true });
+  await writeFile(join(base, 'google', 'api', 'http.proto'), HTTP_PROTO);
+  await writeFile(join(base, 'google', 'api', 'annotations.proto'), ANNOTATIONS_PROTO);
+}
+
+describe('grpc proto_file imports against include roots', () => {
+  it('resolves google/api/annotations.proto from the root directory for a nested service proto (no configuration)', async () => {
+    const { root } = await tempRoot();
+    await googleLayout(root);
+    await mkdir(join(root, 'google', 'example', 'library', 'v1'), { recursive: true });
+    await writeFile(join(root, 'google', 'example', 'library', 'v1', 'library.proto'), LIBRARY_PROTO);
+    const { transport } = grpcTransport({ rootDir: root });
+    const raw = template(50051, { service_name: 'google.example.library.v1.LibraryService', proto_file: 'google/example/library/v1/library.proto' });
+    const found = await discover(transport, raw);
+    expect(found.tool('GetShelf').inputs).toMatchObject({ properties: { name: { type: 'string' } } });
+    expect(found.tool('GetShelf').outputs).toMatchObject({ properties: { created: { type: 'string' } } });
+    expect(found.tool('DeleteShelf')).toBeDefined();
+  });
+
+  it('searches proto_include_dirs first, like protoc -I (googleapis vendored under third_party)', async () => {
+    const { root } = await tempRoot();
+    await googleLayout(join(root, 'third_party', 'googleapis'));
+    await mkdir(join(root, 'src', 'library', 'v1'), { recursive: true });
+    await writeFile(join(root, 'src', 'library', 'v1', 'library.proto'), LIBRARY_PROTO);
+    const { transport } = grpcTransport({ rootDir: root });
+    const without = template(50051, { service_name: 'google.example.library.v1.LibraryService', proto_file: 'src/library/v1/library.proto' });
+    const error = (await transport.registerManual(without, callOptions(without)).catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({ code: 'INVALID_MANUAL' });
+    expect(error.message).toMatch(/google\/api\/annotations\.proto does not exist in the include roots \(src\/library\/v1, \.\)/);
+    const raw = template(50051, {
+      service_name: 'google.example.library.v1.LibraryService',
+      proto_file: 'src/library/v1/library.proto',
+      proto_include_dirs: ['third_party/googleapis'],
+    } as Partial<GrpcCallTemplate>);
+    const found = await discover(transport, raw);
+    expect(found.tool('GetShelf')).toBeDefined();
+  });
+
+  it('rejects an include dir outside the root directory', async () => {
+    const { root } = await tempRoot();
+    await writeFile(join(root, 'main.proto'), SERVICE_PROTO('import "outside.proto";'));
+    const { transport } = grpcTransport({ rootDir: root });
+    const raw = template(50051, { service_name: 't.S', proto_file: 'main.proto', proto_include_dirs: ['..'] } as Partial<GrpcCallTemplate>);
+    await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
+  });
+});

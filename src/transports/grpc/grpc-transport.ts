@@ -185,14 +185,14 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
   #service(prepared: Prepared, template: GrpcCallTemplate, target: GrpcTarget, options: CallOptions, what: string): Promise<Service> {
     const serviceName = serviceNameOf(template);
     const protoFile = typeof template.proto_file === 'string' && template.proto_file ? template.proto_file : undefined;
-    const key = JSON.stringify([serviceName, protoFile ?? null, protoFile ? null : target.key]);
+    const key = JSON.stringify([serviceName, protoFile ?? null, protoFile ? (template.proto_include_dirs ?? null) : target.key]);
     let perManual = this.#services.get(options.manualName);
     if (!perManual) this.#services.set(options.manualName, (perManual = new Map()));
     let pending = perManual.get(key);
     if (!pending) {
       pending = (async () => {
         const root = protoFile
-          ? await loadProtoFile(prepared.mods.protobuf, this.#ctx.rootDir, protoFile)
+          ? await loadProtoFile(prepared.mods.protobuf, this.#ctx.rootDir, protoFile, template.proto_include_dirs ?? [])
           : await loadByReflection(prepared.mods, serviceName, {
               client: prepared.client,
               metadata: prepared.metadata,

@@ -1,6 +1,7 @@
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Root } from 'protobufjs';
 import { UtcpError } from '../../core/errors.js';
 import { resolveConfinedPath } from '../shared/confined-path.js';
@@ -30,22 +31,67 @@ function confineImport(realRoot: string, candidate: string, shown: string): stri
   return real;
 }
 
+/** protobufjs ships the `google/protobuf/*.proto` files it does not bundle as JSON (descriptor, api, type, ...). */
+function wellKnownProto(target: string): string | undefined {
+  if (!/^google\/protobuf\/[a-z_]+\.proto$/.test(target)) return undefined;
+  try {
+    const dir = dirname(createRequire(import.meta.url).resolve('protobufjs/package.json'));
+    const file = join(dir, target);
+    return existsSync(file) ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The include roots of a proto file, in search order (docs/design/transports.md#grpc-proto-imports): the template's
+ * `proto_include_dirs` (relative to `rootDir`, confined to it), then the proto file's directory, then `rootDir`.
+ */
+async function includeRoots(realRoot: string, main: string, includeDirs: readonly string[]): Promise<string[]> {
+  const roots: string[] = [];
+  for (const dir of includeDirs) {
+    const candidate = resolve(realRoot, dir);
+    const outside = () => new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_include_dirs entry ${dir} is outside the client's root directory`);
+    let real: string;
+    try {
+      real = await realpath(candidate);
+    } catch (cause) {
+      if (candidate !== realRoot && !insideRoot(realRoot, candidate)) throw outside();
+      throw new UtcpError('INVALID_MANUAL', `gRPC proto_include_dirs entry ${dir} does not exist`, { cause });
+    }
+    if (real !== realRoot && !insideRoot(realRoot, real)) throw outside();
+    if (!statSync(real).isDirectory()) throw new UtcpError('INVALID_MANUAL', `gRPC proto_include_dirs entry ${dir} is not a directory`);
+    roots.push(real);
+  }
+  roots.push(dirname(main), realRoot);
+  return [...new Set(roots)];
+}
+
 /**
  * Loads `protoFile` (relative to `rootDir`) and its imports into a protobufjs Root (docs/design/security.md#file-confinement):
- * every file is realpath-confined to `rootDir`; imports resolve from the proto file's directory,
- * and the well-known `google/protobuf/*.proto` files come bundled with protobufjs.
+ * every file is realpath-confined to `rootDir`; imports resolve against include roots as protoc's `-I` does
+ * (docs/design/transports.md#grpc-proto-imports), and the well-known `google/protobuf/*.proto` files are built in.
  * @throws UtcpError PATH_NOT_ALLOWED (escapes), INVALID_MANUAL (missing or unparsable files).
  */
-export async function loadProtoFile(protobuf: Protobuf, rootDir: string, protoFile: string): Promise<Root> {
+export async function loadProtoFile(protobuf: Protobuf, rootDir: string, protoFile: string, includeDirs: readonly string[] = []): Promise<Root> {
   const main = await resolveConfinedPath(rootDir, protoFile, 'gRPC proto_file');
   const realRoot = await realpath(rootDir);
-  const importDir = dirname(main);
+  const roots = await includeRoots(realRoot, main, includeDirs);
   const root = new protobuf.Root();
   let violation: unknown;
   root.resolvePath = (origin: string, target: string) => {
     if (origin === '') return target; // the main file, already confined
     try {
-      return confineImport(realRoot, isAbsolute(target) ? target : resolve(importDir, target), target);
+      if (isAbsolute(target)) return confineImport(realRoot, target, target);
+      const builtIn = wellKnownProto(target);
+      if (builtIn) return builtIn;
+      // The first include root that has the file wins, as with protoc; an existing file outside the root is refused.
+      for (const dir of roots) {
+        const candidate = resolve(dir, target);
+        if (existsSync(candidate)) return confineImport(realRoot, candidate, target);
+      }
+      const shown = roots.map((dir) => relative(realRoot, dir) || '.').join(', ');
+      throw new UtcpError('INVALID_MANUAL', `gRPC proto_file import ${target} does not exist in the include roots (${shown})`);
     } catch (error) {
       violation ??= error;
       return null as unknown as string; // protobufjs skips the import; the violation is thrown below

@@ -1,5 +1,5 @@
 /** The `grpc` call template (docs/design/transports.md#grpc): its TypeScript type and its validator, in one definition. */
-import { Type, defineCallTemplate, nonEmpty, oneOf, optional, port, stringMap } from '../../core/template-schema.js';
+import { Type, defineCallTemplate, nonEmpty, oneOf, optional, port, stringList, stringMap } from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
 import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 
@@ -13,6 +13,8 @@ export const template = defineCallTemplate({
     service_name: optional(Type.String()),
     method_name: optional(Type.String()),
     proto_file: optional(Type.String()),
+    /** *ext.* Include roots for proto_file imports, relative to root_dir (docs/design/transports.md#grpc-proto-imports). */
+    proto_include_dirs: optional(stringList()),
     metadata: optional(stringMap()),
     /** In milliseconds. @default 30000 */
     timeout: optional(Type.Number()),
