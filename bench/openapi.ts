@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openapiKit } from './kit.js';
 
-const { convertOpenApiDocument, convertOpenApiSpec } = openapiKit;
+const { convertOpenApiDocument } = openapiKit;
 import { fmt, machine, stats, type Stats } from './lib.js';
 
 export interface BenchOpenApiOptions {
@@ -81,7 +81,7 @@ export async function benchOpenApi(options: BenchOpenApiOptions = {}): Promise<O
   const rows: OpenApiBenchRow[] = [];
 
   // utcp-kit never mutates its input, so it may share one parsed object across rounds.
-  const ours = await timed(() => spec, (doc) => convertOpenApiSpec(doc, { manualName: 'github', specUrl }), rounds);
+  const ours = await timed(() => spec, (doc) => convertOpenApiDocument(doc, { manualName: 'github', specUrl }), rounds);
   rows.push({ subject: 'utcp-kit', what: 'parsed object → manual', stats: ours.stats, tools: ours.last.report.counts.tools, failed: ours.last.report.counts.skipped });
   const oursText = await timed(() => text, (t) => convertOpenApiDocument(t, { manualName: 'github', specUrl }), rounds);
   rows.push({ subject: 'utcp-kit', what: 'JSON text → manual (incl. parse)', stats: oursText.stats, tools: oursText.last.report.counts.tools });

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseDocumentText } from '../src/core/document.js';
-import { convertOpenApiSpec } from '../src/loaders/openapi/index.js';
+import { convertOpenApiSpec } from '../src/loaders/openapi/convert-open-api-spec.js';
 import { resolveInside } from '../test/loaders/openapi-refs.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];

@@ -16,7 +16,7 @@ import { DEFAULT_DISCOVERY_TTL_MS, POSTGRES_REPOSITORY_TYPES, postgresOptionsFro
 import { WordMatchSearch } from './repository/word-match-search.js';
 import { builtinTransports } from './transports/builtin.js';
 
-const convertOpenApi: OpenApiConverter = async (doc, options) => (await import('./loaders/openapi/index.js')).convertOpenApi(doc, options);
+const convertOpenApi: OpenApiConverter = async (doc, options) => (await import('./loaders/openapi/client-adapter.js')).convertOpenApi(doc, options);
 
 function createSearch(config: UtcpClientConfig): ToolSearchStrategy {
   const s = config.tool_search_strategy;
@@ -47,15 +47,22 @@ const defaults: ClientDefaults = {
 /** The UTCP client with the built-in transports, repository and search. */
 export class UtcpClient extends UtcpClientBase {
   /**
-   * Creates a client and registers the config's manuals.
-   * `create(config?, options?)` or `create(rootDir, config?, options?)`; `config` may be the path of a JSON or YAML file.
-   * @throws UtcpValidationError (code INVALID_CONFIG) when the config is malformed.
+   * Creates a client and registers the config's manuals (one failing manual never blocks the others:
+   * see `initialRegistrations`).
+   *
+   * `config` is a config object, or the path of a JSON or YAML config file, relative to `options.rootDir`
+   * (default: the working directory), which also anchors every relative path of the config.
+   * `UtcpClient.create('utcp.config.yaml')` loads that file; a directory or a missing file is an error.
+   * @throws UtcpError (code INVALID_CONFIG) when the config is malformed or cannot be read.
    */
-  static create(config?: UtcpClientConfig, options?: UtcpClientOptions): Promise<UtcpClient>;
-  static create(rootDir: string, config?: UtcpClientConfig | string, options?: UtcpClientOptions): Promise<UtcpClient>;
-  static create(a?: UtcpClientConfig | string, b?: UtcpClientConfig | string | UtcpClientOptions, c?: UtcpClientOptions): Promise<UtcpClient> {
-    if (typeof a === 'string') return UtcpClient.createWith(defaults, a, b as UtcpClientConfig | string | undefined, c);
-    return UtcpClient.createWith(defaults, undefined, a, b as UtcpClientOptions | undefined);
+  static create(config?: UtcpClientConfig | string, options?: UtcpClientOptions): Promise<UtcpClient> {
+    if (arguments.length > 2 || typeof options === 'string') {
+      // The 0.1 form create(rootDir, config, options): refuse it rather than guess which argument is which.
+      return Promise.reject(
+        new UtcpError('INVALID_CONFIG', 'UtcpClient.create(config, options) takes two arguments; pass the root directory as options.rootDir'),
+      );
+    }
+    return UtcpClient.createWith(defaults, undefined, config, options);
   }
 
   /** Creates a client from a JSON or YAML config file; its directory becomes the root dir unless `options.rootDir` is set. */
@@ -66,10 +73,8 @@ export class UtcpClient extends UtcpClientBase {
   }
 }
 
-export type { CallToolOptions, DirectFunction, RegisterOptions, UtcpClientOptions, ClientDefaults, RepositoryContext } from './core/client.js';
-export { UtcpClientBase } from './core/client.js';
-export { loadConfig } from './core/config.js';
-export type { UtcpClientConfig, DotenvLoaderConfig, ToolSearchStrategyConfig, LoadedConfig } from './core/config.js';
+export type { CallToolOptions, DirectFunction, RegisterOptions, UtcpClientOptions, RepositoryContext } from './core/client.js';
+export type { UtcpClientConfig, DotenvLoaderConfig, ToolSearchStrategyConfig } from './core/config.js';
 export {
   UtcpError,
   UtcpValidationError,
@@ -120,7 +125,8 @@ export type { DirectCallTemplate } from './transports/direct/template.js';
 export type { OpenApiFilter } from './transports/shared/template-fields.js';
 export type { CallTemplate, BuiltinCallTemplateType as CallTemplateType } from './transports/builtin.js';
 export { BUILTIN_CALL_TEMPLATE_TYPES } from './transports/builtin.js';
-export type { CallTemplateSpec, TemplateOf, TemplateType } from './core/template.js';
+export type { CallTemplateSpec, TemplateOf, TemplateType, TemplateObject } from './core/template.js';
+export { defineCallTemplate } from './core/template.js';
 export type {
   Transport,
   TransportContext,
@@ -135,13 +141,9 @@ export type {
 } from './core/transport.js';
 export type { Logger } from './core/logger.js';
 export type { Limits } from './core/limits.js';
-export { DEFAULT_LIMITS } from './core/limits.js';
 export type { ToolRepository, ToolSearchStrategy, SearchOptions, StoredManual, SaveManualInfo, CatalogChangeEvent } from './core/repository.js';
 export type { VariableSource } from './core/variables.js';
-export { namespacedKey, sanitizeManualName } from './core/variables.js';
 export type { PostProcessorFn, PostProcessContext, PostProcessorConfig, FilterDictConfig, LimitStringsConfig } from './core/post-processors.js';
-export { parseDotenv } from './core/dotenv.js';
-export { assertUrlAllowed, isLoopbackLiteral, isLoopbackLike } from './core/url-policy.js';
 export { InMemoryToolRepository } from './repository/in-memory-repository.js';
 export { Bm25Search } from './repository/bm25-search.js';
 export { WordMatchSearch } from './repository/word-match-search.js';

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { sanitizeManualName, type CallTemplateBase, type RegisterManualResult, type UtcpClient } from '../../src/index.js';
+import { sanitizeManualName } from '../../src/internal.js';
+import { type CallTemplateBase, type RegisterManualResult, type UtcpClient } from '../../src/index.js';
 
 /** One manual given on the command line, and how it registered. */
 export interface LoadedManual {

@@ -14,13 +14,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 // The root dir anchors file_path and the commands' working directory (so `node tools/...` works).
 // `${GREETING}` in manual "toolbox" is looked up as toolbox_GREETING.
-const client = await UtcpClient.create(here, {
+const client = await UtcpClient.create({
   variables: { toolbox_GREETING: 'Good morning' },
   manual_call_templates: [
     // cli tools from a file manual must be allowed explicitly: running programs is a privilege.
     { name: 'toolbox', call_template_type: 'file', file_path: 'manual.json', allowed_communication_protocols: ['cli'] },
   ],
-});
+}, { rootDir: here });
 
 async function show(name: string, args: JsonObject): Promise<unknown> {
   const result = await client.callTool(name, args);

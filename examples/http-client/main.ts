@@ -26,10 +26,10 @@ const TASKS_MANUAL = {
 
 // The manual refers to ${BASE_URL} and ${API_KEY}. Variables are namespaced by manual name,
 // so for the manual "tasks" they are looked up as tasks_BASE_URL and tasks_API_KEY.
-const client = await UtcpClient.create(here, {
+const client = await UtcpClient.create({
   variables: { tasks_BASE_URL: api.url, tasks_API_KEY: API_KEY },
   manual_call_templates: [TASKS_MANUAL],
-});
+}, { rootDir: here });
 
 /** Calls a tool and prints its result next to the request the server received. */
 async function show(name: string, args: JsonObject): Promise<void> {

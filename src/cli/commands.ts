@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { RegisterManualResult, Tool, UtcpClient } from '../index.js';
-import { parseDotenv } from '../index.js';
+import { parseDotenv } from '../internal.js';
 import { bold, cyan, dim, formatError, green, jsonError, printJsonError, red, slowCallNotice, table, yellow, type Out } from './output.js';
 import { createCliClient } from './sources.js';
 
@@ -280,7 +280,7 @@ export async function convertCommand(c: Common, input: string, opts: { output?: 
   let text: string;
   let specUrl: string | undefined;
   if (/^https?:\/\//i.test(input)) {
-    const { assertUrlAllowed } = await import('../index.js');
+    const { assertUrlAllowed } = await import('../internal.js');
     assertUrlAllowed(input, 'OpenAPI spec');
     const res = await fetch(input, { signal: AbortSignal.timeout(c.timeoutMs ?? 30_000), redirect: 'follow' }).catch((cause: Error) => {
       throw new SourceError(`Cannot download ${input}: ${cause.message}`, [], { cause });

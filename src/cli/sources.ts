@@ -4,7 +4,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
-import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, isLoopbackLike, loadConfig, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
+import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
+import { isLoopbackLike, loadConfig } from '../internal.js';
 import { SourceError, UsageError } from './errors.js';
 import { progress } from './output.js';
 
@@ -149,7 +150,7 @@ export async function createCliClient(options: CliClientOptions): Promise<{ clie
   for (const t of merged.manual_call_templates!) if (typeof t.name === 'string') used.add(t.name);
   const templates = [...merged.manual_call_templates!, ...resolved.flatMap((r) => (r.template ? [r.template] : []))];
   merged.manual_call_templates = [];
-  const client = await UtcpClient.create(rootDir, merged, { timeoutMs: options.timeoutMs });
+  const client = await UtcpClient.create(merged, { rootDir, timeoutMs: options.timeoutMs });
   const bar = progress('Registering manuals');
   let done = 0;
   const results = await Promise.all(

@@ -717,11 +717,12 @@ export class UtcpClientBase {
   }
 
   /**
-   * Calls a tool by its full name (`<manual>.<tool>`).
+   * Calls a tool by its full name (`<manual>.<tool>`). `T` types the result for the caller; nothing checks it at
+   * run time (a tool's `outputs` schema is documentation).
    * @throws ToolNotFoundError, UtcpArgumentsError, UtcpVariableNotFoundError, UtcpTimeoutError, UtcpAbortError,
    *   or the transport's typed error (HttpStatusError, CliExitError, ToolExecutionError, TransportError, ...).
    */
-  async callTool(name: string, args?: JsonObject, options: CallToolOptions = {}): Promise<unknown> {
+  async callTool<T = unknown>(name: string, args?: JsonObject, options: CallToolOptions = {}): Promise<T> {
     const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
     const { signal, timeoutMs } = call;
@@ -734,14 +735,14 @@ export class UtcpClientBase {
     } finally {
       call.dispose();
     }
-    return this.#postProcess(result, tool, manualName, callArgs);
+    return this.#postProcess(result, tool, manualName, callArgs) as T;
   }
 
   /**
    * Calls a tool and yields its results as they arrive. One-shot protocols yield exactly one item.
    * Breaking out of the loop cancels the call.
    */
-  async *callToolStreaming(name: string, args?: JsonObject, options: CallToolOptions = {}): AsyncGenerator<unknown, void, undefined> {
+  async *callToolStreaming<T = unknown>(name: string, args?: JsonObject, options: CallToolOptions = {}): AsyncGenerator<T, void, undefined> {
     const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
     const { signal, timeoutMs } = call;
@@ -749,11 +750,11 @@ export class UtcpClientBase {
     try {
       if (transport.callToolStream) {
         for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
-          yield this.#postProcess(item, tool, manualName, callArgs);
+          yield this.#postProcess(item, tool, manualName, callArgs) as T;
         }
       } else {
         const result = await transport.callTool(tool, callArgs, substituted, callOptions);
-        yield this.#postProcess(result, tool, manualName, callArgs);
+        yield this.#postProcess(result, tool, manualName, callArgs) as T;
       }
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
@@ -763,6 +764,11 @@ export class UtcpClientBase {
   }
 
   // ------------------------------------------------------------------ shutdown
+
+  /** `await using client = await UtcpClient.create(...)` closes the client when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
 
   /** Closes every transport (sessions, sockets, child processes) of this client. Safe to call twice. */
   async close(): Promise<void> {

@@ -7,7 +7,7 @@ import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocumentText } from './document.js';
 import { UtcpError, UtcpValidationError, type ValidationIssue } from './errors.js';
 import { normalizeCallTemplate } from './legacy.js';
-import type { Limits } from './limits.js';
+import { validateLimits, type Limits } from './limits.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
 import type { CallTemplateBase } from './types.js';
 
@@ -57,6 +57,9 @@ async function readConfigFile(path: string): Promise<unknown> {
   try {
     text = await readFile(path, 'utf8');
   } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'EISDIR') {
+      throw new UtcpError('INVALID_CONFIG', `Cannot read config file ${path}: it is a directory; to use it as the root directory pass { rootDir } in the client options`, { cause });
+    }
     throw new UtcpError('INVALID_CONFIG', `Cannot read config file ${path}: ${(cause as NodeJS.ErrnoException).code ?? cause}`, { cause });
   }
   const ext = extname(path).toLowerCase();
@@ -138,7 +141,7 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
   if (raw.tool_repository !== undefined && !(isObj(raw.tool_repository) && typeof raw.tool_repository.tool_repository_type === 'string')) {
     issues.push({ path: 'tool_repository.tool_repository_type', message: 'required' });
   }
-  if (raw.limits !== undefined && !isObj(raw.limits)) issues.push({ path: 'limits', message: 'expected an object' });
+  issues.push(...validateLimits(raw.limits));
   if (issues.length > 0) throw new UtcpValidationError('config', issues, 'INVALID_CONFIG');
 
   return {

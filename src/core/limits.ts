@@ -1,4 +1,6 @@
 /** Size and count limits (docs/design/security.md#limits), overridable through the config's `limits`. */
+import type { ValidationIssue } from './errors.js';
+
 export interface Limits {
   /** Tool response size, in bytes. @default 10 MiB */
   max_response_bytes: number;
@@ -44,12 +46,35 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   max_openapi_output_nodes: 4_000_000,
 });
 
+/** Limits for which 0 is meaningful: `max_redirects: 0` never follows a redirect, `max_yaml_aliases: 0` allows no alias. */
+const ZERO_ALLOWED: ReadonlySet<string> = new Set(['max_redirects', 'max_yaml_aliases']);
+
+function smallest(key: string): number {
+  return ZERO_ALLOWED.has(key) ? 0 : 1;
+}
+
+/** The problems of a config's `limits`: unknown keys, and values that are not integers in range. */
+export function validateLimits(value: unknown): ValidationIssue[] {
+  if (value === undefined || value === null) return [];
+  if (typeof value !== 'object' || Array.isArray(value)) return [{ path: 'limits', message: 'expected an object' }];
+  const issues: ValidationIssue[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    if (!Object.hasOwn(DEFAULT_LIMITS, key)) {
+      issues.push({ path: `limits.${key}`, message: `unknown limit; expected one of ${Object.keys(DEFAULT_LIMITS).join(', ')}` });
+    } else if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < smallest(key)) {
+      issues.push({ path: `limits.${key}`, message: `expected an integer ≥ ${smallest(key)}, got ${JSON.stringify(v)}` });
+    }
+  }
+  return issues;
+}
+
+/** The defaults with the valid values of `partial` applied (config limits are checked by `validateLimits` first). */
 export function resolveLimits(partial: Partial<Limits> | undefined): Limits {
   const out: Limits = { ...DEFAULT_LIMITS };
   if (partial) {
     for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
       const v = partial[key];
-      if (typeof v === 'number' && Number.isFinite(v) && v > 0) out[key] = v;
+      if (typeof v === 'number' && Number.isFinite(v) && v >= smallest(key)) out[key] = v;
     }
   }
   return out;

@@ -5,7 +5,7 @@
  * value landed in (URL path or query, header, body, CLI output) and in its common encodings.
  * One redactor per client: clients never share what they know.
  */
-import type { Logger } from './logger.js';
+import type { LogFn, Logger } from './logger.js';
 
 export const REDACTED = '[REDACTED]';
 /** Shorter values are not redacted: they would mangle every message and are no secrets of any strength. */
@@ -101,7 +101,12 @@ export class Redactor {
 
 /** A logger whose messages and data pass through `redactor` before reaching `logger`. */
 export function redactingLogger(logger: Required<Logger>, redactor: Redactor): Required<Logger> {
-  const wrap = (level: keyof Logger) => (message: string, data?: Record<string, unknown>) =>
-    logger[level](redactor.text(message), data === undefined ? undefined : redactor.data(data));
+  // Library code calls (message, data); the (fields, message) shape of LogFn is accepted too.
+  const wrap = (level: keyof Logger) =>
+    ((a: unknown, b?: unknown) => {
+      const [message, data] = typeof a === 'string' ? [a, b] : [typeof b === 'string' ? b : '', a];
+      const fields = typeof data === 'object' && data !== null ? redactor.data(data as Record<string, unknown>) : undefined;
+      logger[level](redactor.text(message), fields);
+    }) as LogFn;
   return { debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TransportError, isLoopbackLiteral } from '../index.js';
+import { TransportError } from '../index.js';
+import { isLoopbackLiteral } from '../internal.js';
 import { loadStreamableHttpServerTransport, type McpServerSdk } from './sdk.js';
 import { createBridgeServer, type BridgeServerSettings } from './bridge-server.js';
 

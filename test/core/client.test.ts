@@ -89,7 +89,7 @@ describe('registration', () => {
   it('returns and stores raw templates: secrets never appear in results, tools, search, errors or logs', async () => {
     const logs: string[] = [];
     const { client, rec } = await clientWith(
-      { logger: { debug: (m, d) => logs.push(m + JSON.stringify(d ?? {})), info: (m, d) => logs.push(m + JSON.stringify(d ?? {})), warn: (m, d) => logs.push(m + JSON.stringify(d ?? {})) } },
+      { logger: { debug: (...a: unknown[]) => logs.push(JSON.stringify(a)), info: (...a: unknown[]) => logs.push(JSON.stringify(a)), warn: (...a: unknown[]) => logs.push(JSON.stringify(a)) } },
       { variables: { m_TOKEN: SECRET } },
     );
     const r = await client.registerManual(textManual('m', [echoTool('echo')], { allowed_communication_protocols: ['echo'] }));
@@ -296,7 +296,7 @@ describe('config files and file manuals', () => {
   it('loads a YAML config file whose file manual is resolved against the root dir', async () => {
     const dir = workspace();
     writeFileSync(join(dir, 'utcp.config.yaml'), 'manual_call_templates:\n  - name: notes\n    call_template_type: file\n    file_path: tools.yaml\n');
-    const client = await UtcpClient.create(dir, 'utcp.config.yaml');
+    const client = await UtcpClient.create('utcp.config.yaml', { rootDir: dir });
     onTestFinished(() => client.close());
     expect(client.initialRegistrations[0].success).toBe(true);
     expect(await client.callTool('notes.readme', {})).toBe('hello notes');
@@ -319,7 +319,7 @@ describe('config files and file manuals', () => {
       code: 'INVALID_CONFIG',
       message: expect.stringContaining('variables.a: expected a string; manual_call_templates: expected an array'),
     });
-    await expect(UtcpClient.create('/nonexistent-dir', 'missing.json')).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('Cannot read config file') });
+    await expect(UtcpClient.create('missing.json', { rootDir: '/nonexistent-dir' })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('Cannot read config file') });
   });
 
   it.each(['../../etc/passwd', '/etc/passwd', 'escape-link'])('confines file_path %s to the root dir', async (path) => {
@@ -328,7 +328,7 @@ describe('config files and file manuals', () => {
     onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
     writeFileSync(join(outside, 'secret.json'), JSON.stringify({ tools: [] }));
     symlinkSync(join(outside, 'secret.json'), join(dir, 'escape-link'));
-    const client = await UtcpClient.create(dir);
+    const client = await UtcpClient.create({}, { rootDir: dir });
     onTestFinished(() => client.close());
     const r = await client.registerManual({ name: 'x', call_template_type: 'file', file_path: path });
     expect(r.success).toBe(false);
@@ -338,7 +338,7 @@ describe('config files and file manuals', () => {
   it('rejects a directory as file_path', async () => {
     const dir = workspace();
     mkdirSync(join(dir, 'sub'));
-    const client = await UtcpClient.create(dir);
+    const client = await UtcpClient.create({}, { rootDir: dir });
     onTestFinished(() => client.close());
     expect((await client.registerManual({ name: 'x', call_template_type: 'file', file_path: 'sub' })).errors[0]).toMatch(/not a regular file/);
   });

@@ -4,7 +4,7 @@ import { HttpStatusError, ToolNotFoundError, UtcpClient } from '../../src/index.
 import { json, startServer } from '../fixtures/http/server.js';
 
 async function client(logs: string[] = []) {
-  const c = await UtcpClient.create({}, { logger: { warn: (m: string) => logs.push(m), info: () => {} } });
+  const c = await UtcpClient.create({}, { logger: { warn: (...a: unknown[]) => logs.push(a.filter((x) => typeof x === 'string').join(' ')), info: () => {} } });
   onTestFinished(() => c.close());
   return c;
 }

@@ -38,7 +38,7 @@ it('reads a sub-1000 timeout as seconds, with one warning per manual and a logge
   expect((manual.tools[0].tool_call_template as { timeout?: number }).timeout).toBe(30);
 
   const logged: string[] = [];
-  const logger = { debug() {}, info() {}, warn: (m: string) => logged.push(m), error() {} };
+  const logger = { debug() {}, info() {}, warn: (...a: unknown[]) => logged.push(a.filter((x) => typeof x === 'string').join(' ')), error() {} };
   const client = await UtcpClient.create({}, { logger });
   onTestFinished(() => client.close());
   const r = await client.registerManual({ name: 'slow', call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['http'] });

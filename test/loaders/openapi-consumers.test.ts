@@ -6,7 +6,7 @@
 import '@utcp/http';
 import { UtcpManualSerializer } from '@utcp/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { convertOpenApiSpec, type OpenApiConversion } from '../../src/loaders/openapi/index.js';
+import { convertOpenApiSpec, type OpenApiConversion } from '../../src/loaders/openapi/convert-open-api-spec.js';
 import { loadSample } from './corpus-sample.js';
 import { createSchemaChecker } from './schema-check.js';
 

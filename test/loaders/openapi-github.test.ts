@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { convertOpenApiSpec, type OpenApiConversion } from '../../src/loaders/openapi/index.js';
+import { convertOpenApiSpec, type OpenApiConversion } from '../../src/loaders/openapi/convert-open-api-spec.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { collectRefs, resolveInside } from './openapi-refs.js';
 import { createSchemaChecker, findOpenApiKeywords } from './schema-check.js';

@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { UtcpLimitError } from '../../src/index.js';
-import { convertOpenApiSpec } from '../../src/loaders/openapi/index.js';
+import { convertOpenApiSpec } from '../../src/loaders/openapi/convert-open-api-spec.js';
 import { convert, oas3, op } from './openapi-helpers.js';
 import { createSchemaChecker } from './schema-check.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { convertOpenApi, convertOpenApiDocument } from '../../src/loaders/openapi/index.js';
+import { convertOpenApiDocument } from '../../src/loaders/openapi/index.js';
+import { convertOpenApi } from '../../src/loaders/openapi/client-adapter.js';
 import { expectRefsResolve } from './openapi-assertions.js';
 import { convertFixture, fixtureText, toolNamed } from './openapi-helpers.js';
 

@@ -1,18 +1,15 @@
 /**
- * OpenAPI 2.0/3.0/3.1 → UTCP `http` tools (docs/design/openapi.md).
- * `convertOpenApi` is what transports call through `ctx.convertOpenApi`; `convertOpenApiDocument`
- * is the user-facing entry that also parses text and returns the full conversion report.
+ * `utcp-kit/loaders/openapi`: OpenAPI 2.0/3.0/3.1 → UTCP `http` tools (docs/design/openapi.md).
+ * One entry, `convertOpenApiDocument`: text, bytes or a parsed object in; the manual and the full conversion
+ * report out. (The client's own adapter is loaders/openapi/client-adapter.ts, not public.)
  */
-import type { OpenApiConverterOptions } from '../../core/transport.js';
-import { convertOpenApiSpec } from './convert-open-api-spec.js';
 
 export { convertOpenApiDocument, type ConvertOpenApiDocumentOptions } from './convert-open-api-document.js';
-export {
-  convertOpenApiSpec,
-  type OpenApiConversion,
-  type OpenApiHttpTemplate,
-  type OpenApiManual,
-  type OpenApiTool,
+export type {
+  OpenApiConversion,
+  OpenApiHttpTemplate,
+  OpenApiManual,
+  OpenApiTool,
 } from './convert-open-api-spec.js';
 export type {
   OpenApiConversionReport,
@@ -20,15 +17,3 @@ export type {
   OpenApiOperationRef,
   OpenApiSkippedOperation,
 } from './conversion-report.js';
-
-/**
- * Converts a parsed OpenAPI document into a UTCP manual; `warnings` lists every skipped operation
- * and dropped construct. Throws `UrlPolicyError` for the remote→loopback rule and bad token URLs.
- */
-export async function convertOpenApi(
-  document: Record<string, unknown>,
-  options: OpenApiConverterOptions,
-): Promise<{ manual: unknown; warnings: string[] }> {
-  const { manual, report } = convertOpenApiSpec(document, options);
-  return { manual, warnings: report.warnings };
-}
