@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { anthropicModel, ModelApiError, openAIChatModel, runAgent, userMessage, type AgentEvent } from '../../src/agent/index.js';
 import { backoffDelayMs, retryPolicy, serverRetryDelayMs } from '../../src/agent/providers/retry.js';
-import { anthropicText, openAIText, startLlmServer, type LlmServer, type ScriptedReply } from './helpers/llm-server.js';
+import { openAIText, startLlmServer, type LlmServer, type ScriptedReply } from './helpers/llm-server.js';
 import { weatherClient, type WeatherClient } from './helpers/weather-client.js';
 
 const KEY = 'sk-secret-key-0123456789abcdef';

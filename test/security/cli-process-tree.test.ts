@@ -27,11 +27,11 @@ async function clientWith(commands: string[]): Promise<UtcpClient> {
 }
 
 /** The pid of a `sleep` started in a new session by a double fork: its parent is gone, it is in no group of ours. */
-const escape = 'setsid sh -c \'sleep 1000 >/dev/null 2>&1 </dev/null & echo $!\' </dev/null';
+const escapeGroup = 'setsid sh -c \'sleep 1000 >/dev/null 2>&1 </dev/null & echo $!\' </dev/null';
 
 describe.skipIf(process.platform !== 'linux' || !hasSetsid)('cli: children that leave the process group', () => {
   it('close() kills a setsid grandchild left behind by a finished call', async () => {
-    const client = await clientWith([escape]);
+    const client = await clientWith([escapeGroup]);
     const pid = Number(await client.callTool('m.t', {}));
     expect(pid).toBeGreaterThan(1);
     expect(isGone(pid)).toBe(false);
@@ -44,7 +44,7 @@ describe.skipIf(process.platform !== 'linux' || !hasSetsid)('cli: children that 
 
   it('abort of a running call kills a setsid grandchild too', async () => {
     const dir = await tempDir();
-    const client = await clientWith([`p=$(${escape}); echo $p > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; sleep 1000`]);
+    const client = await clientWith([`p=$(${escapeGroup}); echo $p > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; sleep 1000`]);
     const controller = new AbortController();
     const call = client.callTool('m.t', {}, { signal: controller.signal });
     call.catch(() => {});
