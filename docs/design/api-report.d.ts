@@ -55,6 +55,7 @@ export interface CallTemplateSpec<T extends CallTemplateBase = CallTemplateBase>
     check?(template: T, at: (key: string) => string, issues: ValidationIssue[]): void;
     legacy?(template: TemplateObject, notes: string[], where: string): TemplateObject;
     readonly inheritsManualTemplate?: boolean;
+    inlineToolTemplate?(tool: TemplateObject): TemplateObject | undefined;
 }
 // CallTemplateType (declared as BuiltinCallTemplateType)
 export type BuiltinCallTemplateType = keyof typeof builtinTransports;
@@ -64,6 +65,12 @@ export interface CallToolOptions {
     timeoutMs?: number;
     onProgress?: (event: ProgressEvent) => void;
     raw?: boolean;
+}
+// CatalogChangeEvent
+export interface CatalogChangeEvent {
+    kind: 'saved' | 'removed' | 'resync';
+    manualName?: string;
+    local: boolean;
 }
 // CliCallTemplate
 export type CliCallTemplate = TemplateOf<typeof template>;
@@ -84,6 +91,7 @@ export declare function defineCallTemplate<const K extends string, O extends TOb
     check?(template: TemplateType<K, O>, at: (key: string) => string, issues: ValidationIssue[]): void;
     legacy?(template: TemplateObject, notes: string[], where: string): TemplateObject;
     inheritsManualTemplate?: boolean;
+    inlineToolTemplate?(tool: TemplateObject): TemplateObject | undefined;
 }): CallTemplateSpec<TemplateType<K, O>>;
 // DirectCallable
 export interface DirectCallable {
@@ -158,7 +166,8 @@ export declare class HttpStatusError extends UtcpError {
 export declare class InMemoryToolRepository implements ToolRepository {
     #private;
     constructor(search: ToolSearchStrategy);
-    saveManual(name: string, template: CallTemplateBase, manual: UtcpManual): Promise<void>;
+    saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void>;
+    subscribe(listener: (event: CatalogChangeEvent) => void): () => void;
     removeManual(name: string): Promise<boolean>;
     getManual(name: string): Promise<StoredManual | undefined>;
     getManualNames(): Promise<string[]>;
@@ -260,6 +269,9 @@ export interface OpenApiConverterOptions {
     specUrl?: string;
     baseUrl?: string | null;
     authTools?: unknown;
+    manualAuth?: unknown;
+    manualHeaders?: unknown;
+    authMode?: unknown;
     filter?: unknown;
     limits?: Partial<Limits>;
 }
@@ -293,6 +305,17 @@ export interface RegisterManualResult {
 export interface RegisterOptions {
     signal?: AbortSignal;
     timeoutMs?: number;
+    refresh?: boolean;
+}
+// RepositoryContext
+export interface RepositoryContext {
+    rootDir: string;
+    logger: Required<Logger>;
+    resolveValue(value: string): string;
+}
+// SaveManualInfo
+export interface SaveManualInfo {
+    allowedProtocols?: readonly string[];
 }
 // SearchOptions
 export interface SearchOptions {
@@ -305,6 +328,8 @@ export type SseCallTemplate = TemplateOf<typeof template>;
 export interface StoredManual {
     template: CallTemplateBase;
     manual: UtcpManual;
+    savedAt?: number;
+    allowedProtocols?: string[];
 }
 // StreamableHttpCallTemplate
 export type StreamableHttpCallTemplate = TemplateOf<typeof template>;
@@ -345,13 +370,18 @@ export declare class ToolNotFoundError extends UtcpError {
 }
 // ToolRepository
 export interface ToolRepository {
-    saveManual(name: string, template: CallTemplateBase, manual: UtcpManual): Promise<void>;
+    saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void>;
     removeManual(name: string): Promise<boolean>;
     getManual(name: string): Promise<StoredManual | undefined>;
     getManualNames(): Promise<string[]>;
     getTool(name: string): Promise<Tool | undefined>;
     getTools(): Promise<Tool[]>;
     searchTools(query: string, options: Required<Pick<SearchOptions, 'limit'>> & SearchOptions): Promise<Tool[]>;
+    getManualInfo?(name: string): Promise<Omit<StoredManual, 'manual'> | undefined>;
+    open?(): Promise<void>;
+    close?(): Promise<void>;
+    subscribe?(listener: (event: CatalogChangeEvent) => void): () => void;
+    readonly discoveryTtlMs?: number;
 }
 // ToolSearchStrategy
 export interface ToolSearchStrategy {
@@ -1018,6 +1048,7 @@ export interface OpenApiConversionReport {
     skipped: OpenApiSkippedOperation[];
     filtered: OpenApiOperationRef[];
     dropped: OpenApiDroppedConstruct[];
+    variables: string[];
     changed: OpenApiDroppedConstruct[];
     warnings: string[];
 }
@@ -1092,7 +1123,7 @@ export interface CodeToolsLimits {
     inlineOutputBytes: number;
     processBufferBytes: number;
     fetchBytes: number;
-    fetchTextBytes: number;
+    fetchTextChars: number;
 }
 // CodeToolsOptions
 export interface CodeToolsOptions {
@@ -1128,6 +1159,64 @@ export declare function registerCodeTools(client: UtcpClient, options: CodeTools
 // SandboxMode
 export type SandboxMode = 'bwrap' | 'none';
 
+// ---- utcp-kit/repository/postgres
+// Migration
+export interface Migration {
+    version: number;
+    name: string;
+    up(tx: SqlRunner, S: string): Promise<void>;
+}
+// MIGRATIONS
+export declare const MIGRATIONS: readonly Migration[];
+// PgliteLike
+export interface PgliteLike {
+    query<T>(sql: string, params?: unknown[]): Promise<{
+        rows: T[];
+    }>;
+    transaction<T>(fn: (tx: {
+        query<R>(sql: string, params?: unknown[]): Promise<{
+            rows: R[];
+        }>;
+    }) => Promise<T>): Promise<T>;
+    listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+    close(): Promise<void>;
+}
+// postgresOptionsFromConfig
+export declare function postgresOptionsFromConfig(config: Record<string, unknown>, context: {
+    rootDir: string;
+    resolveValue(value: string): string;
+}): Omit<PostgresToolRepositoryOptions, 'logger'>;
+// PostgresToolRepository
+export declare class PostgresToolRepository implements ToolRepository {
+    #private;
+    readonly discoveryTtlMs: number;
+    constructor(options: PostgresToolRepositoryOptions);
+    open(): Promise<void>;
+    subscribe(listener: (event: CatalogChangeEvent) => void): () => void;
+    saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void>;
+    removeManual(name: string): Promise<boolean>;
+    getManual(name: string): Promise<StoredManual | undefined>;
+    getManualInfo(name: string): Promise<Omit<StoredManual, 'manual'> | undefined>;
+    getManualNames(): Promise<string[]>;
+    getTool(name: string): Promise<Tool | undefined>;
+    getTools(): Promise<Tool[]>;
+    searchTools(query: string, options: SearchOptions & {
+        limit: number;
+    }): Promise<Tool[]>;
+    close(): Promise<void>;
+}
+// PostgresToolRepositoryOptions
+export interface PostgresToolRepositoryOptions {
+    connectionString?: string;
+    pglite?: PgliteDriverOptions;
+    schema?: string;
+    discoveryTtlMs?: number;
+    listen?: boolean;
+    poolMax?: number;
+    connectTimeoutMs?: number;
+    logger?: Logger;
+}
+
 // ---- utcp-kit/testing
 // ScriptedModel
 export declare class ScriptedModel implements ChatModel {
@@ -1159,7 +1248,7 @@ export declare function assertUrlAllowed(url: string | URL, context: string, kin
 // ClientDefaults
 export interface ClientDefaults {
     transports: Record<string, TransportEntry>;
-    createRepository(config: UtcpClientConfig): ToolRepository;
+    createRepository(config: UtcpClientConfig, context: RepositoryContext): ToolRepository;
     convertOpenApi: OpenApiConverter;
 }
 // DEFAULT_LIMITS
@@ -1203,6 +1292,7 @@ export declare class UtcpClientBase {
     registerCallable(name: string, callable: DirectCallable): void;
     deregisterManual(name: string): Promise<boolean>;
     refreshManual(name: string, options?: RegisterOptions): Promise<RegisterManualResult>;
+    onCatalogChange(listener: (event: CatalogChangeEvent) => void): () => void;
     getTool(name: string): Promise<Tool | undefined>;
     getTools(): Promise<Tool[]>;
     getManualNames(): Promise<string[]>;
