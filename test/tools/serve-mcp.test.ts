@@ -46,8 +46,8 @@ describe('utcp serve-mcp --code-tools', () => {
     const edit = await mcp.callTool({ name: 'code.edit', arguments: { path: 'a.txt', old_string: 'alpha', new_string: 'beta' } });
     expect(edit.isError).toBeFalsy();
     expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('beta\n');
-    const escape = await mcp.callTool({ name: 'code.read', arguments: { path: '../etc/passwd' } });
-    expect(escape.isError).toBe(true);
+    const outside = await mcp.callTool({ name: 'code.read', arguments: { path: '../etc/passwd' } });
+    expect(outside.isError).toBe(true);
 
     const token = `${process.pid}${Date.now()}`;
     const started = await mcp.callTool({ name: 'code.bash', arguments: { command: `sleep 5${token}`, run_in_background: true } });
