@@ -31,10 +31,10 @@ describe('tool_repository config (postgres, pglite)', () => {
       dir = await mkdtemp(join(tmpdir(), 'utcp-pglite-'));
       const config = { tool_repository: { tool_repository_type: 'pglite', data_dir: 'catalog' } };
       const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools: [{ name: 'readme', description: 'The notes text', tags: ['docs'], inputs: {}, tool_call_template: { call_template_type: 'text', content: 'hello from the catalog' } }] };
-      const first = await UtcpClient.create(dir, { ...config, manual_call_templates: [{ name: 'notes', call_template_type: 'text', content: JSON.stringify(manual) }] });
+      const first = await UtcpClient.create({ ...config, manual_call_templates: [{ name: 'notes', call_template_type: 'text', content: JSON.stringify(manual) }] }, { rootDir: dir });
       expect(first.initialRegistrations[0]).toMatchObject({ success: true });
       await first.close();
-      const second = await UtcpClient.create(dir, config);
+      const second = await UtcpClient.create(config, { rootDir: dir });
       try {
         expect(second.initialRegistrations).toEqual([]);
         expect(await second.getManualNames()).toEqual(['notes']);
