@@ -196,6 +196,7 @@ export interface Limits {
     max_response_bytes: number;
     max_document_bytes: number;
     max_stream_item_bytes: number;
+    stream_idle_timeout_ms: number;
     max_redirects: number;
     max_yaml_aliases: number;
     max_schema_nodes: number;
