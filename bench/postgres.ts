@@ -29,7 +29,7 @@ async function measureRepo(subject: string, make: () => Promise<ToolRepository &
     const manual = manualOf(n, 'bench');
     const template = { name: 'bench', call_template_type: 'text' };
     const reg: number[] = [];
-    for (let i = 0; i < Math.max(1, Math.min(rounds, 3)); i++) {
+    for (let i = 0; i < (rounds >= 10 ? 3 : 1); i++) {
       const t0 = performance.now();
       await repo.saveManual('bench', template, manual);
       reg.push(performance.now() - t0);
@@ -54,6 +54,12 @@ async function measureRepo(subject: string, make: () => Promise<ToolRepository &
 
 export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[]> {
   const rows: Row[] = [];
+  // Each row is printed as soon as it is measured (a 100k-tool run takes minutes).
+  const push = rows.push.bind(rows);
+  rows.push = (...r: Row[]) => {
+    for (const x of r) process.stderr.write(`  ${x.case} | ${x.subject} | ${fmt(x.value)} ${x.unit}${x.p90 !== undefined ? ` (p90 ${fmt(x.p90)})` : ''}\n`);
+    return push(...r);
+  };
   const n = 100_000;
   const rounds = quick ? 3 : 10;
   await measureRepo('in-memory (BM25)', async () => new InMemoryToolRepository(new Bm25Search()), n, rounds, rows);

@@ -42,7 +42,7 @@ export interface ServerDriverOptions {
   poolMax?: number;
   /** @default 10000 */
   connectTimeoutMs?: number;
-  /** Server-side statement timeout. @default 30000 */
+  /** Server-side statement timeout. @default 120000 */
   statementTimeoutMs?: number;
   logger: Required<Logger>;
 }
@@ -55,7 +55,7 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
   const clientConfig = {
     connectionString: options.connectionString,
     connectionTimeoutMillis: connectTimeoutMs,
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 120_000,
     application_name: 'utcp-kit',
   };
   const pool = new pg.Pool({ ...clientConfig, max: options.poolMax ?? 4, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
