@@ -8,7 +8,7 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { anthropicToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { inputObject, isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
 
 export interface AnthropicModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `claude-sonnet-4-5`. */
@@ -191,6 +191,7 @@ async function parseMessageStream(events: AsyncIterable<{ data: string }>, optio
 /** A ChatModel over the Anthropic Messages API, with optional streaming, extended thinking and prompt caching. */
 export function anthropicModel(options: AnthropicModelOptions): ChatModel {
   const url = endpointUrl(options.baseUrl ?? 'https://api.anthropic.com', 'v1/messages');
+  const proxy = proxyDispatcher();
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: options.stream ? 'text/event-stream' : 'application/json',
@@ -230,7 +231,7 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
-          dispatcher: options.dispatcher,
+          dispatcher: options.dispatcher ?? proxy,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,

@@ -8,7 +8,7 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ModelToolDe
 import { isSchemaObject, resolveLocalRef, toObjectRootSchema } from '../export/schema-convert.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { inputObject, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
 
 export interface GeminiModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `gemini-2.5-flash`. */
@@ -227,6 +227,7 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
   const base = options.baseUrl ?? 'https://generativelanguage.googleapis.com/v1beta';
   const model = encodeURIComponent(options.model.replace(/^models\//, ''));
   const url = endpointUrl(base, `models/${model}:${options.stream ? 'streamGenerateContent' : 'generateContent'}`);
+  const proxy = proxyDispatcher();
   if (options.stream) url.searchParams.set('alt', 'sse');
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const headers: Record<string, string> = {
@@ -265,7 +266,7 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
-          dispatcher: options.dispatcher,
+          dispatcher: options.dispatcher ?? proxy,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,

@@ -28,7 +28,8 @@ export interface ModelRequest {
   /** Strings cut out of every error message, excerpt and cause (API keys). */
   secrets: readonly string[];
   maxResponseBytes: number;
-  dispatcher?: Dispatcher;
+  /** The caller's dispatcher, or the model's own proxy-aware one (see `proxyDispatcher`). */
+  dispatcher?: Dispatcher | ProxyDispatcher;
   /** Retry settings; `maxRetries` wins over `retry.maxRetries`. */
   maxRetries?: number;
   retry?: ModelRetryOptions;
@@ -168,10 +169,46 @@ function mapError(error: unknown, signal: AbortSignal, req: ModelRequest): unkno
   return new TransportError(`${req.provider} request to ${publicUrl(req.url)} failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`, { cause: error });
 }
 
-let undiciRequest: typeof import('undici').request | undefined;
-async function loadRequest(): Promise<typeof import('undici').request> {
-  undiciRequest ??= (await import('undici')).request;
-  return undiciRequest;
+let undiciModule: Promise<typeof import('undici')> | undefined;
+function loadUndici(): Promise<typeof import('undici')> {
+  undiciModule ??= import('undici');
+  return undiciModule;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * @internal The dispatcher a model uses when none is given, made on first request and owned by that model
+ * (no process-wide pool): undici's `EnvHttpProxyAgent` when `HTTPS_PROXY` / `HTTP_PROXY` is set (with
+ * `NO_PROXY`), as the transports do; loopback hosts always connect directly.
+ */
+export interface ProxyDispatcher {
+  readonly kind: 'proxy-dispatcher';
+  get(url: URL): Promise<Dispatcher | undefined>;
+}
+
+export function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): ProxyDispatcher {
+  const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
+  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
+  const noProxy = env.NO_PROXY ?? env.no_proxy;
+  let agent: Promise<Dispatcher> | undefined;
+  return {
+    kind: 'proxy-dispatcher',
+    async get(url) {
+      if ((!httpProxy && !httpsProxy) || isLoopbackHost(url.hostname)) return undefined;
+      agent ??= loadUndici().then((u) => new u.EnvHttpProxyAgent({ httpProxy, httpsProxy, noProxy }));
+      return agent;
+    },
+  };
+}
+
+async function dispatcherFor(req: ModelRequest): Promise<Dispatcher | undefined> {
+  const d = req.dispatcher;
+  if (d && (d as ProxyDispatcher).kind === 'proxy-dispatcher') return (d as ProxyDispatcher).get(req.url);
+  return d as Dispatcher | undefined;
 }
 
 /** Tracks whether any byte of the body was read, so a failure after output started is not retried. */
@@ -202,8 +239,9 @@ async function tryOnce<T>(req: ModelRequest, read: (body: BodyChunks, contentTyp
   let body: Dispatcher.ResponseData['body'] | undefined;
   const seen = { bytes: false };
   try {
-    const request = await loadRequest();
-    const response = await request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify(req.body), signal, dispatcher: req.dispatcher });
+    const { request } = await loadUndici();
+    const dispatcher = await dispatcherFor(req);
+    const response = await request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify(req.body), signal, ...(dispatcher ? { dispatcher } : {}) });
     body = response.body;
     const requestId = requestIdOf(response.headers);
     if (response.statusCode < 200 || response.statusCode >= 300) {

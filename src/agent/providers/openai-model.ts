@@ -8,7 +8,7 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
 export interface OpenAIChatModelOptions extends ModelConnectionOptions {
@@ -190,6 +190,7 @@ async function parseCompletionStream(events: AsyncIterable<{ data: string }>, pr
 export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
   const provider = 'openai';
   const url = endpointUrl(options.baseUrl ?? DEFAULT_BASE_URL, 'chat/completions');
+  const proxy = proxyDispatcher();
   const strict = options.strict ?? false;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -220,7 +221,7 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-          dispatcher: options.dispatcher,
+          dispatcher: options.dispatcher ?? proxy,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,

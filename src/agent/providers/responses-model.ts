@@ -8,7 +8,7 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
 export interface ResponsesModelOptions extends ModelConnectionOptions {
@@ -149,6 +149,7 @@ async function parseStream(events: AsyncIterable<{ data: string }>, options: Cha
  */
 export function responsesModel(options: ResponsesModelOptions): ChatModel {
   const url = endpointUrl(options.baseUrl ?? 'https://api.openai.com/v1', 'responses');
+  const proxy = proxyDispatcher();
   const strict = options.strict ?? false;
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const headers: Record<string, string> = {
@@ -192,7 +193,7 @@ export function responsesModel(options: ResponsesModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
-          dispatcher: options.dispatcher,
+          dispatcher: options.dispatcher ?? proxy,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,
