@@ -1,19 +1,18 @@
 /** The `file` transport: a manual or OpenAPI document read from a file confined to the client's root dir. */
-import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UtcpError } from '../../core/errors.js';
 import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { FileCallTemplate } from './template.js';
-import { resolveConfinedPath } from '../shared/confined-path.js';
+import { openConfinedFile } from '../shared/confined-path.js';
 import { discoverFromDocument } from '../shared/local-document.js';
 
 async function readConfined(ctx: TransportContext, filePath: string): Promise<{ path: string; text: string }> {
-  const path = await resolveConfinedPath(ctx.rootDir, filePath, 'file_path');
   const tooLarge = () => new UtcpError('RESPONSE_TOO_LARGE', `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`);
   try {
     // The size is checked on the opened file before reading (docs/design/security.md#limits), then again on what was read.
-    const handle = await open(path, 'r');
+    // Opened, then checked: the descriptor's real path must lie inside the root (docs/design/threat-model.md#file-race).
+    const { handle, path } = await openConfinedFile(ctx.rootDir, filePath, 'file_path');
     try {
       if ((await handle.stat()).size > ctx.limits.max_document_bytes) throw tooLarge();
       const buf = await handle.readFile();
