@@ -106,6 +106,19 @@ describe.each(modes)('code.bash (sandbox %s)', (sandbox) => {
   });
 });
 
+describe('the output ring buffer', () => {
+  it('keeps the last bytes, says how many were dropped, and pages from a cursor', async () => {
+    const { call } = await codeWorkspace({}, { limits: { processBufferBytes: 100, inlineOutputBytes: 40 } });
+    await call('bash', { command: 'printf "%0999d\\n" 0; echo done', run_in_background: true });
+    const first = await call('bash_output', { id: 1, cursor: 0, wait_ms: 15_000, wait_for: 'done' });
+    // 1005 bytes in all; the ring holds the last 100 (from 905); a read returns at most 40.
+    expect(first).toMatch(/^0{40}\n\[process 1: (running|exit code 0) · next cursor 945 · 905 older bytes were dropped from the buffer · more output is waiting/);
+    await call('bash_output', { id: 1, cursor: 1005, wait_ms: 15_000 });
+    expect(await call('bash_output', { id: 1, cursor: 945 })).toBe(`${'0'.repeat(40)}\n[process 1: exit code 0 · next cursor 985 · more output is waiting: call again with the next cursor]`);
+    expect(await call('bash_output', { id: 1 })).toBe(`${'0'.repeat(14)}\ndone\n[process 1: exit code 0 · next cursor 1005]`);
+  });
+});
+
 describe('the command policy', () => {
   it('refuses obviously destructive commands whatever the sandbox', async () => {
     const { fail } = await codeWorkspace();
