@@ -10,12 +10,16 @@ import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } fro
 import { policyViolation, type PolicyRule } from './policy.js';
 import { bwrapArgs, type SandboxChoice } from './sandbox.js';
 
-/** Output kept for one process: the first `headBytes` bytes, and the last `capacity` bytes in a ring. */
+/**
+ * Output kept for one process: the first `headBytes` bytes, and the last `capacity` bytes (a ring held as a list of
+ * chunks, so memory follows the output actually written).
+ */
 export class OutputBuffer {
   readonly #capacity: number;
   readonly #headBytes: number;
-  #ring: Buffer | undefined;
-  #total = 0; // bytes written so far; the ring holds [max(0, total - capacity), total)
+  #chunks: Buffer[] = [];
+  #held = 0;
+  #total = 0; // bytes written so far; the chunks hold [total - held, total)
   #head: Buffer[] = [];
   #headLength = 0;
 
@@ -29,34 +33,44 @@ export class OutputBuffer {
   }
 
   get #start(): number {
-    return Math.max(0, this.#total - this.#capacity);
+    return this.#total - this.#held;
   }
 
   write(chunk: Buffer): void {
+    if (chunk.length === 0) return;
     if (this.#headLength < this.#headBytes) {
       const part = chunk.subarray(0, this.#headBytes - this.#headLength);
       this.#head.push(Buffer.from(part));
       this.#headLength += part.length;
     }
-    this.#ring ??= Buffer.allocUnsafe(this.#capacity);
-    const data = chunk.length > this.#capacity ? chunk.subarray(chunk.length - this.#capacity) : chunk;
-    const skipped = chunk.length - data.length;
-    const pos = (this.#total + skipped) % this.#capacity;
-    const first = Math.min(data.length, this.#capacity - pos);
-    data.copy(this.#ring, pos, 0, first);
-    if (first < data.length) data.copy(this.#ring, 0, first);
+    this.#chunks.push(chunk);
+    this.#held += chunk.length;
     this.#total += chunk.length;
+    while (this.#held - this.#chunks[0].length >= this.#capacity) this.#held -= this.#chunks.shift()!.length;
+    const excess = this.#held - this.#capacity;
+    if (excess > 0) {
+      this.#chunks[0] = Buffer.from(this.#chunks[0].subarray(excess));
+      this.#held -= excess;
+    }
   }
 
-  /** Copies absolute range [from, to) out of the ring (it must be held). */
+  /** Copies absolute range [from, to) out of the held chunks (it must be held). */
   #copy(from: number, to: number): Buffer {
-    const out = Buffer.allocUnsafe(to - from);
-    if (!this.#ring) return out;
-    const a = from % this.#capacity;
-    const first = Math.min(out.length, this.#capacity - a);
-    this.#ring.copy(out, 0, a, a + first);
-    if (first < out.length) this.#ring.copy(out, first, 0, out.length - first);
-    return out;
+    const out = Buffer.allocUnsafe(Math.max(0, to - from));
+    let at = this.#start;
+    let written = 0;
+    for (const c of this.#chunks) {
+      const cStart = at;
+      const cEnd = at + c.length;
+      at = cEnd;
+      if (cEnd <= from) continue;
+      if (cStart >= to) break;
+      const a = Math.max(from, cStart) - cStart;
+      const b = Math.min(to, cEnd) - cStart;
+      c.copy(out, written, a, b);
+      written += b - a;
+    }
+    return out.subarray(0, written);
   }
 
   /** Bytes from absolute offset `cursor`, at most `max`; `dropped` counts bytes lost to the ring before it. */
@@ -87,7 +101,7 @@ export class OutputBuffer {
     if (this.#total <= max) return this.#copy(0, this.#total).toString('utf8');
     const half = Math.floor(max / 2);
     const head = Buffer.concat(this.#head).subarray(0, half).toString('utf8').replace(/\uFFFD$/, '');
-    const tail = this.#copy(this.#total - Math.min(half, this.#capacity), this.#total).toString('utf8').replace(/^\uFFFD/, '');
+    const tail = this.#copy(this.#total - Math.min(half, this.#held), this.#total).toString('utf8').replace(/^\uFFFD/, '');
     const omitted = this.#total - Buffer.byteLength(head) - Buffer.byteLength(tail);
     return `${head}\n… [${omitted} bytes omitted] …\n${tail}`;
   }
@@ -197,6 +211,9 @@ function killPids(pids: number[], signal: NodeJS.Signals): void {
 
 export const MARKER_VARIABLE = 'UTCP_CODE_TOOLS_PROCESS';
 
+/** Finished processes kept for bash_output and list_processes. */
+const MAX_FINISHED_KEPT = 32;
+
 function groupKill(pid: number | undefined, signal: NodeJS.Signals | 0): boolean {
   if (pid === undefined) return false;
   try {
@@ -274,6 +291,9 @@ export class ProcessManager {
       });
     });
     this.#procs.set(id, proc);
+    // Keep the table bounded: the oldest finished processes (and their output) are forgotten first.
+    const finished = this.list().filter((p) => p.finished);
+    for (const p of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_KEPT))) this.#procs.delete(p.id);
     return proc;
   }
 
@@ -330,6 +350,9 @@ export class ProcessManager {
     this.#closed = true;
     const scan = await scanProcesses(MARKER_VARIABLE, `${this.#opts.marker}-`);
     await Promise.all(this.list().map((p) => this.stop(p, this.#opts.killGraceMs, scan).catch(() => undefined)));
+    // Leftovers of commands no longer in the table (forgotten finished ones) still carry the marker.
+    const rest = await scanProcesses(MARKER_VARIABLE, `${this.#opts.marker}-`);
+    if (rest) killPids([...rest.marked.values()].flat().filter((pid) => !rest.bwrap.has(pid)), 'SIGKILL');
   }
 }
 
