@@ -11,6 +11,62 @@ export interface InputParameter {
   in: ParameterLocation;
   required: boolean;
   schema: unknown;
+  /** `style`/`explode` when written, or when the value is an array or object (docs/design/openapi.md#parameter-serialization). */
+  serialization?: { in: ParameterLocation; style: string; explode: boolean };
+}
+
+const STYLES_BY_LOCATION: Record<ParameterLocation, readonly string[]> = {
+  path: ['simple', 'label', 'matrix'],
+  query: ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'],
+  header: ['simple'],
+  cookie: ['form'],
+};
+
+/** Swagger 2.0 `collectionFormat` → OAS 3 style/explode (csv is the 2.0 default). */
+function fromCollectionFormat(format: unknown, where: ParameterLocation): { style: string; explode: boolean } | string {
+  const f = format === undefined ? 'csv' : format;
+  const base = where === 'path' || where === 'header' ? 'simple' : 'form';
+  switch (f) {
+    case 'csv':
+      return { style: base, explode: false };
+    case 'multi':
+      return where === 'query' || where === 'cookie' ? { style: 'form', explode: true } : `collectionFormat multi is not allowed in ${where}`;
+    case 'ssv':
+      return where === 'query' ? { style: 'spaceDelimited', explode: false } : `collectionFormat ssv is only for query`;
+    case 'pipes':
+      return where === 'query' ? { style: 'pipeDelimited', explode: false } : `collectionFormat pipes is only for query`;
+    default:
+      return `collectionFormat ${String(f)} has no OpenAPI 3 style; sent as csv`;
+  }
+}
+
+function rawType(schema: unknown, ctx: OperationContext): unknown {
+  let node = schema;
+  for (let hops = 0; hops < 8 && isPlainObject(node) && typeof node.$ref === 'string'; hops++) node = ctx.resolver.resolve(node.$ref);
+  return isPlainObject(node) ? node.type : undefined;
+}
+
+/** The serialisation entry of one parameter, or undefined when the defaults of every implementation agree. */
+function serializationOf(p: Record<string, unknown>, where: ParameterLocation, ctx: OperationContext): InputParameter['serialization'] {
+  const t = rawType(rawParameterSchema(p).schema, ctx);
+  const structured = t === 'array' || t === 'object' || (Array.isArray(t) && (t.includes('array') || t.includes('object')));
+  if (ctx.swagger2) {
+    if (t !== 'array') return undefined;
+    const mapped = fromCollectionFormat(p.collectionFormat, where);
+    if (typeof mapped === 'string') {
+      ctx.drop(`${where} parameter ${String(p.name)} collectionFormat`, mapped);
+      return { in: where, style: where === 'path' || where === 'header' ? 'simple' : 'form', explode: false };
+    }
+    return { in: where, ...mapped };
+  }
+  if (p.style === undefined && p.explode === undefined && !structured) return undefined;
+  let style = typeof p.style === 'string' ? p.style : where === 'path' || where === 'header' ? 'simple' : 'form';
+  if (!STYLES_BY_LOCATION[where].includes(style)) {
+    ctx.drop(`${where} parameter ${String(p.name)} style ${style}`, `not a ${where} style; the default is used`);
+    style = STYLES_BY_LOCATION[where][0];
+  }
+  const explode = typeof p.explode === 'boolean' ? p.explode : style === 'form';
+  return { in: where, style, explode };
 }
 
 export interface CollectedParameters {
@@ -136,11 +192,13 @@ export function collectParameters(
       ctx.drop(`${p.in} parameter ${p.name}`, `clashes with the ${winner} parameter of the same name`);
       continue;
     }
+    const serialization = serializationOf(p, p.in, ctx);
     out.params.push({
       name: p.name,
       in: p.in,
       required: p.in === 'path' || p.required === true,
       schema: parameterSchema(p, ctx, root),
+      ...(serialization ? { serialization } : {}),
     });
   }
   return out;

@@ -39,6 +39,8 @@ export interface OpenApiHttpTemplate {
   cookie_fields?: string[];
   headers?: Record<string, string>;
   auth?: Record<string, unknown>;
+  /** *ext.* `style`/`explode` per argument (docs/design/openapi.md#parameter-serialization). */
+  parameter_serialization?: Record<string, { in: string; style: string; explode: boolean }>;
 }
 
 export interface OpenApiTool {
@@ -273,7 +275,9 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     const required: string[] = [];
     const headerFields: string[] = [];
     const cookieFields: string[] = [];
+    let serialization: Record<string, { in: string; style: string; explode: boolean }> | undefined;
     for (const p of collected.params) {
+      if (p.serialization) setOwn((serialization ??= {}), p.name, p.serialization);
       setOwn(properties, p.name, p.schema);
       if (p.required) required.push(p.name);
       if (p.in === 'header') headerFields.push(p.name);
@@ -325,6 +329,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     if (headerFields.length > 0) template.header_fields = headerFields;
     if (cookieFields.length > 0) template.cookie_fields = cookieFields;
     if (headers) template.headers = headers;
+    if (serialization) template.parameter_serialization = serialization;
     if (auth.auth) template.auth = auth.auth;
     return {
       name: '',

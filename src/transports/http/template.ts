@@ -12,6 +12,8 @@ export const template = defineCallTemplate({
     /** @default "application/json" */
     content_type: optional(Type.String()),
     cookie_fields: optional(stringList()),
+    /** *ext.* OpenAPI style/explode per argument (docs/design/openapi.md#parameter-serialization). */
+    parameter_serialization: optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
     auth_tools: optional(authField()),
     /** OpenAPI specs: "fill" (default) or "override" (docs/design/openapi.md#manual-auth). */
     openapi_auth: optional(oneOf(['fill', 'override'])),

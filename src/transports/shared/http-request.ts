@@ -5,6 +5,7 @@ import type { TransportContext } from '../../core/transport.js';
 import type { Auth, JsonObject } from '../../core/types.js';
 import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
 import { assertCookieSafe, resolveAuth, type AuthMaterial } from './auth.js';
+import { readParameterSerialization, serializeCookie, serializeHeader, serializePath, serializeQuery } from './parameter-styles.js';
 
 /** A request ready to send: URL checked by the URL policy, headers checked for CR/LF. */
 export interface HttpRequestSpec {
@@ -25,6 +26,8 @@ export interface HttpRequestTemplate {
   header_fields?: string[] | null;
   cookie_fields?: string[] | null;
   auth?: Auth | null;
+  /** *ext.* OpenAPI `style`/`explode` per argument (docs/design/openapi.md#parameter-serialization). */
+  parameter_serialization?: Record<string, unknown> | null;
 }
 
 export interface BuildHttpRequestOptions {
@@ -169,10 +172,12 @@ export async function buildHttpRequest(
   options: BuildHttpRequestOptions,
 ): Promise<HttpRequestSpec> {
   const remaining: Record<string, unknown> = { ...args };
+  const styles = readParameterSerialization(template.parameter_serialization);
   const headerArgs: Array<[string, string]> = [];
   for (const name of template.header_fields ?? []) {
     if (!(name in remaining)) continue;
-    const text = argToText(remaining[name]);
+    const style = styles?.get(name);
+    const text = style ? serializeHeader(remaining[name], style) : argToText(remaining[name]);
     delete remaining[name];
     if (text === undefined) continue;
     assertHeaderSafe(name, text);
@@ -181,11 +186,14 @@ export async function buildHttpRequest(
   const cookieArgs: Array<[string, string]> = [];
   for (const name of template.cookie_fields ?? []) {
     if (!(name in remaining)) continue;
-    const text = argToText(remaining[name]);
+    const style = styles?.get(name);
+    const pairs: Array<[string, string | undefined]> = style ? serializeCookie(name, remaining[name], style) : [[name, argToText(remaining[name])]];
     delete remaining[name];
-    if (text === undefined) continue;
-    assertCookieSafe(name, text);
-    cookieArgs.push([name, text]);
+    for (const [k, text] of pairs) {
+      if (text === undefined) continue;
+      assertCookieSafe(k, text);
+      cookieArgs.push([k, text]);
+    }
   }
   const bodyField = template.body_field === undefined ? options.defaultBodyField : template.body_field;
   let body: unknown;
@@ -200,13 +208,20 @@ export async function buildHttpRequest(
     const text = argToText(pathArgs[name]);
     if (text === undefined) throw new UtcpError('INVALID_ARGUMENTS', `Missing required path parameter: ${name}`);
     delete remaining[name];
-    return encodeStrict(text);
+    const style = styles?.get(name);
+    return style?.in === 'path' ? serializePath(name, pathArgs[name], style) : encodeStrict(text);
   });
   let url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
   if (url.hash) url.hash = '';
 
   const query: Array<[string, string]> = [];
+  const styledQuery: string[] = [];
   for (const [k, v] of Object.entries(remaining)) {
+    const style = styles?.get(k);
+    if (style?.in === 'query') {
+      styledQuery.push(...serializeQuery(k, v, style));
+      continue;
+    }
     if (Array.isArray(v)) {
       for (const item of v) {
         const text = argToText(item);
@@ -218,6 +233,7 @@ export async function buildHttpRequest(
     if (text !== undefined) query.push([k, text]);
   }
   const auth = template.auth ? await resolveAuth(template.auth, ctx, options.signal) : NO_AUTH;
+  if (styledQuery.length > 0) url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + styledQuery.join('&');
   if (query.length > 0 || auth.query.length > 0) url = appendQueryInPlace(url, [...query, ...auth.query]);
 
   const headers = mergeHeaders(template.headers, headerArgs, auth, cookieArgs);
