@@ -280,14 +280,26 @@ export async function convertCommand(c: Common, input: string, opts: { output?: 
   let text: string;
   let specUrl: string | undefined;
   if (/^https?:\/\//i.test(input)) {
-    const { assertUrlAllowed } = await import('../internal.js');
-    assertUrlAllowed(input, 'OpenAPI spec');
-    const res = await fetch(input, { signal: AbortSignal.timeout(c.timeoutMs ?? 30_000), redirect: 'follow' }).catch((cause: Error) => {
-      throw new SourceError(`Cannot download ${input}: ${cause.message}`, [], { cause });
-    });
-    if (!res.ok) throw new SourceError(`HTTP ${res.status} fetching ${input}`);
-    text = await res.text();
-    specUrl = res.url || input;
+    // The library's download path (utcp-kit/internal): URL policy, redirects re-checked per hop, size cap, proxy, deadline.
+    const { createHttpDispatcher, fetchDocument, DEFAULT_LIMITS } = await import('../internal.js');
+    const dispatcher = createHttpDispatcher();
+    try {
+      const doc = await fetchDocument(input, {
+        dispatcher,
+        timeoutMs: c.timeoutMs ?? 30_000,
+        maxBytes: DEFAULT_LIMITS.max_document_bytes,
+        maxRedirects: DEFAULT_LIMITS.max_redirects,
+        context: 'OpenAPI spec',
+        what: 'Download of the OpenAPI spec',
+        headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' },
+      });
+      text = Buffer.from(doc.bytes).toString('utf8');
+      specUrl = doc.url.href;
+    } catch (cause) {
+      throw new SourceError(`Cannot download ${input}: ${(cause as Error).message}`, [], { cause });
+    } finally {
+      await dispatcher.destroy();
+    }
   } else {
     const { readFile } = await import('node:fs/promises');
     text = await readFile(resolve(c.cwd, input), 'utf8').catch((e: NodeJS.ErrnoException) => {

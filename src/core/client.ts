@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import type { LookupFunction } from 'node:net';
 import { resolve } from 'node:path';
 import { ArgumentValidator } from './arguments.js';
 import { loadConfig, type LoadedConfig, type UtcpClientConfig } from './config.js';
@@ -14,7 +15,6 @@ import {
   TransportError,
   UtcpArgumentsError,
   UtcpError,
-  UtcpTimeoutError,
   UtcpValidationError,
   formatIssues,
 } from './errors.js';
@@ -25,7 +25,7 @@ import { redactingLogger, Redactor } from './redact.js';
 import { postProcessorFromConfig, type PostProcessorFn } from './post-processors.js';
 import { suggestToolNames } from './suggest.js';
 import type { CatalogChangeEvent, SearchOptions, ToolRepository } from './repository.js';
-import { abortError, withDeadline } from './signals.js';
+import { abortError, createDeadline, settleError, type Deadline } from './deadline.js';
 import type {
   CallOptions,
   DirectCallable,
@@ -36,6 +36,7 @@ import type {
 } from './transport.js';
 import { TemplateRegistry, type TransportEntry } from './template-registry.js';
 import type { CallTemplateBase, JsonObject, JsonSchema, RegisterManualResult, Tool, UtcpManual } from './types.js';
+import { isLoopbackLike } from './url-policy.js';
 import { validateCallTemplate, validateTool } from './validate.js';
 import {
   VariableResolver,
@@ -105,6 +106,11 @@ export interface UtcpClientOptions {
   repository?: ToolRepository;
   /** Environment used for variable lookup. @default process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Resolves host names for every connection this client opens (HTTP family, WebSocket, TCP, UDP),
+   * with `dns.lookup`'s signature. The dial guard checks its answers. @default dns.lookup
+   */
+  lookup?: LookupFunction;
 }
 
 /** What the composition root gets to build the configured repository. */
@@ -130,9 +136,21 @@ interface DiscoveredManual {
   dropped: Map<string, string>;
   /** How many tools the document listed. */
   offered: number;
+  /** The document came from a remote origin (provenance, docs/design/threat-model.md). */
+  remoteSource: boolean;
 }
 
 const FAILED_MANUAL: UtcpManual = Object.freeze({ utcp_version: '1.0.0', manual_version: '0.0.0', tools: Object.freeze([]) as unknown as Tool[] });
+
+/**
+ * Provenance of a manual from its template alone (when the transport did not report it): a template
+ * naming a non-loopback `url` or `host` is remote. Placeholders count as remote (they are not loopback literals).
+ */
+function remoteTemplate(template: CallTemplateBase): boolean {
+  const t = template as unknown as Record<string, unknown>;
+  const target = typeof t.url === 'string' ? t.url : typeof t.host === 'string' ? t.host : undefined;
+  return target !== undefined && target.trim() !== '' && !isLoopbackLike(target.trim());
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -162,11 +180,13 @@ export class UtcpClientBase {
   readonly #allowed = new Map<string, ReadonlySet<string>>();
   /** Per manual: tools left out at registration, with the reason, so a later call can say why it is missing. */
   readonly #dropped = new Map<string, Map<string, string>>();
+  /** Provenance per manual: true when its document came from a remote origin (docs/design/threat-model.md). */
+  readonly #remote = new Map<string, boolean>();
   readonly #templateHasVars = new WeakMap<CallTemplateBase, boolean>();
   readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
   readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
   readonly #closing = new AbortController();
-  readonly #inflight = new Set<AbortController>();
+  readonly #inflight = new Set<Deadline>();
   readonly #onClose = new Set<() => void | Promise<void>>();
   readonly #context: TransportContext;
   /** True when this client built the repository from its config, so `close()` closes it. */
@@ -203,6 +223,7 @@ export class UtcpClientBase {
       limits: this.#limits,
       convertOpenApi: (doc, opts) => convert(doc, { limits: this.#limits, ...opts }),
       callables: this.#callables,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
       shared: <V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V => {
         let entry = this.#shared.get(key);
         if (!entry) this.#shared.set(key, (entry = { value: create(), dispose }));
@@ -328,13 +349,19 @@ export class UtcpClientBase {
       }
       const substituted = this.#substitute(raw, name);
       transport = await this.#transport(raw.call_template_type);
-      const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs ?? undefined);
-      const discovered = await this.#discover(transport, substituted, raw, name, signal, options.timeoutMs);
+      const deadline = createDeadline([this.#closing.signal, options.signal], options.timeoutMs, `Discovery of manual ${name}`);
+      let discovered;
+      try {
+        discovered = await this.#discover(transport, substituted, raw, name, deadline.signal, options.timeoutMs);
+      } finally {
+        deadline.dispose();
+      }
       warnings.push(...discovered.warnings);
       this.#assertOpen();
       await this.#repo.saveManual(name, raw, discovered.manual, { allowedProtocols: [...discovered.allowed] });
       this.#allowed.set(name, discovered.allowed);
       this.#noteDropped(name, discovered);
+      this.#remote.set(name, discovered.remoteSource);
       this.#logger.info(`Registered manual ${name} with ${discovered.manual.tools.length} tools`);
       // Timeouts taken as seconds change behaviour silently otherwise (docs/design/transports.md#timeout-units).
       for (const w of warnings) if (w.includes(' read as seconds ')) this.#logger.warn(`Manual ${name}: ${w}`);
@@ -360,8 +387,7 @@ export class UtcpClientBase {
     try {
       result = await transport.registerManual(substituted, options);
     } catch (error) {
-      if (signal.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))) throw abortError(signal, `Discovery of manual ${name}`, timeoutMs);
-      throw error;
+      throw settleError(error, signal, `Discovery of manual ${name}`, timeoutMs);
     }
     const warnings = [...(result.warnings ?? [])];
     const normalized = await this.#templates.prepared(
@@ -408,7 +434,7 @@ export class UtcpClientBase {
       manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',
       tools,
     };
-    return { manual, warnings, allowed, dropped, offered: (doc.tools as unknown[]).length };
+    return { manual, warnings, allowed, dropped, offered: (doc.tools as unknown[]).length, remoteSource: result.remoteSource ?? remoteTemplate(raw) };
   }
 
   /** Remembers dropped tools and says loudly (logger warn) when a manual keeps fewer tools than it offered. */
@@ -477,6 +503,7 @@ export class UtcpClientBase {
     await this.#repo.removeManual(name);
     this.#allowed.delete(name);
     this.#dropped.delete(name);
+    this.#remote.delete(name);
     if (stored.template.call_template_type === 'direct') {
       for (const [key, entry] of this.#callables) if (entry.manual === name) this.#callables.delete(key);
     }
@@ -498,12 +525,18 @@ export class UtcpClientBase {
     const raw = stored.template;
     try {
       const transport = await this.#transport(raw.call_template_type);
-      const signal = withDeadline(AbortSignal.any([this.#closing.signal, ...(options.signal ? [options.signal] : [])]), options.timeoutMs);
-      const discovered = await this.#discover(transport, this.#substitute(raw, name), raw, name, signal, options.timeoutMs);
+      const deadline = createDeadline([this.#closing.signal, options.signal], options.timeoutMs, `Discovery of manual ${name}`);
+      let discovered;
+      try {
+        discovered = await this.#discover(transport, this.#substitute(raw, name), raw, name, deadline.signal, options.timeoutMs);
+      } finally {
+        deadline.dispose();
+      }
       if (await this.#repo.getManual(name)) {
         await this.#repo.saveManual(name, raw, discovered.manual, { allowedProtocols: [...discovered.allowed] });
         this.#allowed.set(name, discovered.allowed);
         this.#noteDropped(name, discovered);
+        this.#remote.set(name, discovered.remoteSource);
       }
       return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings: discovered.warnings };
     } catch (error) {
@@ -633,7 +666,14 @@ export class UtcpClientBase {
     }
     const substituted = this.#hasVariables(template) ? this.#substitute(template, manualName) : template;
     const transport = await this.#transport(template.call_template_type);
-    return { tool, manualName, callArgs, substituted, transport };
+    let remoteSource = this.#remote.get(manualName);
+    if (remoteSource === undefined) {
+      // A repository filled by another process: judge by the stored manual template.
+      const stored = await this.#repo.getManual(manualName);
+      remoteSource = stored ? remoteTemplate(stored.template) : false;
+      this.#remote.set(manualName, remoteSource);
+    }
+    return { tool, manualName, callArgs, substituted, transport, remoteSource };
   }
 
   /** Substitutes variables on a copy and remembers the values for redaction. */
@@ -654,59 +694,27 @@ export class UtcpClientBase {
   }
 
   /**
-   * One abortable scope per call: its own controller (aborted by `close()` through the in-flight set),
-   * linked by hand to the caller's signal and a plain timer. No AbortSignal.any/timeout on the hot path,
-   * and no listener left on any long-lived signal.
+   * One deadline per call (core/deadline.ts): linked by hand to the caller's signal, aborted by `close()`
+   * through the in-flight set (no listener on a long-lived signal), armable so a transport's own
+   * timeout (`withTimeout`) lands on this same signal instead of a second controller.
    */
-  #openCall(options: CallToolOptions, name: string): { signal: AbortSignal; timeoutMs: number | undefined; armTimeout(ms: number, what: string): () => void; stop(reason?: unknown): void; dispose(): void } {
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const controller = new AbortController();
-    if (this.#closed) controller.abort(new UtcpError('CLIENT_CLOSED', 'The client was closed'));
-    else this.#inflight.add(controller);
-    const user = options.signal;
-    const onUser = () => controller.abort(user!.reason);
-    if (user) {
-      if (user.aborted) controller.abort(user.reason);
-      else user.addEventListener('abort', onUser, { once: true });
-    }
-    let timer: NodeJS.Timeout | undefined;
-    if (timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0) {
-      timer = setTimeout(() => controller.abort(new UtcpTimeoutError(`Tool ${name}`, timeoutMs)), timeoutMs);
-    }
-    const armed = new Set<NodeJS.Timeout>();
-    const dispose = () => {
-      if (timer) clearTimeout(timer);
-      for (const t of armed) clearTimeout(t);
-      armed.clear();
-      user?.removeEventListener('abort', onUser);
-      this.#inflight.delete(controller);
-    };
-    return {
-      signal: controller.signal,
-      timeoutMs,
-      armTimeout: (ms, what) => {
-        if (!(ms > 0 && Number.isFinite(ms))) return () => {};
-        const t = setTimeout(() => controller.abort(new UtcpTimeoutError(what, ms)), ms);
-        armed.add(t);
-        return () => {
-          clearTimeout(t);
-          armed.delete(t);
-        };
-      },
-      stop: (reason) => {
-        dispose();
-        if (!controller.signal.aborted) controller.abort(reason);
-      },
-      dispose,
-    };
+  #openCall(options: CallToolOptions, name: string): Deadline {
+    const deadline = createDeadline(options.signal, options.timeoutMs ?? this.#timeoutMs, `Tool ${name}`, { armable: true });
+    if (this.#closed) deadline.abort(new UtcpError('CLIENT_CLOSED', 'The client was closed'));
+    else this.#inflight.add(deadline);
+    return deadline;
+  }
+
+  #closeCall(call: Deadline, reason?: unknown): void {
+    this.#inflight.delete(call);
+    if (reason === undefined) call.dispose();
+    else call.abort(reason);
   }
 
   /** The one place call errors leave the client: typed, and with every substituted value redacted. */
   #wrapError(error: unknown, signal: AbortSignal, name: string, timeoutMs: number | undefined): unknown {
-    if (signal.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))) {
-      return this.#redactor.error(abortError(signal, `Tool ${name}`, timeoutMs));
-    }
-    if (error instanceof UtcpError) return this.#redactor.error(error);
+    const settled = settleError(error, signal, `Tool ${name}`, timeoutMs);
+    if (settled instanceof UtcpError) return this.#redactor.error(settled);
     return this.#redactor.error(new TransportError(`Tool ${name} failed: ${messageOf(error)}`, { cause: error }));
   }
 
@@ -723,17 +731,17 @@ export class UtcpClientBase {
    *   or the transport's typed error (HttpStatusError, CliExitError, ToolExecutionError, TransportError, ...).
    */
   async callTool<T = unknown>(name: string, args?: JsonObject, options: CallToolOptions = {}): Promise<T> {
-    const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
+    const { tool, manualName, callArgs, substituted, transport, remoteSource } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
     const { signal, timeoutMs } = call;
     let result: unknown;
     try {
       if (signal.aborted) throw abortError(signal, `Tool ${name}`, timeoutMs);
-      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout, raw: options.raw });
+      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, raw: options.raw, remoteSource });
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
     } finally {
-      call.dispose();
+      this.#closeCall(call);
     }
     return this.#postProcess(result, tool, manualName, callArgs) as T;
   }
@@ -743,10 +751,10 @@ export class UtcpClientBase {
    * Breaking out of the loop cancels the call.
    */
   async *callToolStreaming<T = unknown>(name: string, args?: JsonObject, options: CallToolOptions = {}): AsyncGenerator<T, void, undefined> {
-    const { tool, manualName, callArgs, substituted, transport } = await this.#prepare(name, args);
+    const { tool, manualName, callArgs, substituted, transport, remoteSource } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
     const { signal, timeoutMs } = call;
-    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, armTimeout: call.armTimeout, raw: options.raw };
+    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, raw: options.raw, remoteSource };
     try {
       if (transport.callToolStream) {
         for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
@@ -759,7 +767,7 @@ export class UtcpClientBase {
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
     } finally {
-      call.stop(new UtcpError('ABORTED', 'Stream consumer stopped'));
+      this.#closeCall(call, new UtcpError('ABORTED', 'Stream consumer stopped'));
     }
   }
 
@@ -776,7 +784,7 @@ export class UtcpClientBase {
     this.#closed = true;
     const closed = new UtcpError('CLIENT_CLOSED', 'The client was closed');
     this.#closing.abort(closed);
-    for (const controller of this.#inflight) controller.abort(closed);
+    for (const call of this.#inflight) call.abort(closed);
     this.#inflight.clear();
     const hooks = [...this.#onClose];
     this.#onClose.clear();

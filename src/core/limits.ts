@@ -30,6 +30,8 @@ export interface Limits {
   max_openapi_expansion_factor: number;
   /** OpenAPI: the output allowance of any document, whatever its size. @default 4000000 */
   max_openapi_output_nodes: number;
+  /** Open HTTP connections per origin and per client; further requests queue for a free one. @default 64 */
+  max_connections_per_origin: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -44,6 +46,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   max_openapi_schema_work: 4_000_000,
   max_openapi_expansion_factor: 256,
   max_openapi_output_nodes: 4_000_000,
+  max_connections_per_origin: 64,
 });
 
 /** Limits for which 0 is meaningful: `max_redirects: 0` never follows a redirect, `max_yaml_aliases: 0` allows no alias. */

@@ -6,6 +6,7 @@ import type { CallTemplateBase, JsonObject, Tool } from './types.js';
 import type { Logger } from './logger.js';
 import type { Limits } from './limits.js';
 import type { CallTemplateSpec } from './template.js';
+import type { LookupFunction } from 'node:net';
 
 /** Progress reported by a running tool (MCP progress notifications, streamed bytes, ...). */
 export interface ProgressEvent {
@@ -16,7 +17,10 @@ export interface ProgressEvent {
 
 /** What a transport receives for each discovery or call. */
 export interface CallOptions {
-  /** Cancels the work. Pass it on to every fetch, socket and child process you start. */
+  /**
+   * Cancels the work. Pass it on to every fetch, socket and child process you start; add a protocol
+   * timeout with `withTimeout(signal, ms, what)` from the deadline helper (cheap on the client's call signal).
+   */
   signal: AbortSignal;
   /** Receives progress notifications, when the protocol has them. */
   onProgress?: (event: ProgressEvent) => void;
@@ -35,11 +39,10 @@ export interface CallOptions {
   /** Caller-imposed deadline in ms, if any (already folded into `signal`); transports use it for messages. */
   timeoutMs?: number;
   /**
-   * Arms a protocol timeout on `signal` itself: after `timeoutMs` it aborts with a UtcpTimeoutError naming `what`.
-   * Returns the disarm function. Cheaper than a second, linked AbortController per call; absent when the
-   * signal is not owned by the client (then build a linked deadline).
+   * The tool belongs to a manual fetched from a remote origin (docs/design/threat-model.md): its final,
+   * substituted target and every redirect hop and resolved address must not be loopback.
    */
-  armTimeout?(timeoutMs: number, what: string): () => void;
+  remoteSource?: boolean;
 }
 
 /** What discovery returns: a document holding a `tools` array (normalised and validated by the client). */
@@ -49,6 +52,8 @@ export interface DiscoveryResult {
   warnings?: string[];
   /** True when the document was an OpenAPI spec: `http` tools are then allowed by default (docs/design/manual-format.md#allowed-protocols). */
   openapi?: boolean;
+  /** True when the document came from a remote (non-loopback) origin; the client remembers it with the tools. */
+  remoteSource?: boolean;
 }
 
 export interface Transport<T extends CallTemplateBase = CallTemplateBase> {
@@ -110,6 +115,8 @@ export interface TransportContext {
    * (e.g. one HTTP connection pool, one OAuth token cache). Disposers run on client close.
    */
   shared<V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V;
+  /** Resolves host names for every connection (HTTP family, WebSocket, TCP, UDP). @default dns.lookup */
+  lookup?: LookupFunction;
   /** Asks the client to re-discover a manual (e.g. MCP `tools/list_changed`). */
   requestRefresh(manualName: string): void;
 }

@@ -21,8 +21,10 @@ function normalHost(hostname: string): string {
   return h.endsWith('.') && !h.startsWith('[') ? h.slice(0, -1) : h;
 }
 
-function hostOf(input: string | URL): string | undefined {
-  if (input instanceof URL) return normalHost(input.hostname);
+function hostOf(raw: string | URL): string | undefined {
+  if (raw instanceof URL) return normalHost(raw.hostname);
+  // Surrounding whitespace is dropped before any check, as every connector would drop it.
+  const input = typeof raw === 'string' ? raw.trim() : raw;
   const u = parse(input);
   if (u && u.hostname) return normalHost(u.hostname);
   // A bare host (no scheme): let the URL parser normalise it.

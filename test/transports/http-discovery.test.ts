@@ -87,7 +87,7 @@ describe('http discovery', () => {
     const raw = http(`${start.url}/spec`, { auth_tools: { auth_type: 'api_key', api_key: '${API_KEY}' }, openapi_filter: filter });
     const substituted = { ...raw, auth_tools: { auth_type: 'api_key' as const, api_key: 'resolved-secret' } };
     const result = await discover(ctx, substituted, raw);
-    expect(result).toEqual({ manual: { tools: [] }, warnings: ['w1'], openapi: true });
+    expect(result).toEqual({ manual: { tools: [] }, warnings: ['w1'], openapi: true, remoteSource: false });
     expect(convert).toHaveBeenCalledOnce();
     const [doc, options] = convert.mock.calls[0];
     expect(doc).toEqual(spec);

@@ -103,22 +103,25 @@ describe('redirects', () => {
     await expect(call(testContext(), http(evil.url))).rejects.toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('tool invocation (redirect target)') });
   });
 
-  it('strips Authorization, Cookie and secret-looking headers on a cross-origin hop, keeps X-Trace-Id', async () => {
+  it('forwards only the safe allow-list on a cross-origin hop: Authorization, Cookie, X-Password and X-Trace-Id stay behind', async () => {
     const other = await server((_req, res) => json(res, 'ok'));
     const start = await server(redirectTo(`${other.url}/landing`));
     await call(
       testContext(),
       http(`${start.url}/a`, {
-        headers: { Authorization: 'Bearer A', Cookie: 'c=1', 'X-Api-Key': 'k', 'X-MyApp-Token': 't', 'X-Trace-Id': 'trace-1' },
+        headers: { Authorization: 'Bearer A', Cookie: 'c=1', 'X-Api-Key': 'k', 'X-MyApp-Token': 't', 'X-Trace-Id': 'trace-1', 'X-Password': 'hunter2', Accept: 'application/json', 'User-Agent': 'ua/1' },
       }),
     );
-    expect(start.requests[0].headers).toMatchObject({ authorization: 'Bearer A', cookie: 'c=1', 'x-api-key': 'k', 'x-myapp-token': 't' });
+    expect(start.requests[0].headers).toMatchObject({ authorization: 'Bearer A', cookie: 'c=1', 'x-api-key': 'k', 'x-myapp-token': 't', 'x-password': 'hunter2' });
     const h = other.requests[0].headers;
     expect(h.authorization).toBeUndefined();
     expect(h.cookie).toBeUndefined();
     expect(h['x-api-key']).toBeUndefined();
     expect(h['x-myapp-token']).toBeUndefined();
-    expect(h['x-trace-id']).toBe('trace-1');
+    expect(h['x-password']).toBeUndefined();
+    expect(h['x-trace-id']).toBeUndefined();
+    expect(h.accept).toBe('application/json');
+    expect(h['user-agent']).toBe('ua/1');
   });
 
   it('strips an auth header with an innocent-looking name (api_key var_name X-MyApp) cross-origin only', async () => {

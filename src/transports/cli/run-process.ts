@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError } from '../../core/deadline.js';
 import { ProcessGroup } from '../shared/process-group.js';
 
 /** Bytes of the shell's own stderr kept for error messages. */

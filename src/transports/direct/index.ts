@@ -1,6 +1,6 @@
 /** The `direct` transport: in-process functions registered on this client, so agents mix local and remote tools. */
 import { ToolExecutionError, UtcpError } from '../../core/errors.js';
-import { raceSignal } from '../../core/signals.js';
+import { raceSignal } from '../../core/deadline.js';
 import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { Tool } from '../../core/types.js';
 import type { DirectCallTemplate } from './template.js';

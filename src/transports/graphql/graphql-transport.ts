@@ -1,6 +1,6 @@
 import type { WebSocket as WsWebSocket } from 'ws';
-import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { TransportError, UtcpError } from '../../core/errors.js';
+import { abortError, createDeadline, type Deadline } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { GraphqlCallTemplate } from './template.js';
@@ -9,7 +9,7 @@ import { GraphqlError } from './graphql-error.js';
 import { buildDocument, isGeneratedDocument, type OperationType } from './graphql-document.js';
 import { INTROSPECTION_QUERY, type IntrospectionSchema } from './introspection-query.js';
 import { loadGraphqlParser, loadWebSocket, type GraphqlParser } from './load-modules.js';
-import { httpDispatcher } from '../shared/http-dispatcher.js';
+import { exchangeDefaults } from '../shared/http-dispatcher.js';
 import { assertIntrospectionSchema, toolsFromIntrospection } from './manual-from-introspection.js';
 import { postGraphql, type GraphqlBody, type GraphqlResponse } from './post-graphql.js';
 import { buildRequestParts } from './request-parts.js';
@@ -22,11 +22,6 @@ export const DEFAULT_GRAPHQL_TIMEOUT_MS = 30_000;
 const OPERATIONS: ReadonlySet<string> = new Set(['query', 'mutation', 'subscription']);
 const SUBSCRIPTION_TRANSPORTS: ReadonlySet<string> = new Set(['auto', 'websocket', 'sse', 'multipart']);
 type SubscriptionTransport = 'auto' | 'websocket' | 'sse' | 'multipart';
-
-interface Deadline {
-  signal: AbortSignal;
-  clear(): void;
-}
 
 /**
  * The `graphql` transport (docs/design/transports.md#graphql): discovery by introspection, queries and mutations
@@ -57,7 +52,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       const parser = await this.#loadParser();
       const parts = await buildRequestParts(url, template, {}, this.#ctx, deadline.signal);
       const response = await postGraphql(parts.url, { query: INTROSPECTION_QUERY, variables: {}, operationName: 'UtcpIntrospection' }, {
-        dispatcher: httpDispatcher(this.#ctx),
+        ...exchangeDefaults(this.#ctx),
         headers: parts.headers,
         signal: deadline.signal,
         maxBytes: this.#ctx.limits.max_document_bytes,
@@ -73,7 +68,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     } catch (error) {
       throw this.#failure(error, deadline.signal, options, what);
     } finally {
-      deadline.clear();
+      deadline.dispose();
     }
   }
 
@@ -87,7 +82,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       } catch (error) {
         throw this.#failure(error, deadline.signal, options, what);
       } finally {
-        deadline.clear();
+        deadline.dispose();
       }
     }
     return this.#execute(tool, args, template, options);
@@ -99,14 +94,15 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       return;
     }
     const what = `GraphQL subscription ${tool.name}`;
-    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
-    const setup = this.#deadline(signal, template.timeout, what);
+    const scope = createDeadline([options.signal, this.#closing.signal], undefined, what);
+    const setup = this.#deadline(scope.signal, template.timeout, what);
     try {
-      yield* this.#subscribe(tool, args, template, options, signal, setup.signal, () => setup.clear());
+      yield* this.#subscribe(tool, args, template, options, scope.signal, setup.signal, () => setup.clearTimer());
     } catch (error) {
       throw this.#failure(error, setup.signal, options, what);
     } finally {
-      setup.clear();
+      setup.dispose();
+      scope.dispose();
     }
   }
 
@@ -133,17 +129,18 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       const parts = await buildRequestParts(url, template, args, this.#ctx, deadline.signal);
       const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
       const response = await postGraphql(parts.url, body, {
-        dispatcher: httpDispatcher(this.#ctx),
+        ...exchangeDefaults(this.#ctx),
         headers: parts.headers,
         signal: deadline.signal,
         maxBytes: this.#ctx.limits.max_response_bytes,
+        remoteSource: options.remoteSource,
         what,
       });
       return resultOf(response, unwrap ? field : undefined, what);
     } catch (error) {
       throw this.#failure(error, deadline.signal, options, what);
     } finally {
-      deadline.clear();
+      deadline.dispose();
     }
   }
 
@@ -223,8 +220,9 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       url: parts.url,
       headers: parts.headers,
       body,
-      signal: AbortSignal.any([signal, this.#closing.signal]),
-      setupSignal: AbortSignal.any([setupSignal, this.#closing.signal]),
+      // Both signals already follow this transport's close (see #deadline and callToolStream).
+      signal,
+      setupSignal,
       maxMessageBytes: this.#ctx.limits.max_stream_item_bytes,
       what,
       onReady,
@@ -275,10 +273,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   /** The caller's signal, this transport's close, and the template timeout, as one signal. */
   #deadline(parent: AbortSignal, timeout: unknown, what: string): Deadline {
     const ms = typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRAPHQL_TIMEOUT_MS;
-    const own = new AbortController();
-    const timer = setTimeout(() => own.abort(new UtcpTimeoutError(what, ms)), ms);
-    timer.unref();
-    return { signal: AbortSignal.any([parent, this.#closing.signal, own.signal]), clear: () => clearTimeout(timer) };
+    return createDeadline([parent, this.#closing.signal], ms, what);
   }
 
   /** Maps an abort to its typed error (timeout, caller abort, close) and wraps untyped failures in TransportError. */

@@ -1,7 +1,7 @@
-import { request, type Dispatcher } from 'undici';
 import { HttpStatusError, TransportError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { discardBody, readBodyCapped } from '../shared/http-body.js';
+import { httpExchange, type DispatcherChoice } from '../shared/http-exchange.js';
 
 export interface GraphqlBody {
   query: string;
@@ -17,7 +17,10 @@ export interface GraphqlResponse {
 }
 
 export interface PostOptions {
-  dispatcher: Dispatcher;
+  dispatcher: DispatcherChoice;
+  logger?: Logger;
+  /** The tool comes from a remote-sourced manual (loopback refused, dial guarded). */
+  remoteSource?: boolean;
   headers: Record<string, string>;
   signal: AbortSignal;
   maxBytes: number;
@@ -34,23 +37,28 @@ export interface PostOptions {
 export async function postGraphql(url: URL, body: GraphqlBody, options: PostOptions): Promise<GraphqlResponse> {
   const { signal, what } = options;
   const shown = redactUrl(url);
-  const response = await request(url, {
-    method: 'POST',
-    dispatcher: options.dispatcher,
-    signal,
-    headers: {
-      ...options.headers,
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json, application/json',
+  const response = await httpExchange(
+    {
+      url,
+      method: 'POST',
+      headers: { ...options.headers, 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      body: JSON.stringify(body),
     },
-    body: JSON.stringify(body),
-  });
-  const { statusCode } = response;
-  if (statusCode >= 300 && statusCode < 400) {
-    await discardBody(response.body);
-    throw new TransportError(`${what}: ${shown} answered with a redirect (HTTP ${statusCode}); GraphQL requests never follow redirects`);
-  }
-  const text = Buffer.from(await readBodyCapped(response.body, response.headers, options.maxBytes, what)).toString('utf8');
+    {
+      dispatcher: options.dispatcher,
+      logger: options.logger,
+      signal,
+      what,
+      context: 'GraphQL request',
+      redirect: 'refuse',
+      remoteSource: options.remoteSource,
+      maxBytes: options.maxBytes,
+      // A 4xx body may be a GraphQL envelope with `errors`: read it under the same cap.
+      errorBodyBytes: options.maxBytes,
+    },
+  );
+  const statusCode = response.status;
+  const text = Buffer.from(response.bytes).toString('utf8');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,6 +1,6 @@
 import type { WebSocket as WsWebSocket, RawData } from 'ws';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
 import type { GraphqlBody, GraphqlResponse } from './post-graphql.js';
 

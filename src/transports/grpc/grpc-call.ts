@@ -1,6 +1,6 @@
 import type { Client, Metadata, ServiceError } from '@grpc/grpc-js';
 import { UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError } from '../../core/deadline.js';
 import { GrpcError } from './grpc-error.js';
 import type { Grpc } from './load-grpc.js';
 

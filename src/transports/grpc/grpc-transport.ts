@@ -1,7 +1,7 @@
 import type { Client, Metadata } from '@grpc/grpc-js';
 import type { Method, Root, Service, Type } from 'protobufjs';
-import { TransportError, UtcpArgumentsError, UtcpError, UtcpTimeoutError, type ValidationIssue } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { TransportError, UtcpArgumentsError, UtcpError, type ValidationIssue } from '../../core/errors.js';
+import { abortError, createDeadline } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { GrpcCallTemplate } from './template.js';
@@ -279,10 +279,8 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
   /** Caller signal + close + template timeout (which also becomes the gRPC deadline). */
   #deadline(parent: AbortSignal, timeout: unknown, what: string): Deadline {
     const timeoutMs = typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRPC_TIMEOUT_MS;
-    const own = new AbortController();
-    const timer = setTimeout(() => own.abort(new UtcpTimeoutError(what, timeoutMs)), timeoutMs);
-    timer.unref();
-    return { signal: AbortSignal.any([parent, this.#closing.signal, own.signal]), timeoutMs, clear: () => clearTimeout(timer) };
+    const deadline = createDeadline([parent, this.#closing.signal], timeoutMs, what);
+    return { signal: deadline.signal, timeoutMs, clear: () => deadline.dispose() };
   }
 
   #failure(error: unknown, deadline: Deadline, options: CallOptions, what: string): unknown {

@@ -1,10 +1,8 @@
-import { fetch as undiciFetch } from 'undici';
-import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
-import { redactUrl } from '../../core/url-policy.js';
 import type { Auth } from '../../core/types.js';
 import { resolveAuth } from '../shared/auth.js';
-import { httpDispatcher } from '../shared/http-dispatcher.js';
+import { exchangeDefaults } from '../shared/http-dispatcher.js';
+import { exchangeFetch } from '../shared/http-fetch.js';
 
 /** What the fetch wrapper learned about one HTTP connection, read when a request fails. */
 export interface HttpConnectionState {
@@ -30,6 +28,9 @@ export function newHttpConnectionState(): HttpConnectionState {
  * bookkeeping of session expiry and connection failures in `state`.
  */
 export function createMcpFetch(ctx: TransportContext, auth: Auth | null | undefined, state: HttpConnectionState, fallbackSignal: AbortSignal): McpFetch {
+  // MCP HTTP requests never follow redirects (docs/design/threat-model.md): the exchange refuses a 3xx.
+  const { dispatcher, logger } = exchangeDefaults(ctx);
+  const send = exchangeFetch({ dispatcher, logger, context: 'MCP server URL', what: 'MCP HTTP request', redirect: 'refuse' });
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input.href);
     const material = await resolveAuth(auth, ctx, init?.signal ?? fallbackSignal);
@@ -43,15 +44,10 @@ export function createMcpFetch(ctx: TransportContext, auth: Auth | null | undefi
     }
     let response: Response;
     try {
-      // MCP HTTP requests never follow redirects (docs/design/security.md#redirects): a 3xx is refused below.
-      response = (await undiciFetch(url, { ...(init as object), headers, dispatcher: httpDispatcher(ctx), redirect: 'manual' } as unknown as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+      response = await send(url, { ...init, headers });
     } catch (error) {
       if (state.ready && !init?.signal?.aborted) state.broken = true;
       throw error;
-    }
-    if (response.status >= 300 && response.status < 400) {
-      await response.body?.cancel().catch(() => {});
-      throw new UtcpError('URL_POLICY', `MCP server URL: ${redactUrl(url)} answered HTTP ${response.status} (a redirect); MCP HTTP requests never follow redirects, configure the final URL instead`);
     }
     if (state.ready) {
       if (response.status === 404 && (init?.method ?? 'GET').toUpperCase() === 'POST') state.expired = true;

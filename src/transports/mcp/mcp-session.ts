@@ -1,6 +1,6 @@
 import type { Client, RequestOptions, Resource, Tool as McpTool, Transport as SdkTransport } from '@modelcontextprotocol/client';
 import { ToolExecutionError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError, raceSignal } from '../../core/signals.js';
+import { abortError, raceSignal } from '../../core/deadline.js';
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError, isOperationSignal } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, JsonSchema, Tool } from '../../core/types.js';
 import type { McpCallTemplate, McpServerConfig } from './template.js';
@@ -145,7 +145,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
     const named = dot > 0 && configs.has(rest.slice(0, dot));
     const candidates = named ? [rest.slice(0, dot)] : entries.map(([name]) => name);
     const toolName = named ? rest.slice(dot + 1) : rest;
-    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs, onProgress: options.onProgress, signalIsPerCall: options.armTimeout !== undefined };
+    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs, onProgress: options.onProgress, signalIsPerCall: isOperationSignal(options.signal) };
     const sessionOf = (name: string) => {
       const { server, fingerprint } = this.#resolve(template, name, configs.get(name) as McpServerConfig | undefined);
       return this.#session(manualName, server, template, fingerprint);

@@ -1,15 +1,14 @@
 import { HttpStatusError, UtcpError } from '../../core/errors.js';
 import { isOpenApiDocument, isUtcpManualDocument, parseDocumentText } from '../../core/document.js';
 import { normalizeManual } from '../../core/legacy.js';
-import { abortError } from '../../core/signals.js';
 import type { CallOptions, DiscoveryResult, TransportContext } from '../../core/transport.js';
 import type { OpenApiSourceTemplate } from './template-fields.js';
-import { assertUrlAllowed, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
+import { assertUrlAllowed, isLoopbackLike, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
 import { invalidateAuth, resolveAuth } from './auth.js';
-import { bodyExcerpt, discardBody, readBodyCapped, utf8 } from './http-body.js';
-import { createDeadline } from './http-deadline.js';
+import { utf8 } from './http-body.js';
+import { exchangeDefaults } from './http-dispatcher.js';
+import { httpExchange, type BufferedHttpResponse } from './http-exchange.js';
 import { appendQuery, mergeHeaders, type HttpRequestTemplate } from './http-request.js';
-import { sendHttpRequest, type HttpResponse } from './http-send.js';
 import { templateTargets } from './template-targets.js';
 
 export { templateTargets };
@@ -47,35 +46,41 @@ export function dropLoopbackTools(manual: Obj, sourceUrl: string, warnings: stri
   return { ...manual, tools };
 }
 
-async function fetchDocument(
+async function fetchManualDocument(
   template: HttpRequestTemplate,
   ctx: TransportContext,
   signal: AbortSignal,
   what: string,
   method: string,
   timeoutMs: number | undefined,
-): Promise<{ response: HttpResponse; bytes: Uint8Array }> {
+): Promise<BufferedHttpResponse> {
   const url = assertUrlAllowed(template.url, 'manual discovery');
   url.hash = '';
   for (let attempt = 0; ; attempt++) {
     const auth = await resolveAuth(template.auth, ctx, signal);
     const headers = mergeHeaders(template.headers, [], auth).toObject();
-    const response = await sendHttpRequest(
-      { url: appendQuery(url, auth.query), method, headers, authHeaderNames: auth.authHeaderNames },
-      ctx,
-      { signal, context: 'manual discovery', followRedirects: true, what, timeoutMs },
+    const response = await httpExchange(
+      { url: appendQuery(url, auth.query), method, headers },
+      {
+        ...exchangeDefaults(ctx),
+        signal,
+        timeoutMs: DISCOVERY_TIMEOUT_MS,
+        callerTimeoutMs: timeoutMs,
+        what,
+        context: 'manual discovery',
+        redirect: 'follow',
+        maxBytes: ctx.limits.max_document_bytes,
+        errorBodyBytes: 2048,
+      },
     );
-    if (response.statusCode === 401 && attempt === 0 && template.auth?.auth_type === 'oauth2') {
-      await discardBody(response.body);
+    if (response.status === 401 && attempt === 0 && template.auth?.auth_type === 'oauth2') {
       invalidateAuth(template.auth, ctx);
       continue;
     }
-    if (response.statusCode >= 400) {
-      const excerpt = await bodyExcerpt(response.body);
-      throw new HttpStatusError(response.statusCode, redactUrl(response.url), excerpt, response.statusText);
+    if (response.status >= 400) {
+      throw new HttpStatusError(response.status, redactUrl(response.url), utf8(response.bytes), response.statusText);
     }
-    const bytes = await readBodyCapped(response.body, response.headers, ctx.limits.max_document_bytes, `${what} (${redactUrl(response.url)})`);
-    return { response, bytes };
+    return response;
   }
 }
 
@@ -91,36 +96,29 @@ export async function discoverHttpManual(
   discover: DiscoverHttpOptions,
 ): Promise<DiscoveryResult> {
   const what = `${discover.label} discovery of manual ${options.manualName}`;
-  const deadline = createDeadline(options.signal, DISCOVERY_TIMEOUT_MS, what);
-  try {
-    const { response, bytes } = await fetchDocument(template, ctx, deadline.signal, what, discover.method, options.timeoutMs);
-    const sourceUrl = redactUrl(response.url);
-    const doc = await parseDocumentText(utf8(bytes), { what: `manual document from ${sourceUrl}`, limits: ctx.limits });
-    if (isUtcpManualDocument(doc)) {
-      const warnings: string[] = [];
-      const normalized = normalizeManual(doc, options.rawTemplate as unknown as Obj, warnings) as Obj;
-      return { manual: dropLoopbackTools(normalized, response.url.href, warnings), warnings };
-    }
-    if (discover.allowOpenApi && isOpenApiDocument(doc)) {
-      const raw = options.rawTemplate as OpenApiSourceTemplate;
-      const { manual, warnings } = await ctx.convertOpenApi(doc, {
-        manualName: options.manualName,
-        specUrl: sourceUrl,
-        authTools: raw.auth_tools ?? null,
-        manualAuth: raw.auth ?? null,
-        manualHeaders: (raw as { headers?: unknown }).headers ?? null,
-        authMode: raw.openapi_auth ?? null,
-        filter: raw.openapi_filter ?? null,
-        limits: ctx.limits,
-      });
-      return { manual, warnings, openapi: true };
-    }
-    const expected = discover.allowOpenApi ? 'a UTCP manual (an object with a "tools" array) or an OpenAPI document' : 'a UTCP manual (an object with a "tools" array)';
-    throw new UtcpError('INVALID_MANUAL', `${what}: the document from ${sourceUrl} is not ${expected}`);
-  } catch (error) {
-    if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.timeoutMs);
-    throw error;
-  } finally {
-    deadline.dispose();
+  const response = await fetchManualDocument(template, ctx, options.signal, what, discover.method, options.timeoutMs);
+  const sourceUrl = redactUrl(response.url);
+  const remoteSource = !isLoopbackLike(response.url);
+  const doc = await parseDocumentText(utf8(response.bytes), { what: `manual document from ${sourceUrl}`, limits: ctx.limits });
+  if (isUtcpManualDocument(doc)) {
+    const warnings: string[] = [];
+    const normalized = normalizeManual(doc, options.rawTemplate as unknown as Obj, warnings) as Obj;
+    return { manual: dropLoopbackTools(normalized, response.url.href, warnings), warnings, remoteSource };
   }
+  if (discover.allowOpenApi && isOpenApiDocument(doc)) {
+    const raw = options.rawTemplate as OpenApiSourceTemplate;
+    const { manual, warnings } = await ctx.convertOpenApi(doc, {
+      manualName: options.manualName,
+      specUrl: sourceUrl,
+      authTools: raw.auth_tools ?? null,
+      manualAuth: raw.auth ?? null,
+      manualHeaders: (raw as { headers?: unknown }).headers ?? null,
+      authMode: raw.openapi_auth ?? null,
+      filter: raw.openapi_filter ?? null,
+      limits: ctx.limits,
+    });
+    return { manual, warnings, openapi: true, remoteSource };
+  }
+  const expected = discover.allowOpenApi ? 'a UTCP manual (an object with a "tools" array) or an OpenAPI document' : 'a UTCP manual (an object with a "tools" array)';
+  throw new UtcpError('INVALID_MANUAL', `${what}: the document from ${sourceUrl} is not ${expected}`);
 }

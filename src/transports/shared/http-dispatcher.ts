@@ -1,6 +1,7 @@
-import { Agent, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
 import type { TransportContext } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from './dial-guard.js';
 
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
 
@@ -13,7 +14,16 @@ export interface RoutingDispatcherOptions {
   /** Where proxy variables are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** Extra socket/TLS options for every connection (tests use `lookup` and `ca`). */
-  connect?: Agent.Options['connect'];
+  connect?: buildConnector.BuildOptions;
+  /** Resolver for direct connections. @default `connect.lookup`, else dns.lookup */
+  lookup?: LookupFunction;
+  /**
+   * The dial guard: refuse every direct connection whose resolved address is loopback-like
+   * (tools of a remote-sourced manual). The proxy itself is never guarded.
+   */
+  remote?: boolean;
+  /** Open connections per origin; more requests wait for a free one. @default unlimited */
+  connections?: number;
 }
 
 /**
@@ -24,13 +34,34 @@ export interface RoutingDispatcherOptions {
 export class RoutingDispatcher extends Dispatcher {
   readonly #direct: Agent;
   readonly #proxy: EnvHttpProxyAgent | undefined;
+  readonly #closing = new AbortController();
   #closed = false;
 
   constructor(options: RoutingDispatcherOptions = {}) {
     super();
     const env = options.env ?? process.env;
-    const agentOptions = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, ...(options.connect ? { connect: options.connect } : {}) };
-    this.#direct = new Agent(agentOptions);
+    const connections = options.connections !== undefined && options.connections > 0 ? { connections: options.connections } : {};
+    const agentOptions = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, ...connections, ...(options.connect ? { connect: options.connect } : {}) };
+    // Direct connections resolve through the guarded lookup: pending lookups end when the pool closes,
+    // and with `remote` a name resolving to loopback is refused (an IP literal is checked before dialling).
+    const lookup = guardedLookup({
+      remote: options.remote === true,
+      lookup: options.lookup ?? ((options.connect as { lookup?: LookupFunction } | undefined)?.lookup),
+      closing: this.#closing.signal,
+      what: 'HTTP connection',
+    });
+    const connector = buildConnector({ ...(options.connect ?? {}), lookup } as buildConnector.BuildOptions);
+    const remote = options.remote === true;
+    const guardedConnect: buildConnector.connector = (connectOptions, callback) => {
+      try {
+        assertDialAllowed(connectOptions.hostname, remote, 'HTTP connection');
+      } catch (error) {
+        callback(error as Error, null);
+        return;
+      }
+      connector(connectOptions, callback);
+    };
+    this.#direct = new Agent({ ...agentOptions, connect: guardedConnect });
     const tls = typeof options.connect === 'object' && options.connect !== null ? { requestTls: options.connect, proxyTls: options.connect } : {};
     this.#proxy = proxyConfigured(env)
       ? new EnvHttpProxyAgent({
@@ -83,14 +114,29 @@ export class RoutingDispatcher extends Dispatcher {
   async #shutdown(how: (d: Dispatcher) => Promise<void>): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await Promise.all([how(this.#direct), this.#proxy ? how(this.#proxy) : undefined]);
   }
 }
 
 /**
- * The client's shared HTTP dispatcher (created on first use, destroyed when the client closes).
- * Used by the http, sse and streamable_http transports and by OAuth2 token requests.
+ * The client's HTTP dispatcher (created on first use, destroyed when the client closes), one per
+ * provenance: `remote` (tools of a remote-sourced manual: the dial guard refuses loopback addresses)
+ * or local. Both use the client's resolver (`lookup` option) and per-origin connection cap.
  */
-export function httpDispatcher(ctx: TransportContext): RoutingDispatcher {
-  return ctx.shared('http.dispatcher', () => new RoutingDispatcher(), (d) => d.destroy());
+export function httpDispatcher(ctx: TransportContext, remote = false): RoutingDispatcher {
+  return ctx.shared(
+    remote ? 'http.dispatcher.remote' : 'http.dispatcher',
+    () => new RoutingDispatcher({ remote, lookup: ctx.lookup, connections: ctx.limits.max_connections_per_origin }),
+    (d) => d.destroy(),
+  );
+}
+
+/** The client-wide part of `httpExchange` options: its two pools, `max_redirects` and logger (memoised per client). */
+export function exchangeDefaults(ctx: TransportContext): { dispatcher: (remote: boolean) => Dispatcher; maxRedirects: number; logger: TransportContext['logger'] } {
+  return ctx.shared('http.exchange-defaults', () => ({
+    dispatcher: (remote: boolean) => httpDispatcher(ctx, remote),
+    maxRedirects: ctx.limits.max_redirects,
+    logger: ctx.logger,
+  }));
 }

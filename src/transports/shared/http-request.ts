@@ -160,6 +160,20 @@ export function mergeHeaders(
   return bag;
 }
 
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:[/?#]|$)/i;
+
+function dotSegment(name: string): UtcpError {
+  return new UtcpError('INVALID_ARGUMENTS', `Path parameter ${name} may not be "." or "..": it would move the request to another path`);
+}
+
+/** Refuses a substituted URL whose path gained a dot segment (e.g. from adjacent placeholders). */
+function assertNoNewDotSegments(templateUrl: string, substituted: string): void {
+  const pathOf = (url: string) => url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0];
+  if (DOT_SEGMENT.test(pathOf(substituted)) && !DOT_SEGMENT.test(pathOf(templateUrl))) {
+    throw new UtcpError('INVALID_ARGUMENTS', 'Path parameters may not form a "." or ".." path segment: it would move the request to another path');
+  }
+}
+
 /**
  * Builds a tool request (docs/design/transports.md#http-call): header/cookie/body args, `{path}` placeholders,
  * URL policy, query string for every method (auth query last), merged headers, encoded body.
@@ -209,8 +223,12 @@ export async function buildHttpRequest(
     if (text === undefined) throw new UtcpError('INVALID_ARGUMENTS', `Missing required path parameter: ${name}`);
     delete remaining[name];
     const style = styles?.get(name);
-    return style?.in === 'path' ? serializePath(name, pathArgs[name], style) : encodeStrict(text);
+    const encoded = style?.in === 'path' ? serializePath(name, pathArgs[name], style) : encodeStrict(text);
+    // "." and ".." survive percent-encoding and would be resolved by the URL parser (docs/design/threat-model.md).
+    if (encoded === '.' || encoded === '..') throw dotSegment(name);
+    return encoded;
   });
+  if (template.url.includes('{')) assertNoNewDotSegments(template.url, substituted);
   let url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
   if (url.hash) url.hash = '';
 

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
-import { abortError, raceSignal, withDeadline } from '../../core/signals.js';
+import { createDeadline, raceSignal } from '../../core/deadline.js';
 import type { OAuth2Auth } from '../../core/types.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
-import { discardBody, headerValue, mediaType, readBodyCapped, utf8 } from './http-body.js';
+import { headerValue, mediaType, utf8 } from './http-body.js';
+import { httpExchange } from './http-exchange.js';
 
 /** Token responses larger than this are refused (docs/design/security.md#oauth2). */
 export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
@@ -115,7 +116,15 @@ export class OAuth2TokenCache {
       refreshFromResponse: false,
       useBasic: false,
     };
-    const signal = withDeadline(this.#closing.signal, TOKEN_REQUEST_TIMEOUT_MS);
+    const deadline = createDeadline(this.#closing.signal, TOKEN_REQUEST_TIMEOUT_MS, 'OAuth2 token request');
+    try {
+      return await this.#obtain(key, auth, entry, deadline.signal);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  async #obtain(key: string, auth: OAuth2Auth, entry: TokenEntry, signal: AbortSignal): Promise<string> {
     let result: TokenResult | undefined;
     if (entry.refreshToken) {
       try {
@@ -175,34 +184,21 @@ export class OAuth2TokenCache {
       accept: 'application/json',
     };
     if (authorization) headers.authorization = authorization;
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(tokenUrl, {
-        method: 'POST',
-        headers,
-        body: new URLSearchParams(form).toString(),
+    // Token requests never follow redirects and carry a small size cap (docs/design/threat-model.md).
+    const response = await httpExchange(
+      { url: tokenUrl, method: 'POST', headers, body: new URLSearchParams(form).toString() },
+      {
         dispatcher: this.#dispatcher(),
         signal,
-      });
-    } catch (cause) {
-      if (signal.aborted) throw abortError(signal, `OAuth2 token request to ${shown}`, TOKEN_REQUEST_TIMEOUT_MS);
-      throw new TransportError(`OAuth2 token request to ${shown} failed: ${(cause as Error).message}`, { cause });
-    }
-    const { statusCode, headers: responseHeaders, body } = response;
-    if (statusCode >= 300 && statusCode < 400) {
-      await discardBody(body);
-      throw new TransportError(`OAuth2 token request to ${shown} was redirected (HTTP ${statusCode}); token requests never follow redirects`, {
-        code: 'HTTP_STATUS',
-      });
-    }
-    let bytes: Uint8Array;
-    try {
-      bytes = await readBodyCapped(body, responseHeaders, MAX_TOKEN_RESPONSE_BYTES, `OAuth2 token response from ${shown}`);
-    } catch (cause) {
-      if (signal.aborted) throw abortError(signal, `OAuth2 token request to ${shown}`, TOKEN_REQUEST_TIMEOUT_MS);
-      if (cause instanceof UtcpError) throw cause;
-      throw new TransportError(`OAuth2 token response from ${shown} could not be read`, { cause });
-    }
+        callerTimeoutMs: TOKEN_REQUEST_TIMEOUT_MS,
+        what: `OAuth2 token request to ${shown}`,
+        context: 'OAuth2 token URL',
+        redirect: 'refuse',
+        maxBytes: MAX_TOKEN_RESPONSE_BYTES,
+        errorBodyBytes: MAX_TOKEN_RESPONSE_BYTES,
+      },
+    );
+    const { status: statusCode, headers: responseHeaders, bytes } = response;
     const parsed = parseTokenBody(utf8(bytes), headerValue(responseHeaders, 'content-type'));
     if (statusCode < 200 || statusCode >= 300) {
       throw new TokenStatusError(statusCode, tokenUrl, '', safeOAuthError(parsed?.error));

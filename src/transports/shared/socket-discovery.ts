@@ -56,5 +56,5 @@ export function socketDiscoveryResult(document: unknown, options: SocketDiscover
     }
     tools.push(out);
   });
-  return { manual: { ...document, tools }, warnings };
+  return { manual: { ...document, tools }, warnings, remoteSource };
 }

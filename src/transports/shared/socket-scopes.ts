@@ -1,13 +1,14 @@
+import { createDeadline, type Deadline } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
 
 /**
  * Cancellation scopes of one socket transport instance: `close()` aborts every running call,
  * `deregisterManual` aborts the calls of one manual. Abort reasons are typed `UtcpError`s, which
- * `abortError()` passes through unchanged.
+ * `abortError()` passes through unchanged. Calls link to their manual's scope with the deadline helper.
  */
 export class AbortScopes {
   readonly #type: string;
-  readonly #all = new AbortController();
+  #closed = false;
   readonly #byManual = new Map<string, AbortController>();
 
   constructor(type: string) {
@@ -15,7 +16,7 @@ export class AbortScopes {
   }
 
   get closed(): boolean {
-    return this.#all.signal.aborted;
+    return this.#closed;
   }
 
   /** Throws CLIENT_CLOSED once `closeAll()` ran. */
@@ -23,15 +24,23 @@ export class AbortScopes {
     if (this.closed) throw new UtcpError('CLIENT_CLOSED', `The ${this.#type} transport is closed`);
   }
 
-  /** The call's signal joined with the transport's and the manual's scope. @throws CLIENT_CLOSED after close. */
-  signalFor(manualName: string, callSignal: AbortSignal): AbortSignal {
+  /** Aborts when the manual is deregistered or the transport closes. @throws CLIENT_CLOSED after close. */
+  manualSignal(manualName: string): AbortSignal {
     this.assertOpen();
     let manual = this.#byManual.get(manualName);
     if (!manual) {
       manual = new AbortController();
       this.#byManual.set(manualName, manual);
     }
-    return AbortSignal.any([callSignal, this.#all.signal, manual.signal]);
+    return manual.signal;
+  }
+
+  /**
+   * The call's signal joined with its manual's scope, plus an optional timer (`timeoutMs`, aborting
+   * with a `UtcpTimeoutError` naming `what`). Dispose it when the call ends. @throws CLIENT_CLOSED after close.
+   */
+  callDeadline(manualName: string, callSignal: AbortSignal, timeoutMs: number | undefined, what: string): Deadline {
+    return createDeadline([callSignal, this.manualSignal(manualName)], timeoutMs, what);
   }
 
   /** Aborts the running calls of one manual. */
@@ -43,8 +52,10 @@ export class AbortScopes {
 
   /** Aborts every running call; later calls throw CLIENT_CLOSED. Safe to call twice. */
   closeAll(): void {
-    if (this.closed) return;
-    this.#all.abort(new UtcpError('CLIENT_CLOSED', `The ${this.#type} transport was closed during the call`));
+    if (this.#closed) return;
+    this.#closed = true;
+    const reason = new UtcpError('CLIENT_CLOSED', `The ${this.#type} transport was closed during the call`);
+    for (const manual of this.#byManual.values()) manual.abort(reason);
     this.#byManual.clear();
   }
 }

@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError, createDeadline } from '../../core/deadline.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { SseCallTemplate } from './template.js';
-import { createDeadline, type Deadline } from '../shared/http-deadline.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../shared/http-request.js';
-import { networkError, type HttpResponse } from '../shared/http-send.js';
+import { networkError, type StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
 import { destroyBody } from '../shared/http-body.js';
 
 /** Deadline until the response headers arrive, in ms; the stream itself is open-ended. */
@@ -45,44 +44,30 @@ export async function* streamSseEvents(
   options: CallOptions,
 ): AsyncGenerator<SseItem, void, undefined> {
   const what = `SSE call of tool ${tool.name}`;
-  const stop = new AbortController();
-  const signal = AbortSignal.any([options.signal, stop.signal]);
+  // One scope for the whole stream: the caller's signal, and `abort()` when the consumer stops.
+  const stop = createDeadline(options.signal, undefined, what);
+  const signal = stop.signal;
   const decoder = new EventStreamDecoder(ctx.limits.max_stream_item_bytes, what);
   const retryTimeoutMs = template.retry_timeout ?? SSE_DEFAULT_RETRY_TIMEOUT_MS;
   let hasBody = false;
-  /** The current connection's deadline: it stays linked to `signal` while its body is read. */
-  let deadline: Deadline | undefined;
 
-  const open = async (): Promise<HttpResponse> => {
-    // Unlink the previous (dropped) connection's deadline, or every reconnect adds a listener to `signal`.
-    deadline?.dispose();
-    const current = createDeadline(signal, SSE_HEADERS_TIMEOUT_MS, `${what} (waiting for the response)`);
-    deadline = current;
-    try {
-      const response = await openStreamingResponse(
-        async () => {
-          const spec = await buildHttpRequest(template, args, ctx, {
-            method: (body) => (body ? 'POST' : 'GET'),
-            contentType: 'application/json',
-            defaultBodyField: null,
-            signal: current.signal,
-          });
-          hasBody = spec.body !== undefined;
-          const extra: Record<string, string> = { Accept: 'text/event-stream' };
-          if (decoder.lastEventId) extra['Last-Event-ID'] = decoder.lastEventId;
-          return withHeaders(spec, extra);
-        },
-        ctx,
-        { signal: current.signal, what, label: 'SSE', auth: template.auth, timeoutMs: options.timeoutMs },
-      );
-      return response;
-    } catch (error) {
-      if (current.signal.aborted) throw abortError(current.signal, what, options.timeoutMs);
-      throw error;
-    } finally {
-      current.clearTimer();
-    }
-  };
+  const open = async (): Promise<HttpResponse> =>
+    openStreamingResponse(
+      async () => {
+        const spec = await buildHttpRequest(template, args, ctx, {
+          method: (body) => (body ? 'POST' : 'GET'),
+          contentType: 'application/json',
+          defaultBodyField: null,
+          signal,
+        });
+        hasBody = spec.body !== undefined;
+        const extra: Record<string, string> = { Accept: 'text/event-stream' };
+        if (decoder.lastEventId) extra['Last-Event-ID'] = decoder.lastEventId;
+        return withHeaders(spec, extra);
+      },
+      ctx,
+      { signal, what, auth: template.auth, headersTimeoutMs: SSE_HEADERS_TIMEOUT_MS, timeoutMs: options.timeoutMs, remoteSource: options.remoteSource },
+    );
 
   // Idle timeout: a stream that delivers no event (heartbeats and filtered-out events do not count) for
   // limits.stream_idle_timeout_ms fails with a timeout (docs/design/threat-model.md#stream-idle).
@@ -126,7 +111,6 @@ export async function* streamSseEvents(
   } finally {
     clearTimeout(idleTimer);
     stop.abort();
-    deadline?.dispose();
     destroyBody(response?.body);
   }
 

@@ -1,14 +1,13 @@
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError, createDeadline } from '../../core/deadline.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { StreamableHttpCallTemplate } from './template.js';
 import { concatBytes, destroyBody, decodeResponseBody, headerValue, mediaType, readBodyCapped, utf8, type ResponseBody } from '../shared/http-body.js';
-import { createDeadline } from '../shared/http-deadline.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest } from '../shared/http-request.js';
-import type { HttpResponse } from '../shared/http-send.js';
+import type { StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
 
 /** Whole-request deadline when the template sets no `timeout`, in ms. */
 export const DEFAULT_STREAMABLE_TIMEOUT_MS = 60_000;
@@ -121,7 +120,7 @@ export async function* streamHttpItems(
           signal,
         }),
       ctx,
-      { signal, what, label: 'Streamable HTTP', auth: template.auth, timeoutMs: options.timeoutMs },
+      { signal, what, auth: template.auth, timeoutMs: options.timeoutMs, remoteSource: options.remoteSource },
     );
     const contentType = headerValue(response.headers, 'content-type');
     const type = mediaType(contentType);
@@ -142,7 +141,7 @@ export async function* streamHttpItems(
     if (error instanceof UtcpError) throw error;
     throw networkErrorFor(error, what, response);
   } finally {
-    deadline.cancel();
+    deadline.abort();
     destroyBody(response?.body);
   }
 }

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError } from '../../core/deadline.js';
 
 /**
  * Pull-based reading of a socket, chunk by chunk, with push-back of unconsumed bytes.

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { TransportError } from '../../core/errors.js';
-import { abortError, throwIfAborted } from '../../core/signals.js';
-import { socketDeadline, type SocketDeadline } from '../shared/socket-deadline.js';
+import { TransportError, UtcpError } from '../../core/errors.js';
+import { abortError, createDeadline, throwIfAborted, type Deadline } from '../../core/deadline.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
 import type { SocketTarget } from '../shared/socket-target.js';
 import { ByteReader } from './byte-reader.js';
 
@@ -13,6 +13,12 @@ export interface TcpExchangeOptions {
   /** End the write side after sending. */
   halfClose: boolean;
   signal: AbortSignal;
+  /** Further scopes that cancel the exchange (the manual's, the transport's). */
+  scopes?: readonly AbortSignal[];
+  /** The tool comes from a remote-sourced manual: loopback addresses are refused (dial guard). */
+  remoteSource?: boolean;
+  /** Resolver. @default dns.lookup */
+  lookup?: LookupFunction;
   /** Connect + whole read, in ms. */
   timeoutMs: number;
   /** The caller's own deadline, for messages. */
@@ -24,7 +30,7 @@ export interface TcpExchangeOptions {
 /** An open request/response exchange on one fresh connection. */
 export interface TcpExchange {
   reader: ByteReader;
-  deadline: SocketDeadline;
+  deadline: Deadline;
   /** Destroys the socket and clears the timer. Safe to call twice. */
   close(): void;
 }
@@ -37,14 +43,16 @@ export interface TcpExchange {
 export async function openTcpExchange(options: TcpExchangeOptions): Promise<TcpExchange> {
   const { target, what } = options;
   throwIfAborted(options.signal, what, options.callerTimeoutMs);
-  const deadline = socketDeadline(options.signal, options.timeoutMs, what);
-  const socket = connect({ host: target.host, port: target.port, noDelay: true });
+  assertDialAllowed(target.host, options.remoteSource === true, what);
+  const deadline = createDeadline([options.signal, ...(options.scopes ?? [])], options.timeoutMs, what);
+  const lookup = guardedLookup({ remote: options.remoteSource === true, lookup: options.lookup, closing: deadline.signal, what });
+  const socket = connect({ host: target.host, port: target.port, noDelay: true, lookup: lookup as never });
   socket.on('error', () => {}); // surfaced through the reader; this only keeps an error between reads from crashing the process
   const onAbort = () => socket.destroy();
   deadline.signal.addEventListener('abort', onAbort, { once: true });
   const close = () => {
     deadline.signal.removeEventListener('abort', onAbort);
-    deadline.clear();
+    deadline.dispose();
     socket.destroy();
   };
   try {
@@ -52,6 +60,7 @@ export async function openTcpExchange(options: TcpExchangeOptions): Promise<TcpE
   } catch (cause) {
     close();
     if (deadline.signal.aborted) throw abortError(deadline.signal, what, options.callerTimeoutMs);
+    if (cause instanceof UtcpError) throw cause;
     throw new TransportError(`${what}: cannot connect (${(cause as Error).message})`, { cause });
   }
   const reader = new ByteReader(socket, deadline.signal, what, options.callerTimeoutMs);

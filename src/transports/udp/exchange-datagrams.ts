@@ -1,10 +1,9 @@
 import { createSocket, type RemoteInfo } from 'node:dgram';
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { abortError, raceSignal, throwIfAborted } from '../../core/signals.js';
-import { socketDeadline } from '../shared/socket-deadline.js';
+import { abortError, createDeadline, throwIfAborted } from '../../core/deadline.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
 import type { SocketTarget } from '../shared/socket-target.js';
 
 /** Largest UDP payload over IPv4 (65,535 − 8-byte UDP header − 20-byte IP header). */
@@ -18,6 +17,12 @@ export interface DatagramExchangeOptions {
   /** Reply datagrams to collect; 0 sends and returns at once. */
   responseCount: number;
   signal: AbortSignal;
+  /** Further scopes that cancel the exchange (the manual's, the transport's). */
+  scopes?: readonly AbortSignal[];
+  /** The tool comes from a remote-sourced manual: loopback addresses are refused (dial guard). */
+  remoteSource?: boolean;
+  /** Resolver. @default dns.lookup */
+  lookup?: LookupFunction;
   /** Wait for the first reply, in ms. */
   timeoutMs: number;
   callerTimeoutMs?: number;
@@ -27,17 +32,24 @@ export interface DatagramExchangeOptions {
   logger: Logger;
 }
 
-/** The address datagrams are sent to (and accepted from) and the socket family it needs. */
-async function resolveTarget(host: string, signal: AbortSignal, what: string, callerTimeoutMs?: number): Promise<{ address: string; family: 4 | 6 }> {
+/** The address datagrams are sent to (and accepted from) and the socket family it needs, dial guard applied. */
+function resolveTarget(host: string, options: DatagramExchangeOptions, signal: AbortSignal): Promise<{ address: string; family: 4 | 6 }> {
+  const { what } = options;
+  assertDialAllowed(host, options.remoteSource === true, what);
   const literal = isIP(host);
-  if (literal) return { address: host.toLowerCase(), family: literal as 4 | 6 };
-  try {
-    const found = await raceSignal(lookup(host), signal, what, callerTimeoutMs);
-    return { address: found.address.toLowerCase(), family: found.family === 6 ? 6 : 4 };
-  } catch (cause) {
-    if (cause instanceof UtcpError) throw cause;
-    throw new TransportError(`${what}: cannot resolve the host (${(cause as Error).message})`, { cause });
-  }
+  if (literal) return Promise.resolve({ address: host.toLowerCase(), family: literal as 4 | 6 });
+  // The guarded lookup answers at once when `signal` aborts (a resolver that never answers cannot hold the call).
+  const lookup = guardedLookup({ remote: options.remoteSource === true, lookup: options.lookup, closing: signal, what });
+  return new Promise((resolve, reject) => {
+    lookup(host, {}, (error, address, family) => {
+      if (signal.aborted) return reject(abortError(signal, what, options.callerTimeoutMs));
+      if (error) {
+        if (error instanceof UtcpError) return reject(error);
+        return reject(new TransportError(`${what}: cannot resolve the host (${error.message})`, { cause: error }));
+      }
+      resolve({ address: String(address).toLowerCase(), family: family === 6 ? 6 : 4 });
+    });
+  });
 }
 
 /**
@@ -53,13 +65,20 @@ export async function exchangeDatagrams(options: DatagramExchangeOptions): Promi
     throw new TransportError(`${what}: request of ${payload.length} bytes exceeds the ${MAX_UDP_PAYLOAD_BYTES}-byte UDP limit`, { code: 'INVALID_ARGUMENTS' });
   }
   throwIfAborted(options.signal, what, options.callerTimeoutMs);
-  const { address, family } = await resolveTarget(target.host, options.signal, what, options.callerTimeoutMs);
-  const deadline = socketDeadline(options.signal, options.timeoutMs, what);
+  const deadline = createDeadline([options.signal, ...(options.scopes ?? [])], options.timeoutMs, what);
+  let resolved: { address: string; family: 4 | 6 };
+  try {
+    resolved = await resolveTarget(target.host, options, deadline.signal);
+  } catch (error) {
+    deadline.dispose();
+    throw error;
+  }
+  const { address, family } = resolved;
   const socket = createSocket({ type: family === 6 ? 'udp6' : 'udp4' });
   let gapTimer: NodeJS.Timeout | undefined;
   let closed = false;
   const cleanup = () => {
-    deadline.clear();
+    deadline.dispose();
     if (gapTimer) clearTimeout(gapTimer);
     if (!closed) {
       closed = true;
@@ -92,7 +111,7 @@ export async function exchangeDatagrams(options: DatagramExchangeOptions): Promi
         replies.push(message);
         if (replies.length >= options.responseCount) return finish();
         // After the first reply the template timeout no longer applies; each later datagram gets its own wait.
-        deadline.clear();
+        deadline.clearTimer();
         if (gapTimer) clearTimeout(gapTimer);
         gapTimer = setTimeout(() => finish(), NEXT_DATAGRAM_WAIT_MS);
         gapTimer.unref?.();

@@ -1,4 +1,4 @@
-import { abortError } from '../../core/signals.js';
+import { abortError } from '../../core/deadline.js';
 
 interface Waiter {
   exclusive: boolean;

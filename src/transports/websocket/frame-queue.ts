@@ -1,4 +1,4 @@
-import { abortError } from '../../core/signals.js';
+import { abortError } from '../../core/deadline.js';
 import type { RawFrame } from './decode-frame.js';
 import type { CloseInfo, FrameSubscriber } from './ws-connection.js';
 

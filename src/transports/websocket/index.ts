@@ -11,10 +11,10 @@ import type { JsonObject, Tool } from '../../core/types.js';
 import type { WebSocketCallTemplate } from './template.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from '../shared/auth.js';
-import { socketDeadline } from '../shared/socket-deadline.js';
 import { isManualDocument, socketDiscoveryResult } from '../shared/socket-discovery.js';
 import { buildWebSocketMessage, discoveryMessageText, templateMentions, wireToolName } from '../shared/socket-payload.js';
 import { AbortScopes } from '../shared/socket-scopes.js';
+import { createDeadline } from '../../core/deadline.js';
 import { decodeFrame } from './decode-frame.js';
 import { FrameQueue } from './frame-queue.js';
 import { handshakeRequest } from './handshake-request.js';
@@ -47,11 +47,11 @@ interface LeaseRequest {
   signal: AbortSignal;
   callerTimeoutMs?: number;
   what: string;
+  /** The tool comes from a remote-sourced manual (dial guard on). */
+  remoteSource?: boolean;
 }
 
 type Purpose = 'first' | 'all' | 'stream';
-
-const NEVER = new AbortController().signal;
 
 function fingerprint(parts: unknown): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
@@ -101,14 +101,22 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       return { manual: { tools: [] }, warnings: ['websocket discovery is disabled (discovery_message is null): register the tools with a static manual'] };
     }
     const what = `WebSocket discovery from ${redactUrl(settings.url)}`;
-    const signal = this.#scopes.signalFor(options.manualName, options.signal);
+    const scope = this.#scopes.callDeadline(options.manualName, options.signal, undefined, what);
+    try {
+      return await this.#discover(template, settings, message, scope.signal, options, what);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async #discover(template: WebSocketCallTemplate, settings: WsSettings, message: string, signal: AbortSignal, options: CallOptions, what: string): Promise<DiscoveryResult> {
     const lease = await this.#lease({
       template, settings, manualName: options.manualName, url: settings.url, extraHeaders: {},
       dedicated: false, exclusive: true, signal, callerTimeoutMs: options.timeoutMs, what,
     });
     const queue = new FrameQueue();
     const unsubscribe = lease.connection.subscribe(queue);
-    const deadline = socketDeadline(signal, settings.timeoutMs, what);
+    const deadline = createDeadline(signal, settings.timeoutMs, what);
     let clean = false;
     try {
       await lease.connection.send(message);
@@ -122,7 +130,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         return socketDiscoveryResult(envelope, { rawTemplate: options.rawTemplate, sourceHost: settings.url, what });
       }
     } finally {
-      deadline.clear();
+      deadline.dispose();
       unsubscribe();
       queue.dispose();
       lease.release(clean);
@@ -171,16 +179,35 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     const text = buildWebSocketMessage(settings.message, messageArgs);
     const perTool = settings.toolRouting === 'path_per_tool';
     const url = perTool ? toolPathUrl(settings.url, wireToolName(tool, options.manualName, 'bare')) : settings.url;
-    const signal = this.#scopes.signalFor(options.manualName, options.signal);
+    const scope = this.#scopes.callDeadline(options.manualName, options.signal, undefined, what);
+    try {
+      yield* this.#converse(settings, url, text, requestId, headerValues, template, options, purpose, scope.signal, what);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async *#converse(
+    settings: WsSettings,
+    url: string,
+    text: string,
+    requestId: string | undefined,
+    headerValues: Record<string, string>,
+    template: WebSocketCallTemplate,
+    options: CallOptions,
+    purpose: Purpose,
+    signal: AbortSignal,
+    what: string,
+  ): AsyncGenerator<unknown> {
     const lease = await this.#lease({
       template, settings, manualName: options.manualName, url, extraHeaders: headerValues,
-      dedicated: perTool || Object.keys(headerValues).length > 0, exclusive: requestId === undefined,
-      signal, callerTimeoutMs: options.timeoutMs, what,
+      dedicated: perToolOrHeaders(settings, headerValues), exclusive: requestId === undefined,
+      signal, callerTimeoutMs: options.timeoutMs, what, remoteSource: options.remoteSource,
     });
     // Flow control only when no other call shares the socket.
     const queue = new FrameQueue(requestId === undefined ? lease.connection : undefined);
     const unsubscribe = lease.connection.subscribe(queue);
-    const idle = socketDeadline(signal, settings.timeoutMs, what);
+    const idle = createDeadline(signal, settings.timeoutMs, what);
     const maxTotal = this.#ctx.limits.max_response_bytes;
     let total = 0;
     let clean = false;
@@ -219,7 +246,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         yield value;
       }
     } finally {
-      idle.clear();
+      idle.dispose();
       unsubscribe();
       queue.dispose();
       lease.release(clean);
@@ -239,6 +266,8 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         signal,
         timeoutMs: settings.timeoutMs,
         callerTimeoutMs: pooled ? undefined : request.callerTimeoutMs,
+        remoteSource: request.remoteSource,
+        lookup: this.#ctx.lookup,
         what: request.what,
         logger: this.#ctx.logger,
       }).catch((error: unknown) => {
@@ -257,7 +286,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     const release = await entry.gate.acquire(request.exclusive, request.signal, request.what, request.callerTimeoutMs);
     try {
       // The shared connection must not die with the first caller's signal: open it under the manual's scope only.
-      const connection = await this.#pool.connection(entry, open(this.#scopes.signalFor(request.manualName, NEVER), true), request.signal, request.what, request.callerTimeoutMs);
+      const connection = await this.#pool.connection(entry, open(this.#scopes.manualSignal(request.manualName), true), request.signal, request.what, request.callerTimeoutMs);
       return {
         connection,
         release: (clean) => {
@@ -276,4 +305,9 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     this.#ws.catch(() => (this.#ws = undefined));
     return this.#ws;
   }
+}
+
+/** A call needs its own connection when it routes by path or sends per-call headers. */
+function perToolOrHeaders(settings: WsSettings, headerValues: Record<string, string>): boolean {
+  return settings.toolRouting === 'path_per_tool' || Object.keys(headerValues).length > 0;
 }

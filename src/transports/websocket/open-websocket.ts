@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { WebSocket as WsSocket } from 'ws';
 import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { abortError, throwIfAborted } from '../../core/signals.js';
+import { abortError, createDeadline, throwIfAborted } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { socketDeadline } from '../shared/socket-deadline.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
 import type { HandshakeRequest } from './handshake-request.js';
 import type { WebSocketClass } from './load-ws.js';
 import { WsConnection, wsError } from './ws-connection.js';
@@ -24,6 +24,10 @@ export interface OpenWebSocketOptions {
   callerTimeoutMs?: number;
   what: string;
   logger: Logger;
+  /** The tool comes from a remote-sourced manual: loopback addresses are refused (dial guard). */
+  remoteSource?: boolean;
+  /** Resolver. @default dns.lookup */
+  lookup?: LookupFunction;
 }
 
 /**
@@ -34,8 +38,14 @@ export interface OpenWebSocketOptions {
 export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebSocketOptions): Promise<WsConnection> {
   const { what } = options;
   throwIfAborted(options.signal, what, options.callerTimeoutMs);
-  const deadline = socketDeadline(options.signal, options.timeoutMs, `${what} (opening handshake)`);
+  const deadline = createDeadline(options.signal, options.timeoutMs, `${what} (opening handshake)`);
   let ws: WsSocket;
+  try {
+    assertDialAllowed(new URL(options.request.url).hostname, options.remoteSource === true, what);
+  } catch (error) {
+    deadline.dispose();
+    throw error;
+  }
   try {
     // `closeTimeout` is missing from @types/ws; a variable skips the excess-property check.
     const wsOptions = {
@@ -44,10 +54,12 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
       followRedirects: false,
       maxRedirects: 0,
       closeTimeout: CLOSE_TIMEOUT_MS,
+      // Resolution through the dial guard; a pending lookup ends when the handshake is abandoned.
+      lookup: guardedLookup({ remote: options.remoteSource === true, lookup: options.lookup, closing: deadline.signal, what }),
     };
     ws = new WebSocket(options.request.url, options.protocol, wsOptions);
   } catch (cause) {
-    deadline.clear();
+    deadline.dispose();
     throw new UtcpError('INVALID_CONFIG', `${what}: invalid connection settings (${(cause as Error).message})`, { cause });
   }
   ws.on('error', () => {}); // reported through the promise below and by WsConnection afterwards
@@ -90,6 +102,6 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
       ws.on('close', onClose);
     });
   } finally {
-    deadline.clear();
+    deadline.dispose();
   }
 }

@@ -1,5 +1,5 @@
 import { UtcpError } from '../../core/errors.js';
-import { raceSignal } from '../../core/signals.js';
+import { raceSignal } from '../../core/deadline.js';
 import { CallGate } from './call-gate.js';
 import type { WsConnection } from './ws-connection.js';
 

@@ -1,6 +1,5 @@
 import { UtcpError } from '../../core/errors.js';
 import type { WebSocketCallTemplate } from './template.js';
-import { positiveOr } from '../shared/socket-deadline.js';
 
 /** A websocket template with its defaults applied (docs/design/transports.md#websocket). */
 export interface WsSettings {
@@ -56,4 +55,9 @@ export function toolPathUrl(url: string, bareName: string): string {
   const base = u.pathname.replace(/\/tools\/?$/, '').replace(/\/+$/, '');
   u.pathname = `${base}/${encodeURIComponent(bareName)}`;
   return u.toString();
+}
+
+/** A positive finite number, else the default. */
+function positiveOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
 }
