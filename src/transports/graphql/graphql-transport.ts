@@ -166,13 +166,15 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
         const parts = await buildRequestParts(httpUrl, template, args, this.#ctx, setupSignal);
         const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
         const stream = subscribeOverHttp({
-          dispatcher: httpDispatcher(this.#ctx),
+          dispatcher: exchangeDefaults(this.#ctx).dispatcher,
+          remoteSource: options.remoteSource,
           url: parts.url,
           headers: parts.headers,
           body,
           mode,
-          signal: AbortSignal.any([signal, this.#closing.signal]),
-          setupSignal: AbortSignal.any([setupSignal, this.#closing.signal]),
+          // Both signals already follow this transport's close (see #deadline and callToolStream).
+          signal,
+          setupSignal,
           maxItemBytes: this.#ctx.limits.max_stream_item_bytes,
           what,
           onReady,

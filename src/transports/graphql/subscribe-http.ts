@@ -1,10 +1,10 @@
 import { createParser } from 'eventsource-parser';
-import { request, type Dispatcher } from 'undici';
 import { GraphqlError } from './graphql-error.js';
 import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/signals.js';
+import { abortError, createDeadline } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { bodyExcerpt, discardBody } from '../shared/http-body.js';
+import { bodyExcerpt } from '../shared/http-body.js';
+import { httpExchange, type DispatcherChoice } from '../shared/http-exchange.js';
 import type { GraphqlBody, GraphqlResponse } from './post-graphql.js';
 
 /** How a subscription travels over HTTP (docs/design/transports.md#graphql-http-subscriptions). */
@@ -17,7 +17,9 @@ const ACCEPT: Record<HttpSubscriptionMode, string> = {
 };
 
 export interface HttpSubscribeOptions {
-  dispatcher: Dispatcher;
+  dispatcher: DispatcherChoice;
+  /** The tool comes from a remote-sourced manual (loopback refused, dial guarded). */
+  remoteSource?: boolean;
   url: URL;
   headers: Record<string, string>;
   body: GraphqlBody;
@@ -55,19 +57,29 @@ export class NoHttpSubscription extends Error {
 export async function* subscribeOverHttp(options: HttpSubscribeOptions): AsyncGenerator<GraphqlResponse, void, undefined> {
   const { what } = options;
   const shown = redactUrl(options.url);
-  const response = await request(options.url, {
-    method: 'POST',
-    dispatcher: options.dispatcher,
-    signal: AbortSignal.any([options.signal, options.setupSignal]),
-    headers: { ...options.headers, 'content-type': 'application/json', accept: ACCEPT[options.mode] },
-    body: JSON.stringify(options.body),
-  });
-  const { statusCode } = response;
-  const mediaType = String(response.headers['content-type'] ?? '').toLowerCase();
-  if (statusCode >= 300 && statusCode < 400) {
-    await discardBody(response.body);
-    throw new TransportError(`${what}: ${shown} answered with a redirect (HTTP ${statusCode}); GraphQL requests never follow redirects`);
+  // The setup signal bounds the request until the stream starts (its timer stops in onReady).
+  const scope = createDeadline([options.signal, options.setupSignal], undefined, what);
+  try {
+    yield* streamResults(options, scope.signal, shown);
+  } finally {
+    scope.dispose();
   }
+}
+
+async function* streamResults(options: HttpSubscribeOptions, signal: AbortSignal, shown: string): AsyncGenerator<GraphqlResponse, void, undefined> {
+  const { what } = options;
+  // GraphQL requests never follow redirects: the exchange refuses a 3xx.
+  const response = await httpExchange(
+    {
+      url: options.url,
+      method: 'POST',
+      headers: { ...options.headers, 'content-type': 'application/json', accept: ACCEPT[options.mode] },
+      body: JSON.stringify(options.body),
+    },
+    { mode: 'stream', dispatcher: options.dispatcher, signal, what, context: 'GraphQL subscription', redirect: 'refuse', remoteSource: options.remoteSource },
+  );
+  const statusCode = response.status;
+  const mediaType = String(response.headers['content-type'] ?? '').toLowerCase();
   const isSse = mediaType.startsWith('text/event-stream');
   const isMultipart = mediaType.startsWith('multipart/mixed');
   if (statusCode >= 400 || (!isSse && !isMultipart)) {
@@ -79,7 +91,7 @@ export async function* subscribeOverHttp(options: HttpSubscribeOptions): AsyncGe
     throw new TransportError(`${what}: ${shown} did not answer with a stream (${mediaType || 'no content type'})`, { code: 'PROTOCOL_ERROR' });
   }
   options.onReady?.();
-  const body = response.body;
+  const body = response.body as typeof response.body & { readableEnded?: boolean };
   // The body ends with the subscription: abort (caller, close, timeout) destroys it.
   const onAbort = () => body.destroy(options.signal.reason instanceof Error ? options.signal.reason : undefined);
   options.signal.addEventListener('abort', onAbort, { once: true });
