@@ -136,7 +136,7 @@ interface DiscoveredManual {
   dropped: Map<string, string>;
   /** How many tools the document listed. */
   offered: number;
-  /** The document came from a remote origin (provenance, docs/design/threat-model.md). */
+  /** The document came from a remote origin (provenance, docs/design/threat-model.md#remote-loopback-call-time). */
   remoteSource: boolean;
 }
 
@@ -180,7 +180,7 @@ export class UtcpClientBase {
   readonly #allowed = new Map<string, ReadonlySet<string>>();
   /** Per manual: tools left out at registration, with the reason, so a later call can say why it is missing. */
   readonly #dropped = new Map<string, Map<string, string>>();
-  /** Provenance per manual: true when its document came from a remote origin (docs/design/threat-model.md). */
+  /** Provenance per manual: true when its document came from a remote origin (docs/design/threat-model.md#remote-loopback-call-time). */
   readonly #remote = new Map<string, boolean>();
   readonly #templateHasVars = new WeakMap<CallTemplateBase, boolean>();
   readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();

@@ -1,5 +1,5 @@
 /**
- * The one deadline helper (docs/design/deadlines.md): links a caller's AbortSignal (and any other
+ * The one deadline helper (docs/design/http-exchange.md#deadlines): links a caller's AbortSignal (and any other
  * scope, e.g. "the client is closing") with a timer, and maps an aborted signal to the typed error
  * to throw. Every transport, the client and the HTTP exchange use it.
  *

@@ -39,7 +39,7 @@ export interface CallOptions {
   /** Caller-imposed deadline in ms, if any (already folded into `signal`); transports use it for messages. */
   timeoutMs?: number;
   /**
-   * The tool belongs to a manual fetched from a remote origin (docs/design/threat-model.md): its final,
+   * The tool belongs to a manual fetched from a remote origin (docs/design/threat-model.md#remote-loopback-call-time): its final,
    * substituted target and every redirect hop and resolved address must not be loopback.
    */
   remoteSource?: boolean;

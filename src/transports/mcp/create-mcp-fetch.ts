@@ -28,7 +28,7 @@ export function newHttpConnectionState(): HttpConnectionState {
  * bookkeeping of session expiry and connection failures in `state`.
  */
 export function createMcpFetch(ctx: TransportContext, auth: Auth | null | undefined, state: HttpConnectionState, fallbackSignal: AbortSignal): McpFetch {
-  // MCP HTTP requests never follow redirects (docs/design/threat-model.md): the exchange refuses a 3xx.
+  // MCP HTTP requests never follow redirects (docs/design/security.md#redirects): the exchange refuses a 3xx.
   const { dispatcher, logger } = exchangeDefaults(ctx);
   const send = exchangeFetch({ dispatcher, logger, context: 'MCP server URL', what: 'MCP HTTP request', redirect: 'refuse' });
   return async (input, init) => {

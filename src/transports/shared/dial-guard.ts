@@ -1,5 +1,5 @@
 /**
- * The dial guard (docs/design/threat-model.md, "Remote manuals never reach loopback"): for tools of a
+ * The dial guard (docs/design/threat-model.md#dial-guard): for tools of a
  * remote-sourced manual, the ADDRESS a connection is about to use is checked, after name resolution,
  * so a host name that resolves to loopback (`/etc/hosts` aliases, public names pointing at 127.0.0.1)
  * is refused like a loopback literal. Used by the HTTP dispatcher, WebSocket, TCP and UDP.

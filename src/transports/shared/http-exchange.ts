@@ -1,5 +1,5 @@
 /**
- * THE HTTP exchange (docs/design/http-exchange.md): every HTTP request utcp-kit sends (tool calls,
+ * THE HTTP exchange (docs/design/http-exchange.md#exchange): every HTTP request utcp-kit sends (tool calls,
  * discovery, SSE and streamable HTTP, GraphQL POST, OAuth2 tokens, MCP over HTTP, model requests,
  * `utcp convert`) goes through `httpExchange`. It owns, in one place:
  * - the URL policy on the first URL and on every redirect hop, and the remote→loopback rule;

@@ -224,7 +224,7 @@ export async function buildHttpRequest(
     delete remaining[name];
     const style = styles?.get(name);
     const encoded = style?.in === 'path' ? serializePath(name, pathArgs[name], style) : encodeStrict(text);
-    // "." and ".." survive percent-encoding and would be resolved by the URL parser (docs/design/threat-model.md).
+    // "." and ".." survive percent-encoding and would be resolved by the URL parser (docs/design/threat-model.md#path-dot-segments).
     if (encoded === '.' || encoded === '..') throw dotSegment(name);
     return encoded;
   });

@@ -184,7 +184,7 @@ export class OAuth2TokenCache {
       accept: 'application/json',
     };
     if (authorization) headers.authorization = authorization;
-    // Token requests never follow redirects and carry a small size cap (docs/design/threat-model.md).
+    // Token requests never follow redirects and carry a small size cap (docs/design/security.md#redirects).
     const response = await httpExchange(
       { url: tokenUrl, method: 'POST', headers, body: new URLSearchParams(form).toString() },
       {
