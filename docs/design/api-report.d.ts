@@ -35,7 +35,7 @@ export interface CallOptions {
     rawTemplate: CallTemplateBase;
     raw?: boolean;
     timeoutMs?: number;
-    armTimeout?(timeoutMs: number, what: string): () => void;
+    remoteSource?: boolean;
 }
 // CallTemplate
 export type CallTemplate = {
@@ -116,6 +116,7 @@ export interface DiscoveryResult {
     manual: unknown;
     warnings?: string[];
     openapi?: boolean;
+    remoteSource?: boolean;
 }
 // DotenvLoaderConfig
 export interface DotenvLoaderConfig {
@@ -204,6 +205,7 @@ export interface Limits {
     max_openapi_schema_work: number;
     max_openapi_expansion_factor: number;
     max_openapi_output_nodes: number;
+    max_connections_per_origin: number;
 }
 // LimitStringsConfig
 export interface LimitStringsConfig extends FilterFields {
@@ -423,6 +425,7 @@ export interface TransportContext {
         manual?: string;
     }>;
     shared<V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V;
+    lookup?: LookupFunction;
     requestRefresh(manualName: string): void;
 }
 // TransportDefinition
@@ -490,6 +493,7 @@ export interface UtcpClientOptions {
     logger?: Logger;
     repository?: ToolRepository;
     env?: NodeJS.ProcessEnv;
+    lookup?: LookupFunction;
 }
 // UtcpError
 export declare class UtcpError extends Error {
@@ -1244,20 +1248,140 @@ export declare function toolCallsTurn(...calls: Array<{
 }>): ChatResponse;
 
 // ---- utcp-kit/internal
+// abortError
+export declare function abortError(signal: AbortSignal, what: string, timeoutMs?: number): UtcpError;
 // assertUrlAllowed
 export declare function assertUrlAllowed(url: string | URL, context: string, kind?: UrlKind): URL;
+// BufferedExchangeOptions
+export interface BufferedExchangeOptions extends HttpExchangeOptions {
+    mode?: 'buffered';
+    maxBytes: number;
+    errorBodyBytes?: number;
+}
+// BufferedHttpResponse
+export interface BufferedHttpResponse extends HttpExchangeResponse {
+    bytes: Uint8Array;
+    truncated: boolean;
+}
 // ClientDefaults
 export interface ClientDefaults {
     transports: Record<string, TransportEntry>;
     createRepository(config: UtcpClientConfig, context: RepositoryContext): ToolRepository;
     convertOpenApi: OpenApiConverter;
 }
+// createDeadline
+export declare function createDeadline(parents: MaybeSignal | readonly MaybeSignal[], timeoutMs: number | null | undefined, what: string, options?: {
+    armable?: boolean;
+}): Deadline;
+// createHttpDispatcher
+export declare function createHttpDispatcher(options?: RoutingDispatcherOptions): RoutingDispatcher;
+// CROSS_ORIGIN_SAFE_HEADERS
+export declare const CROSS_ORIGIN_SAFE_HEADERS: ReadonlySet<string>;
+// Deadline
+export declare class Deadline {
+    #private;
+    constructor(parents: MaybeSignal | readonly MaybeSignal[], timeoutMs: number | null | undefined, what: string);
+    get signal(): AbortSignal;
+    get timeoutMs(): number | undefined;
+    get timedOut(): boolean;
+    reset(): void;
+    arm(ms: number | undefined, what: string): () => void;
+    clearTimer(): void;
+    dispose(): void;
+    abort(reason?: unknown): void;
+    error(what?: string, timeoutMs?: number | undefined): UtcpError;
+}
 // DEFAULT_LIMITS
 export declare const DEFAULT_LIMITS: Readonly<Limits>;
+// destroyBody
+export declare function destroyBody(body: ResponseBody | undefined): void;
+// DispatcherChoice
+export type DispatcherChoice = Dispatcher | ((remote: boolean) => Dispatcher);
+// exchangeFetch
+export declare function exchangeFetch(options: ExchangeFetchOptions): FetchFunction;
+// ExchangeFetchOptions
+export interface ExchangeFetchOptions {
+    dispatcher: DispatcherChoice;
+    logger?: Logger;
+    context: string;
+    what: string;
+    redirect?: 'follow' | 'refuse';
+    maxRedirects?: number;
+    remoteSource?: boolean;
+}
+// fetchDocument
+export declare function fetchDocument(url: string | URL, options: FetchDocumentOptions): Promise<{
+    bytes: Uint8Array;
+    url: URL;
+    contentType: string | undefined;
+}>;
+// FetchDocumentOptions
+export interface FetchDocumentOptions {
+    dispatcher: DispatcherChoice;
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    maxBytes: number;
+    maxRedirects?: number;
+    headers?: Record<string, string>;
+    context?: string;
+    what?: string;
+    logger?: Logger;
+}
+// FetchFunction
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+// httpExchange
+export declare function httpExchange(req: HttpExchangeRequest, options: StreamExchangeOptions): Promise<StreamedHttpResponse>;
+export declare function httpExchange(req: HttpExchangeRequest, options: BufferedExchangeOptions): Promise<BufferedHttpResponse>;
+// HttpExchangeOptions
+export interface HttpExchangeOptions {
+    dispatcher: DispatcherChoice;
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    callerTimeoutMs?: number;
+    what: string;
+    context: string;
+    redirect: 'follow' | 'refuse';
+    maxRedirects?: number;
+    remoteSource?: boolean;
+    logger?: Logger;
+}
+// HttpExchangeRequest
+export interface HttpExchangeRequest {
+    url: URL | string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Uint8Array;
+}
+// HttpExchangeResponse
+export interface HttpExchangeResponse {
+    status: number;
+    statusText: string;
+    headers: IncomingHttpHeaders;
+    url: URL;
+}
+// isLoopbackAddress
+export declare function isLoopbackAddress(address: string): boolean;
 // isLoopbackLike
 export declare function isLoopbackLike(urlOrHost: string | URL): boolean;
 // isLoopbackLiteral
 export declare function isLoopbackLiteral(urlOrHost: string | URL): boolean;
+// isTimeoutReason
+export declare function isTimeoutReason(reason: unknown): boolean;
+// Limits
+export interface Limits {
+    max_response_bytes: number;
+    max_document_bytes: number;
+    max_stream_item_bytes: number;
+    stream_idle_timeout_ms: number;
+    max_redirects: number;
+    max_yaml_aliases: number;
+    max_schema_nodes: number;
+    max_list_pages: number;
+    max_openapi_schema_work: number;
+    max_openapi_expansion_factor: number;
+    max_openapi_output_nodes: number;
+    max_connections_per_origin: number;
+}
 // loadConfig
 export declare function loadConfig(input: UtcpClientConfig | string | undefined, rootDir: string): Promise<LoadedConfig>;
 // LoadedConfig
@@ -1269,14 +1393,67 @@ export interface LoadedConfig {
     postProcessing: PostProcessorConfig[];
     warnings: string[];
 }
+// LookupFunction
+export type LookupFunction = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
 // namespacedKey
 export declare function namespacedKey(manualName: string, name: string): string;
+// networkError
+export declare function networkError(cause: unknown, signal: AbortSignal | undefined, what: string, url: URL | string, timeoutMs?: number): Error;
 // parseDotenv
 export declare function parseDotenv(text: string, env?: NodeJS.ProcessEnv): Record<string, string>;
+// raceSignal
+export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSignal, what: string, timeoutMs?: number): Promise<T>;
+// readBodyCapped
+export declare function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array>;
 // resolveLimits
 export declare function resolveLimits(partial: Partial<Limits> | undefined): Limits;
+// ResponseBody
+export interface ResponseBody extends AsyncIterable<Uint8Array> {
+    destroy(error?: Error): unknown;
+    arrayBuffer?(): Promise<ArrayBuffer>;
+    on?(event: 'error', listener: (error: Error) => void): unknown;
+}
+// RoutingDispatcher
+export declare class RoutingDispatcher extends Dispatcher {
+    #private;
+    constructor(options?: RoutingDispatcherOptions);
+    get proxied(): boolean;
+    dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
+    close(): Promise<void>;
+    close(callback: () => void): void;
+    destroy(): Promise<void>;
+    destroy(err: Error | null): Promise<void>;
+    destroy(callback: () => void): void;
+    destroy(err: Error | null, callback: () => void): void;
+}
+// RoutingDispatcherOptions
+export interface RoutingDispatcherOptions {
+    env?: NodeJS.ProcessEnv;
+    connect?: buildConnector.BuildOptions;
+    lookup?: LookupFunction;
+    remote?: boolean;
+    connections?: number;
+}
 // sanitizeManualName
 export declare function sanitizeManualName(name: string): string;
+// settleError
+export declare function settleError(error: unknown, signal: AbortSignal, what: string, timeoutMs?: number): unknown;
+// StreamedHttpResponse
+export interface StreamedHttpResponse extends HttpExchangeResponse {
+    body: ResponseBody;
+}
+// StreamExchangeOptions
+export interface StreamExchangeOptions extends HttpExchangeOptions {
+    mode: 'stream';
+}
+// throwIfAborted
+export declare function throwIfAborted(signal: AbortSignal, what: string, timeoutMs?: number): void;
+// TimeoutScope
+export interface TimeoutScope {
+    readonly signal: AbortSignal;
+    clearTimer(): void;
+    dispose(): void;
+}
 // UtcpClientBase
 export declare class UtcpClientBase {
     #private;
@@ -1308,3 +1485,5 @@ export declare class UtcpClientBase {
     onClose(hook: () => void | Promise<void>): () => void;
     get closed(): boolean;
 }
+// withTimeout
+export declare function withTimeout(signal: AbortSignal, timeoutMs: number | null | undefined, what: string): TimeoutScope;
