@@ -48,7 +48,8 @@ function finalise(raw: string, httpSpecUrl: URL | undefined, what: string): Base
 /** A relative server URL with no spec URL: `${BASE_URL}` + the server's path (made absolute). */
 function bindToVariable(raw: string, what: string): BaseUrlResult {
   const trimmed = raw.trim();
-  if (trimmed.startsWith('//')) return { reason: `scheme-relative ${what} ${JSON.stringify(raw)} and no http(s) spec URL; set base_url` };
+  // Scheme-relative (`//api.example.com/v1`): the host is known; https, as for token URLs.
+  if (trimmed.startsWith('//')) return finalise(`https:${trimmed}`, undefined, what);
   let path = trimmed.replace(/^\.\//, '').replace(/[?#].*$/, '');
   if (!path.startsWith('/')) path = `/${path}`;
   path = path.replace(/\/+$/, '');
