@@ -23,8 +23,18 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
   const rounds = options.quick ? 30 : 150;
   const client = await UtcpClient.create();
   await client.registerManual({
-    name: 'bench', call_template_type: 'text', allowed_communication_protocols: ['cli'],
-    content: JSON.stringify({ tools: [{ name: 'echo', inputs: { type: 'object', properties: { text: { type: 'string' } } }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo UTCP_ARG_text_UTCP_END' }] } }] }),
+    name: 'bench',
+    call_template_type: 'text',
+    allowed_communication_protocols: ['cli'],
+    content: JSON.stringify({
+      tools: [
+        {
+          name: 'echo',
+          inputs: { type: 'object', properties: { text: { type: 'string' } } },
+          tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo UTCP_ARG_text_UTCP_END' }] },
+        },
+      ],
+    }),
   });
   const samples: Record<string, number[]> = { 'child_process.spawn': [], 'utcp-kit': [] };
   const subjects: Record<string, () => Promise<unknown>> = {
@@ -42,7 +52,15 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
   await client.close();
   const rows: Row[] = Object.entries(samples).map(([subject, s]) => {
     const st = stats(s);
-    return { suite: 'cli', case: 'CLI tool call', subject, unit: 'ms' as const, value: st.median, p90: st.p90, rounds: st.rounds };
+    return {
+      suite: 'cli',
+      case: 'CLI tool call',
+      subject,
+      unit: 'ms' as const,
+      value: st.median,
+      p90: st.p90,
+      rounds: st.rounds,
+    };
   });
   const ours = rows.find((r) => r.subject === 'utcp-kit')!;
   ours.vs = 'child_process.spawn';
@@ -54,7 +72,12 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
 function importOnce(specifier: string): Promise<number> {
   const code = `const t=performance.now();await import(${JSON.stringify(specifier)});process.stdout.write(String(performance.now()-t))`;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', code], { cwd: fileURLToPath(new URL('..', import.meta.url)) }, (err, stdout) => (err ? reject(err) : resolve(Number(stdout))));
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', code],
+      { cwd: fileURLToPath(new URL('..', import.meta.url)) },
+      (err, stdout) => (err ? reject(err) : resolve(Number(stdout))),
+    );
   });
 }
 
@@ -66,14 +89,35 @@ export async function benchImport(options: { quick?: boolean } = {}): Promise<Ro
     'utcp-kit/agent': new URL('../dist/agent/index.js', import.meta.url).href,
   };
   const samples: Record<string, number[]> = { 'utcp-kit': [], '@utcp/sdk': [], 'utcp-kit/agent': [] };
-  for (let i = 0; i < rounds; i++) for (const [name, spec] of Object.entries(subjects)) samples[name].push(await importOnce(spec));
+  for (let i = 0; i < rounds; i++)
+    for (const [name, spec] of Object.entries(subjects)) samples[name].push(await importOnce(spec));
   const rows: Row[] = Object.entries(samples).map(([subject, s]) => {
     const st = stats(s);
-    return { suite: 'import', case: subject === 'utcp-kit/agent' ? 'agent entry import time' : 'package import time', subject, unit: 'ms' as const, value: st.median, p90: st.p90, rounds: st.rounds };
+    return {
+      suite: 'import',
+      case: subject === 'utcp-kit/agent' ? 'agent entry import time' : 'package import time',
+      subject,
+      unit: 'ms' as const,
+      value: st.median,
+      p90: st.p90,
+      rounds: st.rounds,
+    };
   });
   const [ours, sdk, agent] = rows;
-  Object.assign(ours, { vs: '@utcp/sdk', ratio: sdk.value / ours.value, target: '< 100 ms', met: ours.value < 100, note: 'fresh node process; time of `await import()` only' });
+  Object.assign(ours, {
+    vs: '@utcp/sdk',
+    ratio: sdk.value / ours.value,
+    target: '< 100 ms',
+    met: ours.value < 100,
+    note: 'fresh node process; time of `await import()` only',
+  });
   // The agent entry loads the root entry too; undici and the MCP SDK load on first use, not at import.
-  Object.assign(agent, { vs: 'utcp-kit', ratio: ours.value / agent.value, target: '< 150 ms', met: agent.value < 150, note: 'fresh node process; `await import("utcp-kit/agent")`, root included' });
+  Object.assign(agent, {
+    vs: 'utcp-kit',
+    ratio: ours.value / agent.value,
+    target: '< 150 ms',
+    met: agent.value < 150,
+    note: 'fresh node process; `await import("utcp-kit/agent")`, root included',
+  });
   return rows;
 }

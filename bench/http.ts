@@ -13,12 +13,20 @@ import { fmt, stats, type Row } from './lib.js';
 async function startServer() {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures-server.mjs', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures-server.mjs', import.meta.url))], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const base = await new Promise<string>((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve(String(d).trim()));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
-  return { base, close: async () => { child.stdin!.end(); await new Promise((r) => child.once('exit', r)); } };
+  return {
+    base,
+    close: async () => {
+      child.stdin!.end();
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
 }
 
 type Call = () => Promise<unknown>;
@@ -27,7 +35,13 @@ type Call = () => Promise<unknown>;
  * Sequential latency and concurrency-16 throughput for several subjects, interleaved in blocks
  * (A B C A B C ...) so that warm-up, thermal and neighbour noise hit every subject alike.
  */
-async function profileInterleaved(subjects: Record<string, Call>, blocks: number, callsPerBlock: number, concurrency: number, totalPerBlock: number) {
+async function profileInterleaved(
+  subjects: Record<string, Call>,
+  blocks: number,
+  callsPerBlock: number,
+  concurrency: number,
+  totalPerBlock: number,
+) {
   const latency: Record<string, number[]> = {};
   const throughput: Record<string, number[]> = {};
   for (const [name, call] of Object.entries(subjects)) {
@@ -44,9 +58,11 @@ async function profileInterleaved(subjects: Record<string, Call>, blocks: number
       }
       let next = 0;
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (next++ < totalPerBlock) await call();
-      }));
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next++ < totalPerBlock) await call();
+        }),
+      );
       throughput[name].push(totalPerBlock / ((performance.now() - t0) / 1000));
     }
   }
@@ -69,13 +85,19 @@ export async function benchHttp(options: { quick?: boolean } = {}): Promise<Row[
     const reg = await client.registerManual({ name: 'bench', call_template_type: 'http', url: `${server.base}/utcp` });
     if (!reg.success) throw new Error(reg.errors.join());
     const official = await sdk.UtcpClient.create(process.cwd(), {} as never);
-    const r = await official.registerManual({ name: 'bench', call_template_type: 'http', url: `${server.base}/utcp`, http_method: 'GET' } as never);
+    const r = await official.registerManual({
+      name: 'bench',
+      call_template_type: 'http',
+      url: `${server.base}/utcp`,
+      http_method: 'GET',
+    } as never);
     if (!r.success) throw new Error(r.errors.join());
     const blocks = options.quick ? 3 : 8;
     const { latency, throughput } = await profileInterleaved(
       {
         // The floor: undici.request on a keep-alive agent, parsing the JSON body.
-        'undici.request': async () => (await request(`${server.base}/weather?city=paris`, { dispatcher: agent })).body.json(),
+        'undici.request': async () =>
+          (await request(`${server.base}/weather?city=paris`, { dispatcher: agent })).body.json(),
         'utcp-kit': () => client.callTool('bench.weather', { city: 'paris' }),
         '@utcp/sdk': () => official.callTool('bench.weather', { city: 'paris' }),
       },
@@ -87,9 +109,31 @@ export async function benchHttp(options: { quick?: boolean } = {}): Promise<Row[
     for (const subject of Object.keys(latency)) {
       const l = stats(latency[subject]);
       const t = stats(throughput[subject]);
-      const note = subject === '@utcp/sdk' ? 'console output silenced' : subject === 'utcp-kit' ? 'argument validation on' : undefined;
-      rows.push({ suite: 'http', case: 'sequential call latency', subject, unit: 'ms', value: l.median, p90: l.p90, rounds: l.rounds, note });
-      rows.push({ suite: 'http', case: 'throughput at concurrency 16', subject, unit: 'ops/s', value: t.median, rounds: t.rounds, note });
+      const note =
+        subject === '@utcp/sdk'
+          ? 'console output silenced'
+          : subject === 'utcp-kit'
+            ? 'argument validation on'
+            : undefined;
+      rows.push({
+        suite: 'http',
+        case: 'sequential call latency',
+        subject,
+        unit: 'ms',
+        value: l.median,
+        p90: l.p90,
+        rounds: l.rounds,
+        note,
+      });
+      rows.push({
+        suite: 'http',
+        case: 'throughput at concurrency 16',
+        subject,
+        unit: 'ops/s',
+        value: t.median,
+        rounds: t.rounds,
+        note,
+      });
     }
   } finally {
     console.log = log;
@@ -102,7 +146,11 @@ export async function benchHttp(options: { quick?: boolean } = {}): Promise<Row[
   lat.vs = 'undici.request';
   const overhead = lat.value / get('undici.request', 'sequential call latency').value;
   lat.ratio = 1 / overhead;
-  Object.assign(lat, { target: 'overhead within 15% of raw undici', met: overhead <= 1.15, note: `${((overhead - 1) * 100).toFixed(1)}% over raw undici. Per call utcp-kit validates the arguments, applies the URL policy and header checks, arms an abort signal and a timeout (undici's own signal handling alone costs ~20 µs here) and maps the response; on a ${(get('undici.request', 'sequential call latency').value * 1000).toFixed(0)} µs loopback round trip that shows, on a real network (≥ 1 ms) it is under ${Math.max(1, Math.ceil(((lat.value - get('undici.request', 'sequential call latency').value) / 1) * 100))}%` });
+  Object.assign(lat, {
+    target: 'overhead within 15% of raw undici',
+    met: overhead <= 1.15,
+    note: `${((overhead - 1) * 100).toFixed(1)}% over raw undici. Per call utcp-kit validates the arguments, applies the URL policy and header checks, arms an abort signal and a timeout (undici's own signal handling alone costs ~20 µs here) and maps the response; on a ${(get('undici.request', 'sequential call latency').value * 1000).toFixed(0)} µs loopback round trip that shows, on a real network (≥ 1 ms) it is under ${Math.max(1, Math.ceil(((lat.value - get('undici.request', 'sequential call latency').value) / 1) * 100))}%`,
+  });
   const thr = get('utcp-kit', 'throughput at concurrency 16');
   thr.vs = '@utcp/sdk';
   thr.ratio = thr.value / get('@utcp/sdk', 'throughput at concurrency 16').value;
@@ -114,6 +162,8 @@ export async function benchHttp(options: { quick?: boolean } = {}): Promise<Row[
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const r of await benchHttp({ quick: process.argv.includes('--quick') })) {
-    console.log(`${r.case.padEnd(30)} ${r.subject.padEnd(16)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio ? `  ratio ${r.ratio.toFixed(2)} vs ${r.vs}` : ''}${r.target ? `  [${r.met ? 'met' : 'MISSED'}: ${r.target}]` : ''}`);
+    console.log(
+      `${r.case.padEnd(30)} ${r.subject.padEnd(16)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio ? `  ratio ${r.ratio.toFixed(2)} vs ${r.vs}` : ''}${r.target ? `  [${r.met ? 'met' : 'MISSED'}: ${r.target}]` : ''}`,
+    );
   }
 }

@@ -21,7 +21,11 @@ export async function benchMcp(options: { quick?: boolean } = {}): Promise<Row[]
   await raw.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' }));
 
   const client = await UtcpClient.create();
-  const reg = await client.registerManual({ name: 'bench', call_template_type: 'mcp', config: { mcpServers: { everything: { command: process.execPath, args } } } });
+  const reg = await client.registerManual({
+    name: 'bench',
+    call_template_type: 'mcp',
+    config: { mcpServers: { everything: { command: process.execPath, args } } },
+  });
   if (!reg.success) throw new Error(reg.errors.join());
 
   const subjects: Record<string, () => Promise<unknown>> = {
@@ -44,11 +48,25 @@ export async function benchMcp(options: { quick?: boolean } = {}): Promise<Row[]
   await client.close();
   const rows: Row[] = Object.entries(samples).map(([subject, s]) => {
     const st = stats(s);
-    return { suite: 'mcp', case: 'MCP tool call (stdio)', subject, unit: 'ms' as const, value: st.median, p90: st.p90, rounds: st.rounds };
+    return {
+      suite: 'mcp',
+      case: 'MCP tool call (stdio)',
+      subject,
+      unit: 'ms' as const,
+      value: st.median,
+      p90: st.p90,
+      rounds: st.rounds,
+    };
   });
   const ours = rows.find((r) => r.subject === 'utcp-kit')!;
   const peer = rows.find((r) => r.subject !== 'utcp-kit')!;
   const overhead = ours.value / peer.value;
-  Object.assign(ours, { vs: peer.subject, ratio: 1 / overhead, target: 'within 10% of the raw SDK client', met: overhead <= 1.1, note: `${((overhead - 1) * 100).toFixed(1)}% over the raw SDK client (${((ours.value - peer.value) * 1000).toFixed(0)} µs): utcp-kit validates the arguments, looks up the session, wires abort and timeout, and maps the result (structuredContent, isError) on top of the same SDK request` });
+  Object.assign(ours, {
+    vs: peer.subject,
+    ratio: 1 / overhead,
+    target: 'within 10% of the raw SDK client',
+    met: overhead <= 1.1,
+    note: `${((overhead - 1) * 100).toFixed(1)}% over the raw SDK client (${((ours.value - peer.value) * 1000).toFixed(0)} µs): utcp-kit validates the arguments, looks up the session, wires abort and timeout, and maps the result (structuredContent, isError) on top of the same SDK request`,
+  });
   return rows;
 }

@@ -22,7 +22,15 @@ export async function benchOpenApiRows(options: { quick?: boolean } = {}): Promi
   // One ratio per peer: the official converter on the main row, samchon on the text row's twin.
   if (official) Object.assign(ours, { vs: official.subject, ratio: official.value / ours.value });
   if (samchon) {
-    rows.push({ ...ours, case: `${caseName} vs samchon`, vs: samchon.subject, ratio: samchon.value / ours.value, target: undefined, met: undefined, note: 'same measurement as the row above, compared with @samchon/openapi' });
+    rows.push({
+      ...ours,
+      case: `${caseName} vs samchon`,
+      vs: samchon.subject,
+      ratio: samchon.value / ours.value,
+      target: undefined,
+      met: undefined,
+      note: 'same measurement as the row above, compared with @samchon/openapi',
+    });
   }
   return rows;
 }

@@ -53,7 +53,11 @@ function defaultSpecPath(): string {
 }
 
 /** Times `run(input)` where each round gets a fresh input from `prepare()` (prepared untimed). */
-async function timed<I, R>(prepare: () => I, run: (input: I) => R | Promise<R>, rounds: number): Promise<{ stats: Stats; last: R }> {
+async function timed<I, R>(
+  prepare: () => I,
+  run: (input: I) => R | Promise<R>,
+  rounds: number,
+): Promise<{ stats: Stats; last: R }> {
   let last = await run(prepare()); // warm-up
   const samples: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -81,21 +85,55 @@ export async function benchOpenApi(options: BenchOpenApiOptions = {}): Promise<O
   const rows: OpenApiBenchRow[] = [];
 
   // utcp-kit never mutates its input, so it may share one parsed object across rounds.
-  const ours = await timed(() => spec, (doc) => convertOpenApiDocument(doc, { manualName: 'github', specUrl }), rounds);
-  rows.push({ subject: 'utcp-kit', what: 'parsed object → manual', stats: ours.stats, tools: ours.last.report.counts.tools, failed: ours.last.report.counts.skipped });
-  const oursText = await timed(() => text, (t) => convertOpenApiDocument(t, { manualName: 'github', specUrl }), rounds);
-  rows.push({ subject: 'utcp-kit', what: 'JSON text → manual (incl. parse)', stats: oursText.stats, tools: oursText.last.report.counts.tools });
+  const ours = await timed(
+    () => spec,
+    (doc) => convertOpenApiDocument(doc, { manualName: 'github', specUrl }),
+    rounds,
+  );
+  rows.push({
+    subject: 'utcp-kit',
+    what: 'parsed object → manual',
+    stats: ours.stats,
+    tools: ours.last.report.counts.tools,
+    failed: ours.last.report.counts.skipped,
+  });
+  const oursText = await timed(
+    () => text,
+    (t) => convertOpenApiDocument(t, { manualName: 'github', specUrl }),
+    rounds,
+  );
+  rows.push({
+    subject: 'utcp-kit',
+    what: 'JSON text → manual (incl. parse)',
+    stats: oursText.stats,
+    tools: oursText.last.report.counts.tools,
+  });
 
   if (!options.skipSamchon) {
     const { OpenApi, HttpLlm } = await import('@samchon/openapi');
     const s = await timed(parse, (doc) => HttpLlm.application({ document: OpenApi.convert(doc as never) }), rounds);
-    rows.push({ subject: '@samchon/openapi', what: 'parsed object → OpenApi.convert + HttpLlm.application', stats: s.stats, tools: s.last.functions.length, failed: s.last.errors.length });
+    rows.push({
+      subject: '@samchon/openapi',
+      what: 'parsed object → OpenApi.convert + HttpLlm.application',
+      stats: s.stats,
+      tools: s.last.functions.length,
+      failed: s.last.errors.length,
+    });
   }
 
   if (!options.skipOfficial) {
     const { OpenApiConverter } = await import('@utcp/http');
-    const o = await timed(parse, (doc) => new OpenApiConverter(doc, { specUrl, callTemplateName: 'github' }).convert(), officialRounds);
-    rows.push({ subject: '@utcp/http (official)', what: 'parsed object → OpenApiConverter.convert', stats: o.stats, tools: o.last.tools.length });
+    const o = await timed(
+      parse,
+      (doc) => new OpenApiConverter(doc, { specUrl, callTemplateName: 'github' }).convert(),
+      officialRounds,
+    );
+    rows.push({
+      subject: '@utcp/http (official)',
+      what: 'parsed object → OpenApiConverter.convert',
+      stats: o.stats,
+      tools: o.last.tools.length,
+    });
   }
 
   const median = (subject: string) => rows.find((r) => r.subject === subject)?.stats.median;
@@ -106,7 +144,10 @@ export async function benchOpenApi(options: BenchOpenApiOptions = {}): Promise<O
     machine: machine(),
     spec: { file, bytes: Buffer.byteLength(text), operations },
     rows,
-    speedup: { official: official !== undefined ? official / base : undefined, samchon: samchon !== undefined ? samchon / base : undefined },
+    speedup: {
+      official: official !== undefined ? official / base : undefined,
+      samchon: samchon !== undefined ? samchon / base : undefined,
+    },
   };
 }
 

@@ -14,7 +14,13 @@ import { startPostgres } from '../test/helpers/postgres-server.js';
 import { fmt, stats, type Row } from './lib.js';
 import { syntheticManual } from './search.js';
 
-const QUERIES = ['create a refund for this customer payment', 'list open pull request reviews', 'weather forecast', 'export invoice report', 'delete the cache queue topic'];
+const QUERIES = [
+  'create a refund for this customer payment',
+  'list open pull request reviews',
+  'weather forecast',
+  'export invoice report',
+  'delete the cache queue topic',
+];
 
 function manualOf(n: number, prefix: string): UtcpManual {
   const m = syntheticManual(n) as unknown as UtcpManual;
@@ -22,7 +28,14 @@ function manualOf(n: number, prefix: string): UtcpManual {
   return m;
 }
 
-async function measureRepo(subject: string, make: () => Promise<ToolRepository & { close?(): Promise<void> }>, n: number, rounds: number, rows: Row[], note?: string) {
+async function measureRepo(
+  subject: string,
+  make: () => Promise<ToolRepository & { close?(): Promise<void> }>,
+  n: number,
+  rounds: number,
+  rows: Row[],
+  note?: string,
+) {
   const repo = await make();
   try {
     await repo.open?.();
@@ -35,7 +48,16 @@ async function measureRepo(subject: string, make: () => Promise<ToolRepository &
       reg.push(performance.now() - t0);
     }
     const r = stats(reg);
-    rows.push({ suite: 'postgres', case: `register ${n} tools (saveManual)`, subject, unit: 'ms', value: r.median, p90: r.p90, rounds: r.rounds, note });
+    rows.push({
+      suite: 'postgres',
+      case: `register ${n} tools (saveManual)`,
+      subject,
+      unit: 'ms',
+      value: r.median,
+      p90: r.p90,
+      rounds: r.rounds,
+      note,
+    });
     const samples: number[] = [];
     for (let i = 0; i < rounds; i++) {
       for (const q of QUERIES) {
@@ -46,7 +68,16 @@ async function measureRepo(subject: string, make: () => Promise<ToolRepository &
       }
     }
     const s = stats(samples);
-    rows.push({ suite: 'postgres', case: `search p50, ${n} tools, limit 10`, subject, unit: 'ms', value: s.median, p90: s.p90, rounds: s.rounds, note });
+    rows.push({
+      suite: 'postgres',
+      case: `search p50, ${n} tools, limit 10`,
+      subject,
+      unit: 'ms',
+      value: s.median,
+      p90: s.p90,
+      rounds: s.rounds,
+      note,
+    });
   } finally {
     await repo.close?.();
   }
@@ -57,16 +88,33 @@ export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[
   // Each row is printed as soon as it is measured (a 100k-tool run takes minutes).
   const push = rows.push.bind(rows);
   rows.push = (...r: Row[]) => {
-    for (const x of r) process.stderr.write(`  ${x.case} | ${x.subject} | ${fmt(x.value)} ${x.unit}${x.p90 !== undefined ? ` (p90 ${fmt(x.p90)})` : ''}\n`);
+    for (const x of r)
+      process.stderr.write(
+        `  ${x.case} | ${x.subject} | ${fmt(x.value)} ${x.unit}${x.p90 !== undefined ? ` (p90 ${fmt(x.p90)})` : ''}\n`,
+      );
     return push(...r);
   };
   const n = 100_000;
   const rounds = quick ? 3 : 10;
   await measureRepo('in-memory (BM25)', async () => new InMemoryToolRepository(new Bm25Search()), n, rounds, rows);
-  await measureRepo('PGlite (in-process)', async () => new PostgresToolRepository({ pglite: {}, listen: false }), n, rounds, rows, 'in-memory PGlite; first start not included');
+  await measureRepo(
+    'PGlite (in-process)',
+    async () => new PostgresToolRepository({ pglite: {}, listen: false }),
+    n,
+    rounds,
+    rows,
+    'in-memory PGlite; first start not included',
+  );
   const server = await startPostgres({ fsync: true });
   try {
-    await measureRepo('PostgreSQL 127.0.0.1', async () => new PostgresToolRepository({ connectionString: server.url, schema: 'b100k', listen: false }), n, rounds, rows, 'local server, default settings (fsync on)');
+    await measureRepo(
+      'PostgreSQL 127.0.0.1',
+      async () => new PostgresToolRepository({ connectionString: server.url, schema: 'b100k', listen: false }),
+      n,
+      rounds,
+      rows,
+      'local server, default settings (fsync on)',
+    );
 
     // Bulk insert of 10,000 tools: the issue's target is well under a second.
     const repo = new PostgresToolRepository({ connectionString: server.url, schema: 'b10k', listen: false });
@@ -80,7 +128,17 @@ export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[
     }
     await repo.close();
     const s = stats(samples);
-    rows.push({ suite: 'postgres', case: 'register 10000 tools (saveManual)', subject: 'PostgreSQL 127.0.0.1', unit: 'ms', value: s.median, p90: s.p90, rounds: s.rounds, target: '< 1000 ms', met: s.median < 1000 });
+    rows.push({
+      suite: 'postgres',
+      case: 'register 10000 tools (saveManual)',
+      subject: 'PostgreSQL 127.0.0.1',
+      unit: 'ms',
+      value: s.median,
+      p90: s.p90,
+      rounds: s.rounds,
+      target: '< 1000 ms',
+      met: s.median < 1000,
+    });
 
     // A second repository sees a registration: from saveManual's commit to its NOTIFY event and a search that finds the tool.
     const a = new PostgresToolRepository({ connectionString: server.url, schema: 'bshare' });
@@ -109,7 +167,17 @@ export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[
     await a.close();
     await b.close();
     const l = stats(lat);
-    rows.push({ suite: 'postgres', case: 'other client: commit → event → search', subject: 'PostgreSQL 127.0.0.1', unit: 'ms', value: l.median, p90: l.p90, rounds: l.rounds, target: '< 1000 ms', met: l.median < 1000 });
+    rows.push({
+      suite: 'postgres',
+      case: 'other client: commit → event → search',
+      subject: 'PostgreSQL 127.0.0.1',
+      unit: 'ms',
+      value: l.median,
+      p90: l.p90,
+      rounds: l.rounds,
+      target: '< 1000 ms',
+      met: l.median < 1000,
+    });
   } finally {
     await server.stop();
   }
@@ -119,5 +187,8 @@ export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const rows = await benchPostgres({ quick: process.argv.includes('--quick') });
   console.log('| case | subject | median | p90 | rounds | note |\n| --- | --- | ---: | ---: | ---: | --- |');
-  for (const r of rows) console.log(`| ${r.case} | ${r.subject} | ${fmt(r.value)} ${r.unit} | ${r.p90 !== undefined ? fmt(r.p90) + ' ' + r.unit : ''} | ${r.rounds ?? ''} | ${[r.target ? `target ${r.target}: ${r.met ? 'met' : 'missed'}` : '', r.note ?? ''].filter(Boolean).join('; ')} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.case} | ${r.subject} | ${fmt(r.value)} ${r.unit} | ${r.p90 !== undefined ? fmt(r.p90) + ' ' + r.unit : ''} | ${r.rounds ?? ''} | ${[r.target ? `target ${r.target}: ${r.met ? 'met' : 'missed'}` : '', r.note ?? ''].filter(Boolean).join('; ')} |`,
+    );
 }

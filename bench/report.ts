@@ -59,12 +59,20 @@ export function renderMarkdown(results: { machine: Record<string, unknown>; rows
   for (const r of results.rows) {
     const ratio = r.ratio !== undefined ? `${r.ratio >= 10 ? r.ratio.toFixed(0) : r.ratio.toFixed(2)} vs ${r.vs}` : '';
     const target = r.target ? `${r.met ? '✅' : '❌'} ${r.target}` : '';
-    lines.push(`| ${r.suite} | ${r.case} | ${r.subject} | ${fmt(r.value)} ${r.unit} | ${r.p90 !== undefined ? fmt(r.p90) : ''} | ${r.rounds ?? ''} | ${ratio} | ${target} | ${r.note ?? ''} |`);
+    lines.push(
+      `| ${r.suite} | ${r.case} | ${r.subject} | ${fmt(r.value)} ${r.unit} | ${r.p90 !== undefined ? fmt(r.p90) : ''} | ${r.rounds ?? ''} | ${ratio} | ${target} | ${r.note ?? ''} |`,
+    );
   }
   const missed = results.rows.filter((r) => r.target && !r.met);
   lines.push('', '## Targets', '');
   if (missed.length === 0) lines.push('Every target was met in this run.');
-  else for (const r of missed) lines.push(`- **Missed:** ${r.case} (${r.target}): ${fmt(r.value)} ${r.unit}. ${r.note ?? ''}`);
-  lines.push('', '`Ratio` is always how many times better utcp-kit did than the named peer in the same run: peer ÷ ours for times and memory, ours ÷ peer for throughput. Below 1 means the peer was better.', '');
+  else
+    for (const r of missed)
+      lines.push(`- **Missed:** ${r.case} (${r.target}): ${fmt(r.value)} ${r.unit}. ${r.note ?? ''}`);
+  lines.push(
+    '',
+    '`Ratio` is always how many times better utcp-kit did than the named peer in the same run: peer ÷ ours for times and memory, ours ÷ peer for throughput. Below 1 means the peer was better.',
+    '',
+  );
   return lines.join('\n');
 }

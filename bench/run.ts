@@ -9,7 +9,10 @@ import { fmt, machine, type Row } from './lib.js';
 import { renderChart, renderMarkdown } from './report.js';
 
 const quick = process.argv.includes('--quick');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 
 /** Suite name → [module, exported function]. Modules load one at a time, so one suite's imports never skew another. */
 const suites: Record<string, [string, string]> = {
@@ -28,10 +31,16 @@ for (const [name, [file, fn]] of Object.entries(suites)) {
   if (only && !only.includes(name)) continue;
   process.stderr.write(`• ${name}…\n`);
   try {
-    const mod = (await import(new URL(file, import.meta.url).href)) as Record<string, (o: { quick: boolean }) => Promise<Row[]>>;
+    const mod = (await import(new URL(file, import.meta.url).href)) as Record<
+      string,
+      (o: { quick: boolean }) => Promise<Row[]>
+    >;
     const got = await mod[fn]({ quick });
     rows.push(...got);
-    for (const r of got) process.stderr.write(`  ${r.case.padEnd(30)} ${r.subject.padEnd(22)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio !== undefined ? `  ${r.ratio.toFixed(2)}× vs ${r.vs}` : ''}${r.target ? `  ${r.met ? 'met' : 'MISSED'}: ${r.target}` : ''}\n`);
+    for (const r of got)
+      process.stderr.write(
+        `  ${r.case.padEnd(30)} ${r.subject.padEnd(22)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio !== undefined ? `  ${r.ratio.toFixed(2)}× vs ${r.vs}` : ''}${r.target ? `  ${r.met ? 'met' : 'MISSED'}: ${r.target}` : ''}\n`,
+      );
   } catch (error) {
     failures.push(`${name}: ${(error as Error).message}`);
     process.stderr.write(`  failed: ${(error as Error).stack}\n`);
@@ -44,8 +53,14 @@ mkdirSync(`${root}bench/results`, { recursive: true });
 mkdirSync(`${root}docs`, { recursive: true });
 writeFileSync(`${root}bench/results/latest.json`, JSON.stringify(results, null, 2) + '\n');
 if (!only) {
-  writeFileSync(`${root}docs/benchmarks.md`, renderMarkdown(results) + (failures.length ? `\n## Suites that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : ''));
+  writeFileSync(
+    `${root}docs/benchmarks.md`,
+    renderMarkdown(results) +
+      (failures.length ? `\n## Suites that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : ''),
+  );
   writeFileSync(`${root}docs/benchmarks.svg`, renderChart(rows));
 }
-process.stderr.write(`\nWrote bench/results/latest.json${only ? '' : ', docs/benchmarks.md and docs/benchmarks.svg'}\n`);
+process.stderr.write(
+  `\nWrote bench/results/latest.json${only ? '' : ', docs/benchmarks.md and docs/benchmarks.svg'}\n`,
+);
 if (failures.length) process.exitCode = 1;

@@ -10,7 +10,10 @@ import { kit } from './kit.js';
 const { UtcpClient } = kit;
 import { fmt, measure, type Row } from './lib.js';
 
-const WORDS = 'account order invoice customer payment refund shipment product catalog inventory warehouse user profile email message calendar event weather forecast repository issue pull request branch commit file folder document report chart metric alert incident deploy build test release tag label comment review search index query cache queue topic stream'.split(' ');
+const WORDS =
+  'account order invoice customer payment refund shipment product catalog inventory warehouse user profile email message calendar event weather forecast repository issue pull request branch commit file folder document report chart metric alert incident deploy build test release tag label comment review search index query cache queue topic stream'.split(
+    ' ',
+  );
 const VERBS = ['get', 'list', 'create', 'update', 'delete', 'search', 'send', 'archive', 'export', 'import'];
 
 export function syntheticManual(n: number) {
@@ -25,13 +28,23 @@ export function syntheticManual(n: number) {
       tags: [a, b],
       inputs: { type: 'object', properties: { id: { type: 'string' }, limit: { type: 'integer' } }, required: ['id'] },
       outputs: { type: 'object' },
-      tool_call_template: { call_template_type: 'http', url: `https://api.example.com/${a}/${b}/{id}`, http_method: 'GET' },
+      tool_call_template: {
+        call_template_type: 'http',
+        url: `https://api.example.com/${a}/${b}/{id}`,
+        http_method: 'GET',
+      },
     });
   }
   return { utcp_version: '1.0.1', manual_version: '1.0.0', tools };
 }
 
-const QUERIES = ['create a refund for this customer payment', 'list open pull request reviews', 'weather forecast', 'export invoice report', 'delete the cache queue topic'];
+const QUERIES = [
+  'create a refund for this customer payment',
+  'list open pull request reviews',
+  'weather forecast',
+  'export invoice report',
+  'delete the cache queue topic',
+];
 
 async function serveManual(body: string) {
   const server = createServer((_req, res) => {
@@ -39,18 +52,35 @@ async function serveManual(body: string) {
     res.end(body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/manual`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/manual`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 async function ours(n: number, rows: Row[], rounds: number) {
   const content = JSON.stringify(syntheticManual(n));
   const reg = await measure(async () => {
     const c = await UtcpClient.create();
-    const r = await c.registerManual({ name: 'bench', call_template_type: 'text', content, allowed_communication_protocols: ['http'] });
+    const r = await c.registerManual({
+      name: 'bench',
+      call_template_type: 'text',
+      content,
+      allowed_communication_protocols: ['http'],
+    });
     if (!r.success || r.manual.tools.length !== n) throw new Error('registration failed: ' + r.errors.join());
     await c.close();
   }, rounds);
-  rows.push({ suite: 'search', case: `register ${n} tools (text manual)`, subject: 'utcp-kit', unit: 'ms', value: reg.median, p90: reg.p90, rounds: reg.rounds, note: 'no network: validation, normalisation and indexing only' });
+  rows.push({
+    suite: 'search',
+    case: `register ${n} tools (text manual)`,
+    subject: 'utcp-kit',
+    unit: 'ms',
+    value: reg.median,
+    p90: reg.p90,
+    rounds: reg.rounds,
+    note: 'no network: validation, normalisation and indexing only',
+  });
   if (n <= 10_000) {
     // The same path the official SDK is measured on: an http manual fetched from a local server.
     const server = await serveManual(content);
@@ -61,16 +91,38 @@ async function ours(n: number, rows: Row[], rounds: number) {
         if (!r.success || r.manual.tools.length !== n) throw new Error('registration failed: ' + r.errors.join());
         await c.close();
       }, rounds);
-      rows.push({ suite: 'search', case: `register ${n} tools`, subject: 'utcp-kit', unit: 'ms', value: viaHttp.median, p90: viaHttp.p90, rounds: viaHttp.rounds, note: 'via a local HTTP server' });
+      rows.push({
+        suite: 'search',
+        case: `register ${n} tools`,
+        subject: 'utcp-kit',
+        unit: 'ms',
+        value: viaHttp.median,
+        p90: viaHttp.p90,
+        rounds: viaHttp.rounds,
+        note: 'via a local HTTP server',
+      });
     } finally {
       await server.close();
     }
   }
   const client = await UtcpClient.create();
-  await client.registerManual({ name: 'bench', call_template_type: 'text', content, allowed_communication_protocols: ['http'] });
+  await client.registerManual({
+    name: 'bench',
+    call_template_type: 'text',
+    content,
+    allowed_communication_protocols: ['http'],
+  });
   let qi = 0;
   const s = await measure(() => client.searchTools(QUERIES[qi++ % QUERIES.length], 10), n >= 100_000 ? 50 : 200, 20);
-  rows.push({ suite: 'search', case: `search ${n} tools`, subject: 'utcp-kit', unit: 'ms', value: s.median, p90: s.p90, rounds: s.rounds });
+  rows.push({
+    suite: 'search',
+    case: `search ${n} tools`,
+    subject: 'utcp-kit',
+    unit: 'ms',
+    value: s.median,
+    p90: s.p90,
+    rounds: s.rounds,
+  });
   await client.close();
 }
 
@@ -83,12 +135,29 @@ async function official(n: number, rows: Row[], rounds: number, maxRegisterN: nu
     const server = await serveManual(JSON.stringify(manual));
     try {
       let i = 0;
-      const reg = await measure(async () => {
-        const c = await sdk.UtcpClient.create(process.cwd(), {} as never);
-        const r = await c.registerManual({ name: `bench${i++}`, call_template_type: 'http', url: server.url, http_method: 'GET' } as never);
-        if (!r.success) throw new Error('official registration failed: ' + r.errors.join());
-      }, Math.min(rounds, n >= 10_000 ? 2 : rounds), 0);
-      rows.push({ suite: 'search', case: `register ${n} tools`, subject: '@utcp/sdk', unit: 'ms', value: reg.median, rounds: reg.rounds, note: 'via a local HTTP server' });
+      const reg = await measure(
+        async () => {
+          const c = await sdk.UtcpClient.create(process.cwd(), {} as never);
+          const r = await c.registerManual({
+            name: `bench${i++}`,
+            call_template_type: 'http',
+            url: server.url,
+            http_method: 'GET',
+          } as never);
+          if (!r.success) throw new Error('official registration failed: ' + r.errors.join());
+        },
+        Math.min(rounds, n >= 10_000 ? 2 : rounds),
+        0,
+      );
+      rows.push({
+        suite: 'search',
+        case: `register ${n} tools`,
+        subject: '@utcp/sdk',
+        unit: 'ms',
+        value: reg.median,
+        rounds: reg.rounds,
+        note: 'via a local HTTP server',
+      });
     } finally {
       await server.close();
     }
@@ -96,11 +165,30 @@ async function official(n: number, rows: Row[], rounds: number, maxRegisterN: nu
   // Search through the official repository + strategy (what its client.searchTools runs).
   const repo = new sdk.InMemConcurrentToolRepository();
   const tools = manual.tools.map((t) => ({ ...t, name: `bench.${t.name}`, average_response_size: undefined }));
-  await repo.saveManual({ name: 'bench', call_template_type: 'http', url: 'https://x' } as never, { utcp_version: '1.0.1', manual_version: '1.0.0', tools } as never);
-  const strategy = new sdk.TagSearchStrategy({ tool_search_strategy_type: 'tag_and_description_word_match', description_weight: 1, tag_weight: 3 } as never);
+  await repo.saveManual(
+    { name: 'bench', call_template_type: 'http', url: 'https://x' } as never,
+    { utcp_version: '1.0.1', manual_version: '1.0.0', tools } as never,
+  );
+  const strategy = new sdk.TagSearchStrategy({
+    tool_search_strategy_type: 'tag_and_description_word_match',
+    description_weight: 1,
+    tag_weight: 3,
+  } as never);
   let qi = 0;
-  const s = await measure(() => strategy.searchTools(repo, QUERIES[qi++ % QUERIES.length], 10), n >= 100_000 ? 3 : n >= 10_000 ? 10 : 50, 1);
-  rows.push({ suite: 'search', case: `search ${n} tools`, subject: '@utcp/sdk', unit: 'ms', value: s.median, p90: s.p90, rounds: s.rounds });
+  const s = await measure(
+    () => strategy.searchTools(repo, QUERIES[qi++ % QUERIES.length], 10),
+    n >= 100_000 ? 3 : n >= 10_000 ? 10 : 50,
+    1,
+  );
+  rows.push({
+    suite: 'search',
+    case: `search ${n} tools`,
+    subject: '@utcp/sdk',
+    unit: 'ms',
+    value: s.median,
+    p90: s.p90,
+    rounds: s.rounds,
+  });
 }
 
 function heapMB() {
@@ -112,18 +200,44 @@ async function memory(rows: Row[]) {
   const content = JSON.stringify(syntheticManual(10_000));
   const before = heapMB();
   const client = await UtcpClient.create();
-  await client.registerManual({ name: 'bench', call_template_type: 'text', content, allowed_communication_protocols: ['http'] });
+  await client.registerManual({
+    name: 'bench',
+    call_template_type: 'text',
+    content,
+    allowed_communication_protocols: ['http'],
+  });
   await client.searchTools('warm the index', 1);
   const after = heapMB();
-  rows.push({ suite: 'search', case: 'heap per 10,000 tools', subject: 'utcp-kit', unit: 'MB', value: after - before, note: globalThis.gc ? undefined : 'run node with --expose-gc for exact figures' });
+  rows.push({
+    suite: 'search',
+    case: 'heap per 10,000 tools',
+    subject: 'utcp-kit',
+    unit: 'MB',
+    value: after - before,
+    note: globalThis.gc ? undefined : 'run node with --expose-gc for exact figures',
+  });
   await client.close();
   const sdk = await import('@utcp/sdk');
   const manual = syntheticManual(10_000);
   const b2 = heapMB();
   const repo = new sdk.InMemConcurrentToolRepository();
-  await repo.saveManual({ name: 'bench', call_template_type: 'http', url: 'https://x' } as never, { utcp_version: '1', manual_version: '1', tools: manual.tools.map((t) => ({ ...t, name: `bench.${t.name}` })) } as never);
+  await repo.saveManual(
+    { name: 'bench', call_template_type: 'http', url: 'https://x' } as never,
+    {
+      utcp_version: '1',
+      manual_version: '1',
+      tools: manual.tools.map((t) => ({ ...t, name: `bench.${t.name}` })),
+    } as never,
+  );
   const a2 = heapMB();
-  rows.push({ suite: 'search', case: 'heap per 10,000 tools', subject: '@utcp/sdk', unit: 'MB', value: a2 - b2, note: 'repository only (no client)' });
+  rows.push({
+    suite: 'search',
+    case: 'heap per 10,000 tools',
+    subject: '@utcp/sdk',
+    unit: 'MB',
+    value: a2 - b2,
+    note: 'repository only (no client)',
+  });
   void repo;
 }
 
@@ -142,7 +256,8 @@ export async function benchSearch(options: { quick?: boolean } = {}): Promise<Ro
       r.vs = '@utcp/sdk';
       r.ratio = peer.value / r.value;
     }
-    if (r.case === 'search 10000 tools') Object.assign(r, { target: '< 1 ms median, ≥ 100× official', met: r.value < 1 && (r.ratio ?? 0) >= 100 });
+    if (r.case === 'search 10000 tools')
+      Object.assign(r, { target: '< 1 ms median, ≥ 100× official', met: r.value < 1 && (r.ratio ?? 0) >= 100 });
     if (r.case === 'search 100000 tools') Object.assign(r, { target: '< 5 ms median', met: r.value < 5 });
     if (r.case === 'register 10000 tools') Object.assign(r, { target: '< 150 ms', met: r.value < 150 });
   }
@@ -151,5 +266,8 @@ export async function benchSearch(options: { quick?: boolean } = {}): Promise<Ro
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = await benchSearch({ quick: process.argv.includes('--quick') });
-  for (const r of rows) console.log(`${r.case.padEnd(24)} ${r.subject.padEnd(10)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio ? `  (${r.ratio.toFixed(1)}× faster)` : ''}${r.target ? `  target ${r.target}: ${r.met ? 'met' : 'MISSED'}` : ''}`);
+  for (const r of rows)
+    console.log(
+      `${r.case.padEnd(24)} ${r.subject.padEnd(10)} ${fmt(r.value).padStart(10)} ${r.unit}${r.ratio ? `  (${r.ratio.toFixed(1)}× faster)` : ''}${r.target ? `  target ${r.target}: ${r.met ? 'met' : 'MISSED'}` : ''}`,
+    );
 }

@@ -5,7 +5,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const [name, ...rest] = process.argv.slice(2);
-const available = readdirSync(here, { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(join(here, d.name, 'main.ts'))).map((d) => d.name);
+const available = readdirSync(here, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join(here, d.name, 'main.ts')))
+  .map((d) => d.name);
 if (!name || !available.includes(name)) {
   console.error(`usage: npm run example -- <name> [args...]\navailable: ${available.join(', ')}`);
   process.exit(name ? 1 : 0);

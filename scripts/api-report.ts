@@ -14,7 +14,9 @@ export const REPORT_PATH = resolve(ROOT, 'docs/design/api-report.d.ts');
 
 /** `[subpath, d.ts path]` for every entry of package.json `exports` that has types. */
 export function entries(): [string, string][] {
-  const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types?: string }> };
+  const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { types?: string }>;
+  };
   return Object.entries(pkg.exports)
     .filter((e): e is [string, { types: string }] => typeof e[1] === 'object' && typeof e[1].types === 'string')
     .map(([subpath, target]) => [subpath, resolve(ROOT, target.types)]);
@@ -26,8 +28,20 @@ let cached: { key: string; program: ts.Program } | undefined;
 function createProgram(list: [string, string][]): ts.Program {
   const key = JSON.stringify(list);
   if (cached?.key !== key) {
-    const options = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, skipLibCheck: true, noEmit: true };
-    cached = { key, program: ts.createProgram(list.map(([, file]) => file), options) };
+    const options = {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      skipLibCheck: true,
+      noEmit: true,
+    };
+    cached = {
+      key,
+      program: ts.createProgram(
+        list.map(([, file]) => file),
+        options,
+      ),
+    };
   }
   return cached.program;
 }
@@ -35,7 +49,8 @@ function createProgram(list: [string, string][]): ts.Program {
 function declarationText(decl: ts.Declaration): string {
   let node: ts.Node = decl;
   // A variable's text lives on its statement (`declare const X: T;`).
-  if (ts.isVariableDeclaration(node) && node.parent && ts.isVariableDeclarationList(node.parent)) node = node.parent.parent;
+  if (ts.isVariableDeclaration(node) && node.parent && ts.isVariableDeclarationList(node.parent))
+    node = node.parent.parent;
   return node
     .getText()
     .replace(/\/\*\*[\s\S]*?\*\//g, '')
@@ -64,7 +79,7 @@ export function buildReport(): string {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
       const decls = target.declarations ?? [];
       const texts = [...new Set(decls.map(declarationText))];
-      const alias = target.name !== symbol.name && target.name !== "default" ? ` (declared as ${target.name})` : "";
+      const alias = target.name !== symbol.name && target.name !== 'default' ? ` (declared as ${target.name})` : '';
       out.push(`// ${symbol.name}${alias}`);
       out.push(...texts);
     }
@@ -86,7 +101,15 @@ export function exportNames(): Map<string, string[]> {
   for (const [subpath, file] of list) {
     const source = program.getSourceFile(file);
     const moduleSymbol = source && checker.getSymbolAtLocation(source);
-    names.set(subpath, moduleSymbol ? checker.getExportsOfModule(moduleSymbol).map((s) => s.name).sort() : []);
+    names.set(
+      subpath,
+      moduleSymbol
+        ? checker
+            .getExportsOfModule(moduleSymbol)
+            .map((s) => s.name)
+            .sort()
+        : [],
+    );
   }
   return names;
 }

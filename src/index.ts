@@ -12,18 +12,26 @@ import type { OpenApiConverter } from './core/transport.js';
 import { Bm25Search } from './repository/bm25-search.js';
 import { InMemoryToolRepository } from './repository/in-memory-repository.js';
 import { LazyToolRepository } from './repository/lazy-repository.js';
-import { DEFAULT_DISCOVERY_TTL_MS, POSTGRES_REPOSITORY_TYPES, postgresOptionsFromConfig } from './repository/postgres/config.js';
+import {
+  DEFAULT_DISCOVERY_TTL_MS,
+  POSTGRES_REPOSITORY_TYPES,
+  postgresOptionsFromConfig,
+} from './repository/postgres/config.js';
 import { WordMatchSearch } from './repository/word-match-search.js';
 import { builtinTransports } from './transports/builtin.js';
 
-const convertOpenApi: OpenApiConverter = async (doc, options) => (await import('./loaders/openapi/client-adapter.js')).convertOpenApi(doc, options);
+const convertOpenApi: OpenApiConverter = async (doc, options) =>
+  (await import('./loaders/openapi/client-adapter.js')).convertOpenApi(doc, options);
 
 function createSearch(config: UtcpClientConfig): ToolSearchStrategy {
   const s = config.tool_search_strategy;
   const type = s?.tool_search_strategy_type ?? 'bm25';
   if (type === 'bm25') return new Bm25Search();
   if (type === 'tag_and_description_word_match') return new WordMatchSearch(s);
-  throw new UtcpError('INVALID_CONFIG', `Unknown tool_search_strategy_type "${type}"; expected "bm25" or "tag_and_description_word_match"`);
+  throw new UtcpError(
+    'INVALID_CONFIG',
+    `Unknown tool_search_strategy_type "${type}"; expected "bm25" or "tag_and_description_word_match"`,
+  );
 }
 
 const defaults: ClientDefaults = {
@@ -34,11 +42,19 @@ const defaults: ClientDefaults = {
       // Checked now, loaded (with its driver) on first use: see docs/design/repository-postgres.md.
       const options = postgresOptionsFromConfig(config.tool_repository!, context);
       return new LazyToolRepository(
-        async () => new (await import('./repository/postgres/postgres-repository.js')).PostgresToolRepository({ ...options, logger: context.logger }),
+        async () =>
+          new (await import('./repository/postgres/postgres-repository.js')).PostgresToolRepository({
+            ...options,
+            logger: context.logger,
+          }),
         options.discoveryTtlMs ?? DEFAULT_DISCOVERY_TTL_MS,
       );
     }
-    if (type !== 'in_memory') throw new UtcpError('INVALID_CONFIG', `Unknown tool_repository_type "${type}"; expected "in_memory", "postgres" or "pglite", or pass a repository in the client options`);
+    if (type !== 'in_memory')
+      throw new UtcpError(
+        'INVALID_CONFIG',
+        `Unknown tool_repository_type "${type}"; expected "in_memory", "postgres" or "pglite", or pass a repository in the client options`,
+      );
     return new InMemoryToolRepository(createSearch(config));
   },
   convertOpenApi,
@@ -59,7 +75,10 @@ export class UtcpClient extends UtcpClientBase {
     if (arguments.length > 2 || typeof options === 'string') {
       // The 0.1 form create(rootDir, config, options): refuse it rather than guess which argument is which.
       return Promise.reject(
-        new UtcpError('INVALID_CONFIG', 'UtcpClient.create(config, options) takes two arguments; pass the root directory as options.rootDir'),
+        new UtcpError(
+          'INVALID_CONFIG',
+          'UtcpClient.create(config, options) takes two arguments; pass the root directory as options.rootDir',
+        ),
       );
     }
     return UtcpClient.createWith(defaults, undefined, config, options);
@@ -73,7 +92,13 @@ export class UtcpClient extends UtcpClientBase {
   }
 }
 
-export type { CallToolOptions, DirectFunction, RegisterOptions, UtcpClientOptions, RepositoryContext } from './core/client.js';
+export type {
+  CallToolOptions,
+  DirectFunction,
+  RegisterOptions,
+  UtcpClientOptions,
+  RepositoryContext,
+} from './core/client.js';
 export type { UtcpClientConfig, DotenvLoaderConfig, ToolSearchStrategyConfig } from './core/config.js';
 export {
   UtcpError,
@@ -141,9 +166,22 @@ export type {
 } from './core/transport.js';
 export type { Logger } from './core/logger.js';
 export type { Limits } from './core/limits.js';
-export type { ToolRepository, ToolSearchStrategy, SearchOptions, StoredManual, SaveManualInfo, CatalogChangeEvent } from './core/repository.js';
+export type {
+  ToolRepository,
+  ToolSearchStrategy,
+  SearchOptions,
+  StoredManual,
+  SaveManualInfo,
+  CatalogChangeEvent,
+} from './core/repository.js';
 export type { VariableSource } from './core/variables.js';
-export type { PostProcessorFn, PostProcessContext, PostProcessorConfig, FilterDictConfig, LimitStringsConfig } from './core/post-processors.js';
+export type {
+  PostProcessorFn,
+  PostProcessContext,
+  PostProcessorConfig,
+  FilterDictConfig,
+  LimitStringsConfig,
+} from './core/post-processors.js';
 export { InMemoryToolRepository } from './repository/in-memory-repository.js';
 export { Bm25Search } from './repository/bm25-search.js';
 export { WordMatchSearch } from './repository/word-match-search.js';

@@ -31,7 +31,9 @@ function documented(): Map<string, { runtime: string[]; types: string[] }> {
 const entryName = (subpath: string) => (subpath === '.' ? 'utcp-kit' : `utcp-kit/${subpath.slice(2)}`);
 
 describe.runIf(built)('public API', () => {
-  const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>> };
+  const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | Record<string, string>>;
+  };
 
   it('every entry has types, import and default conditions (require() works where Node supports require(esm))', () => {
     const bad = Object.entries(pkg.exports)
@@ -56,12 +58,18 @@ describe.runIf(built)('public API', () => {
         problems.push(`${name}: no "## \`${name}\`" section in docs/design/api.md`);
         continue;
       }
-      for (const n of runtime) if (!listed.runtime.includes(n)) problems.push(`${name}: runtime export ${n} is not listed`);
-      for (const n of listed.runtime) if (!runtime.includes(n)) problems.push(`${name}: listed ${n} is not a runtime export`);
-      for (const n of types) if (!listed.types.includes(n)) problems.push(`${name}: type export ${n} is not on the Types line`);
-      for (const n of listed.types) if (!types.includes(n)) problems.push(`${name}: Types line lists ${n}, which is not a type export`);
+      for (const n of runtime)
+        if (!listed.runtime.includes(n)) problems.push(`${name}: runtime export ${n} is not listed`);
+      for (const n of listed.runtime)
+        if (!runtime.includes(n)) problems.push(`${name}: listed ${n} is not a runtime export`);
+      for (const n of types)
+        if (!listed.types.includes(n)) problems.push(`${name}: type export ${n} is not on the Types line`);
+      for (const n of listed.types)
+        if (!types.includes(n)) problems.push(`${name}: Types line lists ${n}, which is not a type export`);
     }
-    for (const name of doc.keys()) if (!entries().some(([s]) => entryName(s) === name)) problems.push(`${name}: documented but not in package.json exports`);
+    for (const name of doc.keys())
+      if (!entries().some(([s]) => entryName(s) === name))
+        problems.push(`${name}: documented but not in package.json exports`);
     expect(problems).toEqual([]);
   }, 60_000);
 

@@ -23,17 +23,29 @@ function imports(file: string): string[] {
 
 describe('module boundaries', () => {
   it('core imports nothing outside core', () => {
-    const bad = files(join(SRC, 'core')).flatMap((f) => imports(f).filter((i) => !i.startsWith('core/')).map((i) => `${relative(SRC, f)} → ${i}`));
+    const bad = files(join(SRC, 'core')).flatMap((f) =>
+      imports(f)
+        .filter((i) => !i.startsWith('core/'))
+        .map((i) => `${relative(SRC, f)} → ${i}`),
+    );
     expect(bad).toEqual([]);
   });
 
   it('loaders import only core (and themselves)', () => {
-    const bad = files(join(SRC, 'loaders')).flatMap((f) => imports(f).filter((i) => !i.startsWith('core/') && !i.startsWith('loaders/')).map((i) => `${relative(SRC, f)} → ${i}`));
+    const bad = files(join(SRC, 'loaders')).flatMap((f) =>
+      imports(f)
+        .filter((i) => !i.startsWith('core/') && !i.startsWith('loaders/'))
+        .map((i) => `${relative(SRC, f)} → ${i}`),
+    );
     expect(bad).toEqual([]);
   });
 
   it('repository imports only core', () => {
-    const bad = files(join(SRC, 'repository')).flatMap((f) => imports(f).filter((i) => !i.startsWith('core/') && !i.startsWith('repository/')).map((i) => `${relative(SRC, f)} → ${i}`));
+    const bad = files(join(SRC, 'repository')).flatMap((f) =>
+      imports(f)
+        .filter((i) => !i.startsWith('core/') && !i.startsWith('repository/'))
+        .map((i) => `${relative(SRC, f)} → ${i}`),
+    );
     expect(bad).toEqual([]);
   });
 
@@ -44,7 +56,8 @@ describe('module boundaries', () => {
       if (own.endsWith('.ts')) continue; // the registry (builtin.ts) lists every transport by design
       for (const i of imports(f)) {
         const parts = i.split('/');
-        if (parts[0] === 'transports' && parts.length > 2 && parts[1] !== own && parts[1] !== 'shared') bad.push(`${relative(SRC, f)} → ${i}`);
+        if (parts[0] === 'transports' && parts.length > 2 && parts[1] !== own && parts[1] !== 'shared')
+          bad.push(`${relative(SRC, f)} → ${i}`);
         if (parts[0] !== 'transports' && parts[0] !== 'core') bad.push(`${relative(SRC, f)} → ${i}`);
       }
     }
@@ -61,7 +74,8 @@ describe('module boundaries', () => {
       for (const f of files(join(SRC, dir))) {
         for (const i of imports(f)) {
           const target = i.replace(/\.js$/, '.ts');
-          if (!target.startsWith(`${dir}/`) && !(allowed as readonly string[]).includes(target)) bad.push(`${relative(SRC, f)} → ${i}`);
+          if (!target.startsWith(`${dir}/`) && !(allowed as readonly string[]).includes(target))
+            bad.push(`${relative(SRC, f)} → ${i}`);
         }
       }
     }
@@ -69,7 +83,10 @@ describe('module boundaries', () => {
   });
 
   it('the library never prints (only src/cli may)', () => {
-    const noisy = files(SRC).filter((f) => !relative(SRC, f).startsWith('cli/') && /console\.(log|warn|error|info|debug)\(/.test(readFileSync(f, 'utf8')));
+    const noisy = files(SRC).filter(
+      (f) =>
+        !relative(SRC, f).startsWith('cli/') && /console\.(log|warn|error|info|debug)\(/.test(readFileSync(f, 'utf8')),
+    );
     expect(noisy.map((f) => relative(SRC, f))).toEqual([]);
   });
 });

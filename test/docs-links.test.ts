@@ -86,7 +86,9 @@ describe('docs citations', () => {
       for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         const target = m[1];
         if (/^[a-z]+:/.test(target)) continue; // external
-        const problem = target.startsWith('#') ? check(dirname(f), `${relative(dirname(f), f)}${target}`) : check(dirname(f), target);
+        const problem = target.startsWith('#')
+          ? check(dirname(f), `${relative(dirname(f), f)}${target}`)
+          : check(dirname(f), target);
         if (problem) bad.push(`${relative(ROOT, f)}: ${problem}`);
       }
     }

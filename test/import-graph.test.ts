@@ -7,7 +7,20 @@ import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const DIST = resolve(__dirname, '../dist');
-const HEAVY = ['@sinclair/typebox', 'ajv', 'yaml', 'undici', 'ws', 'graphql', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'eventsource-parser', 'pg', '@electric-sql/pglite'];
+const HEAVY = [
+  '@sinclair/typebox',
+  'ajv',
+  'yaml',
+  'undici',
+  'ws',
+  'graphql',
+  '@grpc/grpc-js',
+  'protobufjs',
+  '@modelcontextprotocol/sdk',
+  'eventsource-parser',
+  'pg',
+  '@electric-sql/pglite',
+];
 
 /** Every module reachable from `entry` through static `import ... from` (not `import()`). */
 function staticGraph(entry: string): { files: Set<string>; packages: Set<string> } {
@@ -20,20 +33,30 @@ function staticGraph(entry: string): { files: Set<string>; packages: Set<string>
     for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s+['"]([^'"]+)['"]/gm)) {
       const spec = m[1];
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
-      else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+      else if (!spec.startsWith('node:'))
+        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
     }
-    for (const m of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) if (m[1].startsWith('.')) visit(resolve(dirname(file), m[1]));
+    for (const m of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm))
+      if (m[1].startsWith('.')) visit(resolve(dirname(file), m[1]));
   };
   visit(entry);
   return { files, packages };
 }
 
 describe('import cost of the root entry', () => {
-  it.runIf(existsSync(resolve(DIST, 'index.js')))('statically imports no heavy dependency and no transport or template module', () => {
-    const { files, packages } = staticGraph(resolve(DIST, 'index.js'));
-    expect([...packages].filter((p) => HEAVY.includes(p))).toEqual([]);
-    const loaded = [...files].map((f) => f.slice(DIST.length + 1));
-    // Error classes are public and tiny; everything else of a transport waits for first use.
-    expect(loaded.filter((f) => (/^transports\/(?!builtin\.js)/.test(f) && !f.endsWith('-error.js')) || f === 'core/template-schema.js')).toEqual([]);
-  });
+  it.runIf(existsSync(resolve(DIST, 'index.js')))(
+    'statically imports no heavy dependency and no transport or template module',
+    () => {
+      const { files, packages } = staticGraph(resolve(DIST, 'index.js'));
+      expect([...packages].filter((p) => HEAVY.includes(p))).toEqual([]);
+      const loaded = [...files].map((f) => f.slice(DIST.length + 1));
+      // Error classes are public and tiny; everything else of a transport waits for first use.
+      expect(
+        loaded.filter(
+          (f) =>
+            (/^transports\/(?!builtin\.js)/.test(f) && !f.endsWith('-error.js')) || f === 'core/template-schema.js',
+        ),
+      ).toEqual([]);
+    },
+  );
 });

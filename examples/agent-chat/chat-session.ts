@@ -1,5 +1,13 @@
 import { createInterface, type Interface } from 'node:readline/promises';
-import { runAgent, userMessage, type AgentEvent, type AgentMessage, type ApprovalOptions, type ApprovalRequest, type ChatModel } from '../../src/agent/index.js';
+import {
+  runAgent,
+  userMessage,
+  type AgentEvent,
+  type AgentMessage,
+  type ApprovalOptions,
+  type ApprovalRequest,
+  type ChatModel,
+} from '../../src/agent/index.js';
 import type { UtcpClient } from '../../src/index.js';
 import { nonInteractiveApprover, terminalApprover } from './terminal-approver.js';
 import { createToolLog } from './tool-log.js';
@@ -36,8 +44,14 @@ function questionOrClose(rl: Interface, question: string, signal?: AbortSignal):
     const onClose = () => resolve(undefined);
     rl.once('close', onClose);
     rl.question(question, signal ? { signal } : {}).then(
-      (line) => { rl.off('close', onClose); resolve(line); },
-      (error: unknown) => { rl.off('close', onClose); reject(error); },
+      (line) => {
+        rl.off('close', onClose);
+        resolve(line);
+      },
+      (error: unknown) => {
+        rl.off('close', onClose);
+        reject(error);
+      },
     );
   });
 }
@@ -55,7 +69,10 @@ export async function runChatSession(options: ChatSessionOptions): Promise<numbe
   const stream = options.stream ?? stdout.isTTY === true;
   const note = (text: string) => void stderr.write(text);
   // One turn without a terminal reads nothing from stdin, so a pipe left open does not hold the process.
-  const rl = interactive || options.prompt === undefined ? createInterface({ input: stdin, output: stderr, terminal: interactive }) : undefined;
+  const rl =
+    interactive || options.prompt === undefined
+      ? createInterface({ input: stdin, output: stderr, terminal: interactive })
+      : undefined;
 
   const ask = async (question: string, { signal, prefill }: { signal: AbortSignal; prefill?: string }) => {
     if (!rl) throw new Error('no terminal to ask on');

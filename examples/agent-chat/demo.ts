@@ -32,14 +32,20 @@ function lastToolResult(request: ChatRequest): string {
 
 /** A model that calls the weather tool for the city in the prompt, then answers from what the tool returned. */
 export function demoModel(): ScriptedModel {
-  return new ScriptedModel([
-    (request): ChatResponse => {
-      const tool = request.tools.find((t) => t.name.endsWith('current_weather'));
-      if (!tool) return { text: 'The demo needs its weather tool.', toolCalls: [] };
-      const prompt = [...request.messages].reverse().find((m) => m.type === 'user');
-      const city = (prompt?.type === 'user' && /\b(?:in|for)\s+([A-Za-z]+)/i.exec(prompt.text)?.[1]) || 'Paris';
-      return { text: '', toolCalls: [{ id: 'call_demo_1', name: tool.name, arguments: JSON.stringify({ city }) }] };
-    },
-    (request): ChatResponse => ({ text: `(scripted demo model) The weather tool answered: ${lastToolResult(request)}`, toolCalls: [] }),
-  ], { modelId: 'scripted-demo' });
+  return new ScriptedModel(
+    [
+      (request): ChatResponse => {
+        const tool = request.tools.find((t) => t.name.endsWith('current_weather'));
+        if (!tool) return { text: 'The demo needs its weather tool.', toolCalls: [] };
+        const prompt = [...request.messages].reverse().find((m) => m.type === 'user');
+        const city = (prompt?.type === 'user' && /\b(?:in|for)\s+([A-Za-z]+)/i.exec(prompt.text)?.[1]) || 'Paris';
+        return { text: '', toolCalls: [{ id: 'call_demo_1', name: tool.name, arguments: JSON.stringify({ city }) }] };
+      },
+      (request): ChatResponse => ({
+        text: `(scripted demo model) The weather tool answered: ${lastToolResult(request)}`,
+        toolCalls: [],
+      }),
+    ],
+    { modelId: 'scripted-demo' },
+  );
 }

@@ -36,7 +36,14 @@ export async function templatesForArg(arg: string, cwd: string): Promise<CallTem
   const target = named ? named[2] : arg;
   if (/^https?:\/\//i.test(target)) {
     const url = new URL(target);
-    return [{ name: explicitName ?? nameFromUrl(url), call_template_type: 'http', url: url.href, http_method: 'GET' } as CallTemplateBase];
+    return [
+      {
+        name: explicitName ?? nameFromUrl(url),
+        call_template_type: 'http',
+        url: url.href,
+        http_method: 'GET',
+      } as CallTemplateBase,
+    ];
   }
   const path = resolve(cwd, target);
   const text = await readFile(path, 'utf8');
@@ -47,18 +54,36 @@ export async function templatesForArg(arg: string, cwd: string): Promise<CallTem
     doc = undefined; // the text transport reports what is wrong with it
   }
   if (isRecord(doc) && typeof doc.call_template_type === 'string') {
-    return [{ ...doc, name: explicitName ?? (typeof doc.name === 'string' ? doc.name : nameFromFile(path)) } as CallTemplateBase];
+    return [
+      {
+        ...doc,
+        name: explicitName ?? (typeof doc.name === 'string' ? doc.name : nameFromFile(path)),
+      } as CallTemplateBase,
+    ];
   }
   if (isRecord(doc) && Array.isArray(doc.manual_call_templates)) {
-    return doc.manual_call_templates.filter(isRecord).map((t, i) => ({ ...t, name: typeof t.name === 'string' ? t.name : `${explicitName ?? nameFromFile(path)}_${i + 1}` }) as CallTemplateBase);
+    return doc.manual_call_templates
+      .filter(isRecord)
+      .map(
+        (t, i) =>
+          ({
+            ...t,
+            name: typeof t.name === 'string' ? t.name : `${explicitName ?? nameFromFile(path)}_${i + 1}`,
+          }) as CallTemplateBase,
+      );
   }
-  const template: Record<string, unknown> = { name: explicitName ?? nameFromFile(path), call_template_type: 'text', content: text };
+  const template: Record<string, unknown> = {
+    name: explicitName ?? nameFromFile(path),
+    call_template_type: 'text',
+    content: text,
+  };
   // A UTCP manual file the user named is trusted like a config entry: its tools may use the protocols they
   // declare (by default a `text` manual allows only `text` tools). Remote manuals get no such trust.
   if (isRecord(doc) && Array.isArray(doc.tools)) {
     const protocols = new Set<string>(['text']);
     for (const tool of doc.tools) {
-      const type = isRecord(tool) && isRecord(tool.tool_call_template) ? tool.tool_call_template.call_template_type : undefined;
+      const type =
+        isRecord(tool) && isRecord(tool.tool_call_template) ? tool.tool_call_template.call_template_type : undefined;
       if (typeof type === 'string') protocols.add(type);
     }
     template.allowed_communication_protocols = [...protocols];
@@ -67,7 +92,11 @@ export async function templatesForArg(arg: string, cwd: string): Promise<CallTem
 }
 
 /** Registers every manual argument; names already taken get a numeric suffix. */
-export async function registerManualArgs(client: UtcpClient, args: readonly string[], cwd: string): Promise<LoadedManual[]> {
+export async function registerManualArgs(
+  client: UtcpClient,
+  args: readonly string[],
+  cwd: string,
+): Promise<LoadedManual[]> {
   const loaded: LoadedManual[] = [];
   const taken = new Set(await client.getManualNames());
   for (const arg of args) {

@@ -71,11 +71,15 @@ async function main(): Promise<number> {
     let failed = false;
     for (const manual of await registerManualArgs(client, positionals, process.cwd())) {
       if (manual.result.success) {
-        process.stderr.write(`Loaded ${manual.name}: ${manual.result.manual.tools.length} tools from ${manual.source}\n`);
+        process.stderr.write(
+          `Loaded ${manual.name}: ${manual.result.manual.tools.length} tools from ${manual.source}\n`,
+        );
         for (const w of manual.result.warnings ?? []) process.stderr.write(`  warning: ${w}\n`);
       } else {
         failed = true;
-        process.stderr.write(`× manual ${manual.name} (${manual.source}) failed to register: ${manual.result.errors.join('; ')}\n`);
+        process.stderr.write(
+          `× manual ${manual.name} (${manual.source}) failed to register: ${manual.result.errors.join('; ')}\n`,
+        );
       }
     }
     if (failed) return 1;
@@ -83,8 +87,13 @@ async function main(): Promise<number> {
     return await runChatSession({
       client,
       model: choice.model,
-      system: values.system ?? 'You are a helpful assistant. Use the tools when they help; say which tool an answer came from.',
-      policy: { policy: values.allow.length > 0 ? [{ tools: values.allow, action: 'allow' }] : [], defaultAction: 'ask' },
+      system:
+        values.system ??
+        'You are a helpful assistant. Use the tools when they help; say which tool an answer came from.',
+      policy: {
+        policy: values.allow.length > 0 ? [{ tools: values.allow, action: 'allow' }] : [],
+        defaultAction: 'ask',
+      },
       yes: values.yes,
       prompt: values.prompt ?? (values.demo ? DEMO_PROMPT : undefined),
       maxSteps,

@@ -30,7 +30,10 @@ export function modelFromEnv(env: NodeJS.ProcessEnv, options: { stream: boolean 
   if (anthropicKey) {
     const model = env.ANTHROPIC_MODEL?.trim() || 'claude-sonnet-4-5';
     const baseUrl = env.ANTHROPIC_BASE_URL?.trim() || undefined;
-    return { model: anthropicModel({ model, apiKey: anthropicKey, baseUrl, stream: options.stream }), description: `${model} via Anthropic` };
+    return {
+      model: anthropicModel({ model, apiKey: anthropicKey, baseUrl, stream: options.stream }),
+      description: `${model} via Anthropic`,
+    };
   }
   return undefined;
 }

@@ -26,7 +26,9 @@ export function terminalApprover(options: TerminalApproverOptions) {
     const details = options.describe?.(request);
     if (details) options.write(`${details.endsWith('\n') ? details : `${details}\n`}`);
     for (;;) {
-      const answer = (await options.ask(`? ${request.toolName}(${argsText(request.args)}) run it? [y/n/e] `, { signal })).trim();
+      const answer = (
+        await options.ask(`? ${request.toolName}(${argsText(request.args)}) run it? [y/n/e] `, { signal })
+      ).trim();
       const lower = answer.toLowerCase();
       if (lower === 'y' || lower === 'yes') return { type: 'allow' };
       if (lower === 'n' || lower === 'no') return { type: 'deny', reason: 'the user declined' };
@@ -36,7 +38,8 @@ export function terminalApprover(options: TerminalApproverOptions) {
         const typed = await options.ask('arguments (JSON): ', { signal, prefill: JSON.stringify(request.args) });
         try {
           const parsed: unknown = JSON.parse(typed);
-          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { type: 'edit', args: parsed as JsonObject };
+          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+            return { type: 'edit', args: parsed as JsonObject };
           options.write('  the arguments must be a JSON object\n');
         } catch (error) {
           options.write(`  not valid JSON: ${error instanceof Error ? error.message : String(error)}\n`);

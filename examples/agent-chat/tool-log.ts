@@ -47,18 +47,25 @@ export function createToolLog(options: ToolLogOptions = {}): (event: AgentEvent)
         if (event.phase !== 'tool_call' || !event.toolCallId) break;
         // Failures before the call started (unknown tool, malformed arguments) get no end event.
         if (started.has(event.toolCallId)) failures.set(event.toolCallId, event.error);
-        else write(`${paint(31, '×')} ${event.toolName ?? 'tool'} failed: ${shortReason(event.error, event.toolName ?? '')}\n`);
+        else
+          write(
+            `${paint(31, '×')} ${event.toolName ?? 'tool'} failed: ${shortReason(event.error, event.toolName ?? '')}\n`,
+          );
         break;
       case 'tool_call_end': {
         started.delete(event.toolCallId);
         const error = failures.get(event.toolCallId);
         failures.delete(event.toolCallId);
-        if (event.isError) write(`${paint(31, '×')} ${event.toolName} failed: ${error === undefined ? 'the tool reported an error' : shortReason(error, event.toolName)}\n`);
+        if (event.isError)
+          write(
+            `${paint(31, '×')} ${event.toolName} failed: ${error === undefined ? 'the tool reported an error' : shortReason(error, event.toolName)}\n`,
+          );
         else write(`${paint(32, '✓')} ${event.toolName} (${Math.round(event.durationMs)} ms)\n`);
         break;
       }
       case 'approval':
-        if (event.decision === 'deny') write(`${paint(31, '×')} ${event.toolName} denied: ${event.reason ?? 'not approved'}\n`);
+        if (event.decision === 'deny')
+          write(`${paint(31, '×')} ${event.toolName} denied: ${event.reason ?? 'not approved'}\n`);
         else if (event.decision === 'edit') write(`${paint(33, '✎')} ${event.toolName}: arguments edited\n`);
         break;
       case 'step_limit_reached':

@@ -14,13 +14,21 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 // The root dir anchors file_path and the commands' working directory (so `node tools/...` works).
 // `${GREETING}` in manual "toolbox" is looked up as toolbox_GREETING.
-const client = await UtcpClient.create({
-  variables: { toolbox_GREETING: 'Good morning' },
-  manual_call_templates: [
-    // cli tools from a file manual must be allowed explicitly: running programs is a privilege.
-    { name: 'toolbox', call_template_type: 'file', file_path: 'manual.json', allowed_communication_protocols: ['cli'] },
-  ],
-}, { rootDir: here });
+const client = await UtcpClient.create(
+  {
+    variables: { toolbox_GREETING: 'Good morning' },
+    manual_call_templates: [
+      // cli tools from a file manual must be allowed explicitly: running programs is a privilege.
+      {
+        name: 'toolbox',
+        call_template_type: 'file',
+        file_path: 'manual.json',
+        allowed_communication_protocols: ['cli'],
+      },
+    ],
+  },
+  { rootDir: here },
+);
 
 async function show(name: string, args: JsonObject): Promise<unknown> {
   const result = await client.callTool(name, args);
@@ -31,7 +39,9 @@ async function show(name: string, args: JsonObject): Promise<unknown> {
 try {
   const [registration] = client.initialRegistrations;
   if (!registration.success || registration.warnings.length > 0) {
-    throw new Error(`manual.json did not load cleanly: ${[...registration.errors, ...registration.warnings].join('; ')}`);
+    throw new Error(
+      `manual.json did not load cleanly: ${[...registration.errors, ...registration.warnings].join('; ')}`,
+    );
   }
 
   console.log('1. Tools loaded from manual.json');

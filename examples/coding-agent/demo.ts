@@ -11,7 +11,10 @@ export const DEMO_FILE = 'greet.js';
 /** Creates a workspace holding one small bug. */
 export async function createDemoWorkspace(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'coding-agent-demo-'));
-  await writeFile(join(root, DEMO_FILE), "function greet(name) {\n  return 'Hello, ' + nme;\n}\n\nconsole.log(greet('world'));\n");
+  await writeFile(
+    join(root, DEMO_FILE),
+    "function greet(name) {\n  return 'Hello, ' + nme;\n}\n\nconsole.log(greet('world'));\n",
+  );
   return root;
 }
 
@@ -28,16 +31,39 @@ function lastResult(request: ChatRequest): string {
 
 /** Reads the file, fixes the typo with an edit, then reports what happened. */
 export function demoModel(): ScriptedModel {
-  return new ScriptedModel([
-    (request): ChatResponse => ({ text: 'Let me look at the file.', toolCalls: [{ id: 'call_read', name: toolName(request, 'read'), arguments: JSON.stringify({ path: DEMO_FILE }) }] }),
-    (request): ChatResponse => ({
-      text: 'The function uses `nme` instead of `name`.',
-      toolCalls: [{ id: 'call_edit', name: toolName(request, 'edit'), arguments: JSON.stringify({ path: DEMO_FILE, old_string: "'Hello, ' + nme", new_string: "'Hello, ' + name" }) }],
-    }),
-    (request): ChatResponse => {
-      // The first line says what changed; the unified diff follows.
-      const result = lastResult(request).split('\n')[0];
-      return { text: result.startsWith('Edited') ? `(scripted demo model) Fixed the typo: ${result}.` : `(scripted demo model) The edit did not happen: ${result}`, toolCalls: [] };
-    },
-  ], { modelId: 'scripted-demo' });
+  return new ScriptedModel(
+    [
+      (request): ChatResponse => ({
+        text: 'Let me look at the file.',
+        toolCalls: [
+          { id: 'call_read', name: toolName(request, 'read'), arguments: JSON.stringify({ path: DEMO_FILE }) },
+        ],
+      }),
+      (request): ChatResponse => ({
+        text: 'The function uses `nme` instead of `name`.',
+        toolCalls: [
+          {
+            id: 'call_edit',
+            name: toolName(request, 'edit'),
+            arguments: JSON.stringify({
+              path: DEMO_FILE,
+              old_string: "'Hello, ' + nme",
+              new_string: "'Hello, ' + name",
+            }),
+          },
+        ],
+      }),
+      (request): ChatResponse => {
+        // The first line says what changed; the unified diff follows.
+        const result = lastResult(request).split('\n')[0];
+        return {
+          text: result.startsWith('Edited')
+            ? `(scripted demo model) Fixed the typo: ${result}.`
+            : `(scripted demo model) The edit did not happen: ${result}`,
+          toolCalls: [],
+        };
+      },
+    ],
+    { modelId: 'scripted-demo' },
+  );
 }

@@ -89,15 +89,21 @@ async function main(): Promise<number> {
     let failed = false;
     for (const manual of await registerManualArgs(client, positionals, process.cwd())) {
       if (manual.result.success) {
-        process.stderr.write(`Loaded ${manual.name}: ${manual.result.manual.tools.length} tools from ${manual.source}\n`);
+        process.stderr.write(
+          `Loaded ${manual.name}: ${manual.result.manual.tools.length} tools from ${manual.source}\n`,
+        );
         for (const w of manual.result.warnings ?? []) process.stderr.write(`  warning: ${w}\n`);
       } else {
         failed = true;
-        process.stderr.write(`× manual ${manual.name} (${manual.source}) failed to register: ${manual.result.errors.join('; ')}\n`);
+        process.stderr.write(
+          `× manual ${manual.name} (${manual.source}) failed to register: ${manual.result.errors.join('; ')}\n`,
+        );
       }
     }
     if (failed) return 1;
-    process.stderr.write(`Workspace: ${root}\nSandbox: ${code.sandbox}${code.sandboxReason ? ` (${code.sandboxReason})` : ''}\nModel: ${choice.description}\n`);
+    process.stderr.write(
+      `Workspace: ${root}\nSandbox: ${code.sandbox}${code.sandboxReason ? ` (${code.sandboxReason})` : ''}\nModel: ${choice.description}\n`,
+    );
     const exit = await runChatSession({
       client,
       model: choice.model,

@@ -42,7 +42,11 @@ async function startApi() {
             name: 'current_weather',
             description: 'Current weather conditions for a city',
             tags: ['weather'],
-            inputs: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
+            inputs: {
+              type: 'object',
+              properties: { city: { type: 'string', description: 'City name' } },
+              required: ['city'],
+            },
             tool_call_template: { call_template_type: 'http', url: `${base}/weather/{city}`, http_method: 'GET' },
           },
         ],
@@ -51,7 +55,9 @@ async function startApi() {
     const weather = /^\/weather\/([^/]+)$/.exec(url.pathname);
     if (weather) {
       const city = decodeURIComponent(weather[1]).toLowerCase();
-      return CITIES[city] ? json(res, 200, { city, ...CITIES[city] }) : json(res, 404, { error: `unknown city ${city}` });
+      return CITIES[city]
+        ? json(res, 200, { city, ...CITIES[city] })
+        : json(res, 404, { error: `unknown city ${city}` });
     }
     if (url.pathname === '/openapi.json') {
       return json(res, 200, {
@@ -59,7 +65,14 @@ async function startApi() {
         info: { title: 'Pet store', version: '1.0.0' },
         servers: [{ url: '/api' }],
         paths: {
-          '/pets': { get: { operationId: 'listPets', summary: 'List all pets in the store', tags: ['pets'], responses: { 200: { description: 'ok' } } } },
+          '/pets': {
+            get: {
+              operationId: 'listPets',
+              summary: 'List all pets in the store',
+              tags: ['pets'],
+              responses: { 200: { description: 'ok' } },
+            },
+          },
           '/pets/{petId}': {
             get: {
               operationId: 'getPet',
@@ -86,7 +99,10 @@ async function startApi() {
 }
 
 function report(label: string, r: RegisterManualResult) {
-  if (r.success) console.log(`  ${green('✓')} ${label.padEnd(34)} ${r.manual.tools.length} tool(s)${r.warnings.length ? dim(`  (${r.warnings.length} warning(s))`) : ''}`);
+  if (r.success)
+    console.log(
+      `  ${green('✓')} ${label.padEnd(34)} ${r.manual.tools.length} tool(s)${r.warnings.length ? dim(`  (${r.warnings.length} warning(s))`) : ''}`,
+    );
   else console.log(`  ${red('✗')} ${label.padEnd(34)} ${r.errors.join('; ')}`);
 }
 
@@ -104,57 +120,89 @@ const api = await startApi();
 const client = await UtcpClient.create();
 try {
   console.log(bold('\n1. Load tools from five kinds of source'));
-  report('UTCP manual over HTTP', await client.registerManual({ name: 'weather', call_template_type: 'http', url: `${api.base}/utcp` }));
-  report('OpenAPI 3 spec over HTTP', await client.registerManual({ name: 'petstore', call_template_type: 'http', url: `${api.base}/openapi.json` }));
-  report('command-line tool', await client.registerManual({
-    name: 'shell',
-    call_template_type: 'text',
-    allowed_communication_protocols: ['cli'],
-    content: JSON.stringify({
-      tools: [
-        {
-          name: 'word_count',
-          description: 'Count the words in a piece of text',
-          tags: ['text'],
-          inputs: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-          tool_call_template: { call_template_type: 'cli', commands: [{ command: `printf '%s' UTCP_ARG_text_UTCP_END | wc -w` }] },
-        },
-      ],
+  report(
+    'UTCP manual over HTTP',
+    await client.registerManual({ name: 'weather', call_template_type: 'http', url: `${api.base}/utcp` }),
+  );
+  report(
+    'OpenAPI 3 spec over HTTP',
+    await client.registerManual({ name: 'petstore', call_template_type: 'http', url: `${api.base}/openapi.json` }),
+  );
+  report(
+    'command-line tool',
+    await client.registerManual({
+      name: 'shell',
+      call_template_type: 'text',
+      allowed_communication_protocols: ['cli'],
+      content: JSON.stringify({
+        tools: [
+          {
+            name: 'word_count',
+            description: 'Count the words in a piece of text',
+            tags: ['text'],
+            inputs: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+            tool_call_template: {
+              call_template_type: 'cli',
+              commands: [{ command: `printf '%s' UTCP_ARG_text_UTCP_END | wc -w` }],
+            },
+          },
+        ],
+      }),
     }),
-  }));
+  );
   // A real MCP server from npm, started over stdio (its own process; closed by client.close()).
   const everything = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  report('MCP server (stdio)', await client.registerManual({
-    name: 'mcp',
-    call_template_type: 'mcp',
-    config: { mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } },
-  }));
-  report('in-process functions', await client.registerFunctions('local', [
-    {
-      name: 'convert_temperature',
-      description: 'Convert a temperature from Celsius to Fahrenheit',
-      tags: ['units'],
-      inputs: { type: 'object', properties: { celsius: { type: 'number' } }, required: ['celsius'] },
-      handler: ({ celsius }) => ({ fahrenheit: Math.round(((celsius as number) * 9) / 5 + 32) }),
-    },
-  ]));
+  report(
+    'MCP server (stdio)',
+    await client.registerManual({
+      name: 'mcp',
+      call_template_type: 'mcp',
+      config: { mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } },
+    }),
+  );
+  report(
+    'in-process functions',
+    await client.registerFunctions('local', [
+      {
+        name: 'convert_temperature',
+        description: 'Convert a temperature from Celsius to Fahrenheit',
+        tags: ['units'],
+        inputs: { type: 'object', properties: { celsius: { type: 'number' } }, required: ['celsius'] },
+        handler: ({ celsius }) => ({ fahrenheit: Math.round(((celsius as number) * 9) / 5 + 32) }),
+      },
+    ]),
+  );
 
   console.log(bold('\n2. Search them'));
-  for (const query of ['what is the weather like in Paris', 'find a pet by id', 'how many words', 'add two numbers', 'fahrenheit']) {
+  for (const query of [
+    'what is the weather like in Paris',
+    'find a pet by id',
+    'how many words',
+    'add two numbers',
+    'fahrenheit',
+  ]) {
     const hits = await client.searchTools(query, 3);
     console.log(`  ${query.padEnd(36)} ${dim('→')} ${hits.map((t) => t.name).join(', ') || dim('(nothing)')}`);
   }
 
   console.log(bold('\n3. Call them'));
-  await show('weather.current_weather {city: "Paris"}', () => client.callTool('weather.current_weather', { city: 'Paris' }));
+  await show('weather.current_weather {city: "Paris"}', () =>
+    client.callTool('weather.current_weather', { city: 'Paris' }),
+  );
   await show('petstore.getPet {petId: 2}', () => client.callTool('petstore.getPet', { petId: 2 }));
-  await show('shell.word_count {text: "one two three; rm -rf /"}', () => client.callTool('shell.word_count', { text: 'one two three; rm -rf /' }));
+  await show('shell.word_count {text: "one two three; rm -rf /"}', () =>
+    client.callTool('shell.word_count', { text: 'one two three; rm -rf /' }),
+  );
   await show('mcp.everything.get-sum {a: 2, b: 40}', () => client.callTool('mcp.everything.get-sum', { a: 2, b: 40 }));
-  await show('local.convert_temperature {celsius: 14}', () => client.callTool('local.convert_temperature', { celsius: 14 }));
+  await show('local.convert_temperature {celsius: 14}', () =>
+    client.callTool('local.convert_temperature', { celsius: 14 }),
+  );
 
   console.log(bold('\n4. Errors are typed and say what went wrong'));
   await show('weather.current_weather {}', () => client.callTool('weather.current_weather', {}));
-  await show('weather.current_weather {city: "Atlantis"}', () => client.callTool('weather.current_weather', { city: 'Atlantis' }));
+  await show('weather.current_weather {city: "Atlantis"}', () =>
+    client.callTool('weather.current_weather', { city: 'Atlantis' }),
+  );
   await show('nope.tool', () => client.callTool('nope.tool', {}));
   console.log(dim('\nNext: npm test · npm run example -- <name> · see README.md\n'));
 } finally {

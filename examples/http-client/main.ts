@@ -7,7 +7,13 @@
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HttpStatusError, UtcpArgumentsError, UtcpClient, type FileCallTemplate, type JsonObject } from '../../src/index.js';
+import {
+  HttpStatusError,
+  UtcpArgumentsError,
+  UtcpClient,
+  type FileCallTemplate,
+  type JsonObject,
+} from '../../src/index.js';
 import { startTaskApi } from './server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,10 +32,13 @@ const TASKS_MANUAL = {
 
 // The manual refers to ${BASE_URL} and ${API_KEY}. Variables are namespaced by manual name,
 // so for the manual "tasks" they are looked up as tasks_BASE_URL and tasks_API_KEY.
-const client = await UtcpClient.create({
-  variables: { tasks_BASE_URL: api.url, tasks_API_KEY: API_KEY },
-  manual_call_templates: [TASKS_MANUAL],
-}, { rootDir: here });
+const client = await UtcpClient.create(
+  {
+    variables: { tasks_BASE_URL: api.url, tasks_API_KEY: API_KEY },
+    manual_call_templates: [TASKS_MANUAL],
+  },
+  { rootDir: here },
+);
 
 /** Calls a tool and prints its result next to the request the server received. */
 async function show(name: string, args: JsonObject): Promise<void> {
@@ -42,7 +51,9 @@ async function show(name: string, args: JsonObject): Promise<void> {
 try {
   const [registration] = client.initialRegistrations;
   if (!registration.success || registration.warnings.length > 0) {
-    throw new Error(`manual.json did not load cleanly: ${[...registration.errors, ...registration.warnings].join('; ')}`);
+    throw new Error(
+      `manual.json did not load cleanly: ${[...registration.errors, ...registration.warnings].join('; ')}`,
+    );
   }
 
   console.log('1. Tools loaded from manual.json');

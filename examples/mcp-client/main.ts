@@ -7,7 +7,13 @@
  *   npm run example -- mcp-client
  */
 import { createRequire } from 'node:module';
-import { ToolExecutionError, UtcpAbortError, UtcpArgumentsError, UtcpClient, type McpCallTemplate } from '../../src/index.js';
+import {
+  ToolExecutionError,
+  UtcpAbortError,
+  UtcpArgumentsError,
+  UtcpClient,
+  type McpCallTemplate,
+} from '../../src/index.js';
 
 // The server's entry file from node_modules; any stdio MCP server works the same way (e.g. command "npx").
 const serverEntry = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -32,14 +38,17 @@ try {
 
   // MCP tools are named <manual>.<server>.<tool>.
   console.log(`1. ${registration.manual.tools.length} tools from server-everything`);
-  for (const tool of registration.manual.tools) console.log(`   ${tool.name.padEnd(48)} ${firstWords(tool.description, 60)}`);
+  for (const tool of registration.manual.tools)
+    console.log(`   ${tool.name.padEnd(48)} ${firstWords(tool.description, 60)}`);
 
   console.log('\n2. Search');
   const [best] = await client.searchTools('add two numbers', 1);
   console.log(`   "add two numbers" -> ${best.name}  inputs: ${JSON.stringify(best.inputs.properties)}`);
 
   console.log('\n3. Calls');
-  console.log(`   echo    -> ${JSON.stringify(await client.callTool('demo.everything.echo', { message: 'hello from UTCP' }))}`);
+  console.log(
+    `   echo    -> ${JSON.stringify(await client.callTool('demo.everything.echo', { message: 'hello from UTCP' }))}`,
+  );
   console.log(`   get-sum -> ${JSON.stringify(await client.callTool(best.name, { a: 2, b: 40 }))}`);
 
   console.log('\n4. Progress notifications');
@@ -54,15 +63,21 @@ try {
   const controller = new AbortController();
   const started = Date.now();
   try {
-    await client.callTool('demo.everything.trigger-long-running-operation', { duration: 20, steps: 40 }, {
-      signal: controller.signal,
-      onProgress: () => controller.abort(), // the server is told with notifications/cancelled
-    });
+    await client.callTool(
+      'demo.everything.trigger-long-running-operation',
+      { duration: 20, steps: 40 },
+      {
+        signal: controller.signal,
+        onProgress: () => controller.abort(), // the server is told with notifications/cancelled
+      },
+    );
   } catch (error) {
     if (!(error instanceof UtcpAbortError)) throw error;
     console.log(`   UtcpAbortError after ${((Date.now() - started) / 1000).toFixed(1)} s: ${error.message}`);
   }
-  console.log(`   the session is still usable: ${JSON.stringify(await client.callTool('demo.everything.echo', { message: 'still here' }))}`);
+  console.log(
+    `   the session is still usable: ${JSON.stringify(await client.callTool('demo.everything.echo', { message: 'still here' }))}`,
+  );
 
   console.log('\n6. Errors are typed');
   try {

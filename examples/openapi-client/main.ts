@@ -5,7 +5,15 @@
  *
  *   npm run example -- openapi-client
  */
-import { HttpStatusError, ToolNotFoundError, UtcpClient, type HttpCallTemplate, type JsonObject, type JsonSchema, type Tool } from '../../src/index.js';
+import {
+  HttpStatusError,
+  ToolNotFoundError,
+  UtcpClient,
+  type HttpCallTemplate,
+  type JsonObject,
+  type JsonSchema,
+  type Tool,
+} from '../../src/index.js';
 import { startBookshop } from './server.js';
 
 const TOKEN = 'example-token-456'; // in real life: process.env.BOOKSHOP_TOKEN
@@ -20,8 +28,11 @@ const client = await UtcpClient.create({ variables: { bookshop_BEARER_AUTH: TOKE
 function describeInputs(tool: Tool): string {
   const properties = (tool.inputs.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((tool.inputs.required ?? []) as string[]);
-  const typeOf = (s: JsonSchema) => (Array.isArray(s.enum) ? s.enum.map((v) => JSON.stringify(v)).join('|') : String(s.type ?? 'any'));
-  const parts = Object.entries(properties).map(([name, schema]) => `${name}${required.has(name) ? '*' : ''}: ${typeOf(schema)}`);
+  const typeOf = (s: JsonSchema) =>
+    Array.isArray(s.enum) ? s.enum.map((v) => JSON.stringify(v)).join('|') : String(s.type ?? 'any');
+  const parts = Object.entries(properties).map(
+    ([name, schema]) => `${name}${required.has(name) ? '*' : ''}: ${typeOf(schema)}`,
+  );
   return parts.join(', ') || '(none)';
 }
 

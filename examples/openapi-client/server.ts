@@ -38,12 +38,27 @@ export async function startBookshop(token: string): Promise<Bookshop> {
   const spec = await readFile(new URL('./openapi.yaml', import.meta.url), 'utf8');
   const books: Book[] = [
     { id: 1, title: 'Dune', author: 'Frank Herbert', blurb: { en: 'Spice and sand.', fr: 'Épice et sable.' } },
-    { id: 2, title: 'The Dispossessed', author: 'Ursula K. Le Guin', blurb: { en: 'Two worlds, one wall.', fr: 'Deux mondes, un mur.' } },
-    { id: 3, title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', blurb: { en: 'Winter, always.', fr: "L'hiver, toujours." } },
+    {
+      id: 2,
+      title: 'The Dispossessed',
+      author: 'Ursula K. Le Guin',
+      blurb: { en: 'Two worlds, one wall.', fr: 'Deux mondes, un mur.' },
+    },
+    {
+      id: 3,
+      title: 'The Left Hand of Darkness',
+      author: 'Ursula K. Le Guin',
+      blurb: { en: 'Winter, always.', fr: "L'hiver, toujours." },
+    },
   ];
   const reviews: Record<number, Array<{ stars: number; text: string }>> = { 1: [{ stars: 5, text: 'A classic.' }] };
   const requests: string[] = [];
-  const view = (b: Book, lang: string) => ({ id: b.id, title: b.title, author: b.author, blurb: lang === 'fr' ? b.blurb.fr : b.blurb.en });
+  const view = (b: Book, lang: string) => ({
+    id: b.id,
+    title: b.title,
+    author: b.author,
+    blurb: lang === 'fr' ? b.blurb.fr : b.blurb.en,
+  });
 
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -64,7 +79,14 @@ export async function startBookshop(token: string): Promise<Bookshop> {
     if (url.pathname === '/api/books' && req.method === 'GET') {
       const author = url.searchParams.get('author');
       const limit = Number(url.searchParams.get('limit') ?? 10);
-      return send(res, 200, books.filter((b) => !author || b.author === author).slice(0, limit).map((b) => view(b, lang)));
+      return send(
+        res,
+        200,
+        books
+          .filter((b) => !author || b.author === author)
+          .slice(0, limit)
+          .map((b) => view(b, lang)),
+      );
     }
     if (url.pathname === '/api/books' && req.method === 'POST') {
       if (!authorized) return send(res, 401, { error: 'a bearer token is required to add books' });

@@ -5,7 +5,14 @@
  *
  *   npm run example -- sockets-client
  */
-import { ToolExecutionError, UtcpClient, UtcpTimeoutError, type CallTemplate, type GraphqlCallTemplate, type JsonObject } from '../../src/index.js';
+import {
+  ToolExecutionError,
+  UtcpClient,
+  UtcpTimeoutError,
+  type CallTemplate,
+  type GraphqlCallTemplate,
+  type JsonObject,
+} from '../../src/index.js';
 import { startGraphqlServer } from './servers/graphql-server.js';
 import { startGrpcServer } from './servers/grpc-server.js';
 import { startTcpServer } from './servers/tcp-server.js';
@@ -80,7 +87,11 @@ async function tcpDemo(client: UtcpClient): Promise<void> {
     });
     await call(client, 'tcp.add', { a: 2, b: 3 });
     await stream(client, 'tcp.countdown', { from: 3 });
-    await failing('tcp.slow (300 ms deadline)', () => client.callTool('tcp.slow', {}, { timeoutMs: 300 }), UtcpTimeoutError);
+    await failing(
+      'tcp.slow (300 ms deadline)',
+      () => client.callTool('tcp.slow', {}, { timeoutMs: 300 }),
+      UtcpTimeoutError,
+    );
   } finally {
     await client.deregisterManual('tcp');
     await server.close();
@@ -94,9 +105,20 @@ async function udpDemo(client: UtcpClient): Promise<void> {
   console.log('\nUDP');
   const server = await startUdpServer();
   try {
-    await registerAndList(client, { name: 'udp', call_template_type: 'udp', host: '127.0.0.1', port: server.port, request_wrapper: 'tool_args', timeout: 5000 });
+    await registerAndList(client, {
+      name: 'udp',
+      call_template_type: 'udp',
+      host: '127.0.0.1',
+      port: server.port,
+      request_wrapper: 'tool_args',
+      timeout: 5000,
+    });
     await call(client, 'udp.add', { a: 2, b: 3 });
-    await failing('udp.lost (300 ms deadline)', () => client.callTool('udp.lost', {}, { timeoutMs: 300 }), UtcpTimeoutError);
+    await failing(
+      'udp.lost (300 ms deadline)',
+      () => client.callTool('udp.lost', {}, { timeoutMs: 300 }),
+      UtcpTimeoutError,
+    );
   } finally {
     await client.deregisterManual('udp');
     await server.close();
@@ -113,7 +135,9 @@ async function graphqlDemo(client: UtcpClient): Promise<void> {
   try {
     await registerAndList(client, { name: 'books', call_template_type: 'graphql', url: server.url });
     const book = await client.getTool('books.book');
-    console.log(`   books.book document: ${(book!.tool_call_template as GraphqlCallTemplate).query?.replace(/\s+/g, ' ')}`);
+    console.log(
+      `   books.book document: ${(book!.tool_call_template as GraphqlCallTemplate).query?.replace(/\s+/g, ' ')}`,
+    );
     await call(client, 'books.add', { a: 2, b: 3 });
     await call(client, 'books.book', { id: '2' });
     await call(client, 'books.addBook', { title: 'Solaris', author: 'Stanisław Lem' });
@@ -136,7 +160,11 @@ async function grpcDemo(client: UtcpClient): Promise<void> {
     await registerAndList(client, { name: 'grpc', call_template_type: 'grpc', host: '127.0.0.1', port: server.port });
     await call(client, 'grpc.add', { a: 2, b: 3 });
     await stream(client, 'grpc.countdown', { from: 3 });
-    await failing('grpc.divide {"a":1,"b":0}', () => client.callTool('grpc.divide', { a: 1, b: 0 }), ToolExecutionError);
+    await failing(
+      'grpc.divide {"a":1,"b":0}',
+      () => client.callTool('grpc.divide', { a: 1, b: 0 }),
+      ToolExecutionError,
+    );
   } finally {
     await client.deregisterManual('grpc'); // closes the channel
     await server.close();

@@ -23,17 +23,31 @@ import { createCliClient } from './sources.js';
 function modelFromEnv(modelName: string | undefined): ChatModel {
   const env = process.env;
   if (env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
-    return anthropicModel({ apiKey: env.ANTHROPIC_API_KEY, model: modelName ?? env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5', baseUrl: env.ANTHROPIC_BASE_URL });
+    return anthropicModel({
+      apiKey: env.ANTHROPIC_API_KEY,
+      model: modelName ?? env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
+      baseUrl: env.ANTHROPIC_BASE_URL,
+    });
   }
   if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
-    throw new UsageError('utcp chat needs a model endpoint: set OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama) and/or OPENAI_API_KEY, or ANTHROPIC_API_KEY');
+    throw new UsageError(
+      'utcp chat needs a model endpoint: set OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama) and/or OPENAI_API_KEY, or ANTHROPIC_API_KEY',
+    );
   }
-  return openAIChatModel({ baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: modelName ?? env.OPENAI_MODEL ?? 'gpt-4o-mini' });
+  return openAIChatModel({
+    baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+    apiKey: env.OPENAI_API_KEY,
+    model: modelName ?? env.OPENAI_MODEL ?? 'gpt-4o-mini',
+  });
 }
 
 /** Calls that only read: HTTP GET, SSE, GraphQL queries, text/file manuals. Everything else asks. */
 function isRead(request: ApprovalRequest): boolean {
-  const t = request.tool.tool_call_template as { call_template_type: string; http_method?: string; operation_type?: string };
+  const t = request.tool.tool_call_template as {
+    call_template_type: string;
+    http_method?: string;
+    operation_type?: string;
+  };
   switch (t.call_template_type) {
     case 'http':
       return (t.http_method ?? 'GET').toUpperCase() === 'GET';
@@ -56,11 +70,21 @@ function shortArgs(args: unknown): string {
   return s.length > 120 ? s.slice(0, 119) + '…' : s;
 }
 
-export async function chatCommand(c: Common, opts: { prompt?: string; model?: string; yes: boolean; maxSteps?: number }): Promise<number> {
+export async function chatCommand(
+  c: Common,
+  opts: { prompt?: string; model?: string; yes: boolean; maxSteps?: number },
+): Promise<number> {
   const model = modelFromEnv(opts.model);
   const interactive = Boolean(process.stdin.isTTY) && opts.prompt === undefined;
-  const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl });
-  for (const r of results) if (!r.success) c.out.info(`${red(c.out, '✗')} ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
+  const { client, results } = await createCliClient({
+    cwd: c.cwd,
+    sources: c.sources,
+    configPath: c.config,
+    timeoutMs: c.timeoutMs,
+    baseUrl: c.baseUrl,
+  });
+  for (const r of results)
+    if (!r.success) c.out.info(`${red(c.out, '✗')} ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   let rl: Interface | undefined;
   const controller = new AbortController();
   // Ctrl-C aborts the run (approvals, model requests, tool calls, retry waits) and ends the input loop.
@@ -72,7 +96,9 @@ export async function chatCommand(c: Common, opts: { prompt?: string; model?: st
   process.on('SIGINT', onSigint);
   try {
     const tools = await client.getTools();
-    c.out.info(dim(c.out, `${tools.length} tool(s) available. ${interactive ? 'Type a question, or Ctrl-D to quit.' : ''}`));
+    c.out.info(
+      dim(c.out, `${tools.length} tool(s) available. ${interactive ? 'Type a question, or Ctrl-D to quit.' : ''}`),
+    );
     const askTty = Boolean(process.stdin.isTTY && process.stderr.isTTY);
     if (askTty) {
       rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -80,13 +106,25 @@ export async function chatCommand(c: Common, opts: { prompt?: string; model?: st
       rl.on('SIGINT', onSigint);
     }
 
-    const approve = async (request: ApprovalRequest, { signal }: { signal: AbortSignal }): Promise<ApprovalDecision> => {
+    const approve = async (
+      request: ApprovalRequest,
+      { signal }: { signal: AbortSignal },
+    ): Promise<ApprovalDecision> => {
       if (opts.yes || isRead(request)) return { type: 'allow' };
-      if (!rl) return { type: 'deny', reason: 'The user must approve this call; rerun utcp chat with --yes or in a terminal' };
+      if (!rl)
+        return { type: 'deny', reason: 'The user must approve this call; rerun utcp chat with --yes or in a terminal' };
       for (;;) {
-        const answer = (await rl.question(`${cyan(c.out, '?')} allow ${request.toolName}(${shortArgs(request.args)})? [y]es/[n]o/[e]dit: `, { signal })).trim().toLowerCase();
+        const answer = (
+          await rl.question(
+            `${cyan(c.out, '?')} allow ${request.toolName}(${shortArgs(request.args)})? [y]es/[n]o/[e]dit: `,
+            { signal },
+          )
+        )
+          .trim()
+          .toLowerCase();
         if (answer === 'y' || answer === 'yes') return { type: 'allow' };
-        if (answer === 'n' || answer === 'no' || answer === '') return { type: 'deny', reason: 'The user declined this call' };
+        if (answer === 'n' || answer === 'no' || answer === '')
+          return { type: 'deny', reason: 'The user declined this call' };
         if (answer === 'e' || answer === 'edit') {
           const text = await rl.question('  new arguments (JSON): ', { signal });
           try {
@@ -102,10 +140,14 @@ export async function chatCommand(c: Common, opts: { prompt?: string; model?: st
 
     const onEvent = (e: AgentEvent) => {
       if (e.type === 'tool_call_start') c.out.info(`${cyan(c.out, '→')} ${e.toolName}(${shortArgs(e.args)})`);
-      else if (e.type === 'tool_call_end' && !e.isError) c.out.info(`${green(c.out, '✓')} ${e.toolName} ${dim(c.out, `(${Math.round(e.durationMs)} ms)`)}`);
-      else if (e.type === 'error' && e.phase === 'tool_call') c.out.info(`${red(c.out, '×')} ${e.toolName} failed: ${(e.error as Error)?.message ?? String(e.error)}`);
-      else if (e.type === 'approval' && e.decision === 'deny') c.out.info(`${red(c.out, '×')} ${e.toolName} denied${e.reason ? `: ${e.reason}` : ''}`);
-      else if (e.type === 'tools_loaded') c.out.info(dim(c.out, `  search "${e.query}" → ${e.toolNames.length} tool(s)`));
+      else if (e.type === 'tool_call_end' && !e.isError)
+        c.out.info(`${green(c.out, '✓')} ${e.toolName} ${dim(c.out, `(${Math.round(e.durationMs)} ms)`)}`);
+      else if (e.type === 'error' && e.phase === 'tool_call')
+        c.out.info(`${red(c.out, '×')} ${e.toolName} failed: ${(e.error as Error)?.message ?? String(e.error)}`);
+      else if (e.type === 'approval' && e.decision === 'deny')
+        c.out.info(`${red(c.out, '×')} ${e.toolName} denied${e.reason ? `: ${e.reason}` : ''}`);
+      else if (e.type === 'tools_loaded')
+        c.out.info(dim(c.out, `  search "${e.query}" → ${e.toolNames.length} tool(s)`));
     };
 
     let messages: AgentMessage[] = [];

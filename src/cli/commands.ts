@@ -3,7 +3,20 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { RegisterManualResult, Tool, UtcpClient } from '../index.js';
 import { parseDotenv } from '../internal.js';
-import { bold, cyan, dim, formatError, green, jsonError, printJsonError, red, slowCallNotice, table, yellow, type Out } from './output.js';
+import {
+  bold,
+  cyan,
+  dim,
+  formatError,
+  green,
+  jsonError,
+  printJsonError,
+  red,
+  slowCallNotice,
+  table,
+  yellow,
+  type Out,
+} from './output.js';
 import { createCliClient } from './sources.js';
 
 import { EXIT, SourceError, UsageError } from './errors.js';
@@ -28,13 +41,17 @@ function firstLine(s: string, max = 100): string {
 function reportRegistration(out: Out, r: RegisterManualResult): void {
   const name = r.manualCallTemplate?.name ?? '(unnamed)';
   if (!r.success) out.info(`${red(out, '✗')} ${name}: ${r.errors.join('; ')}`);
-  else if (r.manual.tools.length === 0 && r.warnings.length) out.info(`${yellow(out, '!')} ${name}: no tools kept: ${r.warnings[0]}`);
-  else if (r.warnings.length) out.info(dim(out, `${name}: ${r.warnings.length} warning(s); \`utcp inspect\` lists them`));
+  else if (r.manual.tools.length === 0 && r.warnings.length)
+    out.info(`${yellow(out, '!')} ${name}: no tools kept: ${r.warnings[0]}`);
+  else if (r.warnings.length)
+    out.info(dim(out, `${name}: ${r.warnings.length} warning(s); \`utcp inspect\` lists them`));
 }
 
 /** The sources that failed, as one SourceError (exit 3), or undefined when all loaded. */
 export function sourceFailure(results: readonly RegisterManualResult[]): SourceError | undefined {
-  const failed = results.filter((r) => !r.success).map((r) => ({ name: r.manualCallTemplate?.name ?? '(unnamed)', errors: r.errors }));
+  const failed = results
+    .filter((r) => !r.success)
+    .map((r) => ({ name: r.manualCallTemplate?.name ?? '(unnamed)', errors: r.errors }));
   if (failed.length === 0) return undefined;
   const first = failed[0];
   const more = failed.length > 1 ? ` (and ${failed.length - 1} more source(s))` : '';
@@ -46,10 +63,25 @@ export function sourceFailure(results: readonly RegisterManualResult[]): SourceE
  * SourceError is thrown (nothing on stdout); when some failed, `run` still serves the others and the caller
  * reports `failure` (exit 3).
  */
-async function withClient<T>(c: Common, run: (client: UtcpClient, results: RegisterManualResult[]) => Promise<T>, options: { runWhenAllFailed?: boolean } = {}): Promise<{ value: T; failure: SourceError | undefined }> {
-  const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl, name: c.name, onResult: (r) => reportRegistration(c.out, r) });
+async function withClient<T>(
+  c: Common,
+  run: (client: UtcpClient, results: RegisterManualResult[]) => Promise<T>,
+  options: { runWhenAllFailed?: boolean } = {},
+): Promise<{ value: T; failure: SourceError | undefined }> {
+  const { client, results } = await createCliClient({
+    cwd: c.cwd,
+    sources: c.sources,
+    configPath: c.config,
+    timeoutMs: c.timeoutMs,
+    baseUrl: c.baseUrl,
+    name: c.name,
+    onResult: (r) => reportRegistration(c.out, r),
+  });
   try {
-    if (results.length === 0) throw new UsageError('No tools to work with: name a source (a manual or OpenAPI file or URL, a config, or mcp:<command>) or add a utcp.config.json here');
+    if (results.length === 0)
+      throw new UsageError(
+        'No tools to work with: name a source (a manual or OpenAPI file or URL, a config, or mcp:<command>) or add a utcp.config.json here',
+      );
     const failure = sourceFailure(results);
     if (failure && !options.runWhenAllFailed && results.every((r) => !r.success)) throw failure;
     return { value: await run(client, results), failure };
@@ -59,9 +91,17 @@ async function withClient<T>(c: Common, run: (client: UtcpClient, results: Regis
 }
 
 /** Prints a list result: JSON (with an `error` object when a source failed) or via `human`. Returns the exit code. */
-function finishList<T>(c: Common, key: string, items: T[], json: (item: T) => unknown, failure: SourceError | undefined, human: () => void): number {
+function finishList<T>(
+  c: Common,
+  key: string,
+  items: T[],
+  json: (item: T) => unknown,
+  failure: SourceError | undefined,
+  human: () => void,
+): number {
   if (c.out.json) {
-    if (failure) c.out.print(JSON.stringify({ error: jsonError(failure, EXIT.SOURCE), [key]: items.map(json) }, null, 2));
+    if (failure)
+      c.out.print(JSON.stringify({ error: jsonError(failure, EXIT.SOURCE), [key]: items.map(json) }, null, 2));
     else c.out.print(JSON.stringify(items.map(json), null, 2));
   } else human();
   return failure ? EXIT.SOURCE : EXIT.OK;
@@ -72,7 +112,13 @@ function toolRow(out: Out, t: Tool): string[] {
 }
 
 function toolJson(t: Tool) {
-  return { name: t.name, description: t.description, tags: t.tags, inputs: t.inputs, call_template_type: t.tool_call_template.call_template_type };
+  return {
+    name: t.name,
+    description: t.description,
+    tags: t.tags,
+    inputs: t.inputs,
+    call_template_type: t.tool_call_template.call_template_type,
+  };
 }
 
 export async function toolsCommand(c: Common, opts: { tag?: string[] }): Promise<number> {
@@ -83,14 +129,26 @@ export async function toolsCommand(c: Common, opts: { tag?: string[] }): Promise
     return all.filter((t) => t.tags.some((x) => tags.has(x.toLowerCase())));
   });
   return finishList(c, 'tools', tools, toolJson, failure, () => {
-    if (tools.length) c.out.print(table([[bold(c.out, 'TOOL'), bold(c.out, 'DESCRIPTION'), bold(c.out, 'TAGS')], ...tools.map((t) => toolRow(c.out, t))]));
+    if (tools.length)
+      c.out.print(
+        table([
+          [bold(c.out, 'TOOL'), bold(c.out, 'DESCRIPTION'), bold(c.out, 'TAGS')],
+          ...tools.map((t) => toolRow(c.out, t)),
+        ]),
+      );
     c.out.info(dim(c.out, `${tools.length} tool(s)`));
     if (failure) c.out.info(formatError(c.out, failure));
   });
 }
 
-export async function searchCommand(c: Common, query: string, opts: { limit: number; tag?: string[] }): Promise<number> {
-  const { value: hits, failure } = await withClient(c, (client) => client.searchTools(query, { limit: opts.limit, anyOfTagsRequired: opts.tag ?? null }));
+export async function searchCommand(
+  c: Common,
+  query: string,
+  opts: { limit: number; tag?: string[] },
+): Promise<number> {
+  const { value: hits, failure } = await withClient(c, (client) =>
+    client.searchTools(query, { limit: opts.limit, anyOfTagsRequired: opts.tag ?? null }),
+  );
   return finishList(c, 'results', hits, toolJson, failure, () => {
     if (hits.length === 0) c.out.info(`No tool matches "${query}"`);
     else c.out.print(table(hits.map((t, i) => [dim(c.out, `${i + 1}.`), ...toolRow(c.out, t)])));
@@ -114,18 +172,26 @@ function schemaAt(inputs: unknown, path: string[]): SchemaNode | undefined {
   return node;
 }
 
-const typesOf = (node: SchemaNode | undefined): string[] => (node?.type === undefined ? [] : Array.isArray(node.type) ? node.type : [node.type]) as string[];
+const typesOf = (node: SchemaNode | undefined): string[] =>
+  (node?.type === undefined ? [] : Array.isArray(node.type) ? node.type : [node.type]) as string[];
 
 /**
  * Parses `--arg k=v` values into an arguments object. `k.sub=v` builds nested objects. A value is kept as text
  * when the schema says string, else parsed as JSON (falling back to text when it is not JSON).
  * @throws UsageError naming the argument and the fix when a value cannot be what the schema says.
  */
-export function parseArgPairs(pairs: string[], tool: Tool | undefined, into: Record<string, unknown> = {}): Record<string, unknown> {
+export function parseArgPairs(
+  pairs: string[],
+  tool: Tool | undefined,
+  into: Record<string, unknown> = {},
+): Record<string, unknown> {
   const args = into;
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--arg expects name=value, got "${pair}" (nested values: --arg body.title=x or --arg 'body={"title":"x"}')`);
+    if (eq <= 0)
+      throw new UsageError(
+        `--arg expects name=value, got "${pair}" (nested values: --arg body.title=x or --arg 'body={"title":"x"}')`,
+      );
     const key = pair.slice(0, eq);
     const raw = pair.slice(eq + 1);
     const path = key.split('.');
@@ -139,8 +205,11 @@ export function parseArgPairs(pairs: string[], tool: Tool | undefined, into: Rec
         value = JSON.parse(raw);
       } catch {
         if (types.length > 0 && types.every((t) => t === 'object' || t === 'array')) {
-          const example = types[0] === 'object' ? `'${key}={"name":"value"}' or --arg ${key}.name=value` : `'${key}=["a","b"]'`;
-          throw new UsageError(`--arg ${key} must be JSON (the tool's schema says ${types.join(' or ')}); write --arg ${example}`);
+          const example =
+            types[0] === 'object' ? `'${key}={"name":"value"}' or --arg ${key}.name=value` : `'${key}=["a","b"]'`;
+          throw new UsageError(
+            `--arg ${key} must be JSON (the tool's schema says ${types.join(' or ')}); write --arg ${example}`,
+          );
         }
         value = raw;
       }
@@ -151,7 +220,9 @@ export function parseArgPairs(pairs: string[], tool: Tool | undefined, into: Rec
       if (existing === undefined) target[path[i]] = {};
       else if (typeof existing !== 'object' || existing === null || Array.isArray(existing)) {
         const prefix = path.slice(0, i + 1).join('.');
-        throw new UsageError(`--arg ${key}: ${prefix} is already set to ${JSON.stringify(existing)}; give ${prefix} as one JSON object (--arg '${prefix}={...}') or only as ${prefix}.<name>=... parts`);
+        throw new UsageError(
+          `--arg ${key}: ${prefix} is already set to ${JSON.stringify(existing)}; give ${prefix} as one JSON object (--arg '${prefix}={...}') or only as ${prefix}.<name>=... parts`,
+        );
       }
       target = target[path[i]] as Record<string, unknown>;
     }
@@ -187,11 +258,16 @@ function parseArgsJson(text: string | undefined): Record<string, unknown> {
   } catch (e) {
     throw new UsageError(`--args is not valid JSON: ${(e as Error).message.replace(/\s+/g, ' ').slice(0, 160)}`);
   }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new UsageError(`--args must be a JSON object like '{"name":"value"}'`);
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw new UsageError(`--args must be a JSON object like '{"name":"value"}'`);
   return args as Record<string, unknown>;
 }
 
-export async function callCommand(c: Common, toolName: string, opts: { arg?: string[]; args?: string; stream?: boolean }): Promise<number> {
+export async function callCommand(
+  c: Common,
+  toolName: string,
+  opts: { arg?: string[]; args?: string; stream?: boolean },
+): Promise<number> {
   const baseArgs = parseArgsJson(opts.args);
   const controller = new AbortController();
   const onSigint = () => controller.abort(new Error('Interrupted'));
@@ -203,8 +279,10 @@ export async function callCommand(c: Common, toolName: string, opts: { arg?: str
       // The tool probably lived in the source that failed: say that rather than "not found".
       if (!tool && failure) throw failure;
       const args = parseArgPairs(opts.arg ?? [], tool, baseArgs);
-      const onProgress = c.out.json ? undefined : (p: { progress: number; total?: number; message?: string }) =>
-        c.out.info(dim(c.out, `… ${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`));
+      const onProgress = c.out.json
+        ? undefined
+        : (p: { progress: number; total?: number; message?: string }) =>
+            c.out.info(dim(c.out, `… ${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`));
       const name = tool?.name ?? toolName;
       const notice = slowCallNotice(c.out, name);
       try {
@@ -233,49 +311,72 @@ export async function callCommand(c: Common, toolName: string, opts: { arg?: str
 }
 
 export async function inspectCommand(c: Common): Promise<number> {
-  const { value: report, failure } = await withClient(c, async (client, results) => {
-    const { existsSync, readFileSync } = await import('node:fs');
-    const dotenvPath = resolve(c.cwd, '.env');
-    const env: Record<string, string | undefined> = { ...(existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {}), ...process.env };
-    const manuals = [];
-    for (const r of results) {
-      const name = r.manualCallTemplate?.name ?? '(unnamed)';
-      const vars = new Set<string>();
-      for (const t of r.manual.tools) for (const v of await client.getRequiredVariablesForRegisteredTool(t.name).catch(() => [])) vars.add(v);
-      manuals.push({
-        name,
-        type: r.manualCallTemplate?.call_template_type,
-        success: r.success,
-        tools: r.manual.tools.length,
-        errors: r.errors,
-        warnings: r.warnings,
-        variables: [...vars].map((v) => ({ name: v, set: Boolean(env[v]) || Object.prototype.hasOwnProperty.call(client.config.variables ?? {}, v) })),
-      });
-    }
-    return manuals;
-  }, { runWhenAllFailed: true });
+  const { value: report, failure } = await withClient(
+    c,
+    async (client, results) => {
+      const { existsSync, readFileSync } = await import('node:fs');
+      const dotenvPath = resolve(c.cwd, '.env');
+      const env: Record<string, string | undefined> = {
+        ...(existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {}),
+        ...process.env,
+      };
+      const manuals = [];
+      for (const r of results) {
+        const name = r.manualCallTemplate?.name ?? '(unnamed)';
+        const vars = new Set<string>();
+        for (const t of r.manual.tools)
+          for (const v of await client.getRequiredVariablesForRegisteredTool(t.name).catch(() => [])) vars.add(v);
+        manuals.push({
+          name,
+          type: r.manualCallTemplate?.call_template_type,
+          success: r.success,
+          tools: r.manual.tools.length,
+          errors: r.errors,
+          warnings: r.warnings,
+          variables: [...vars].map((v) => ({
+            name: v,
+            set: Boolean(env[v]) || Object.prototype.hasOwnProperty.call(client.config.variables ?? {}, v),
+          })),
+        });
+      }
+      return manuals;
+    },
+    { runWhenAllFailed: true },
+  );
   const missing = report.some((m) => m.variables.some((v) => !v.set));
   const code = failure ? EXIT.SOURCE : missing ? EXIT.FAILED : EXIT.OK;
   if (c.out.json) {
-    const missingError = missing ? { code: 'MISSING_VARIABLE', message: `Missing variable(s): ${[...new Set(report.flatMap((m) => m.variables.filter((v) => !v.set).map((v) => v.name)))].join(', ')}`, exit_code: EXIT.FAILED } : undefined;
+    const missingError = missing
+      ? {
+          code: 'MISSING_VARIABLE',
+          message: `Missing variable(s): ${[...new Set(report.flatMap((m) => m.variables.filter((v) => !v.set).map((v) => v.name)))].join(', ')}`,
+          exit_code: EXIT.FAILED,
+        }
+      : undefined;
     const error = failure ? jsonError(failure, EXIT.SOURCE) : missingError;
     c.out.print(JSON.stringify(error ? { error, manuals: report } : report, null, 2));
-  }
-  else {
+  } else {
     for (const m of report) {
-      c.out.print(`${m.success ? green(c.out, '✓') : red(c.out, '✗')} ${bold(c.out, m.name)} ${dim(c.out, `(${m.type})`)}  ${m.tools} tool(s)`);
+      c.out.print(
+        `${m.success ? green(c.out, '✓') : red(c.out, '✗')} ${bold(c.out, m.name)} ${dim(c.out, `(${m.type})`)}  ${m.tools} tool(s)`,
+      );
       for (const e of m.errors) c.out.print(`  ${red(c.out, 'error')}   ${e}`);
       for (const w of m.warnings) c.out.print(`  ${yellow(c.out, 'warning')} ${w}`);
       if (m.variables.length) {
         c.out.print(`  variables:`);
-        for (const v of m.variables) c.out.print(`    ${v.set ? green(c.out, 'set    ') : yellow(c.out, 'missing')} ${v.name}`);
+        for (const v of m.variables)
+          c.out.print(`    ${v.set ? green(c.out, 'set    ') : yellow(c.out, 'missing')} ${v.name}`);
       }
     }
   }
   return code;
 }
 
-export async function convertCommand(c: Common, input: string, opts: { output?: string; name?: string; baseUrl?: string }): Promise<number> {
+export async function convertCommand(
+  c: Common,
+  input: string,
+  opts: { output?: string; name?: string; baseUrl?: string },
+): Promise<number> {
   const { convertOpenApiDocument } = await import('../loaders/openapi/index.js');
   let text: string;
   let specUrl: string | undefined;
@@ -303,12 +404,21 @@ export async function convertCommand(c: Common, input: string, opts: { output?: 
   } else {
     const { readFile } = await import('node:fs/promises');
     text = await readFile(resolve(c.cwd, input), 'utf8').catch((e: NodeJS.ErrnoException) => {
-      throw new SourceError(e.code === 'ENOENT' ? `No such file: ${input}` : `Cannot read ${input}: ${e.code ?? e.message}`, [], { cause: e });
+      throw new SourceError(
+        e.code === 'ENOENT' ? `No such file: ${input}` : `Cannot read ${input}: ${e.code ?? e.message}`,
+        [],
+        { cause: e },
+      );
     });
   }
   const t0 = performance.now();
-  if (process.stderr.isTTY && text.length > 1_000_000) c.out.info(dim(c.out, `Converting ${(text.length / 2 ** 20).toFixed(1)} MB…`));
-  const { manual, report } = await convertOpenApiDocument(text, { manualName: opts.name ?? 'openapi', specUrl, baseUrl: opts.baseUrl ?? null }).catch((cause: Error) => {
+  if (process.stderr.isTTY && text.length > 1_000_000)
+    c.out.info(dim(c.out, `Converting ${(text.length / 2 ** 20).toFixed(1)} MB…`));
+  const { manual, report } = await convertOpenApiDocument(text, {
+    manualName: opts.name ?? 'openapi',
+    specUrl,
+    baseUrl: opts.baseUrl ?? null,
+  }).catch((cause: Error) => {
     throw new SourceError(`Cannot convert ${input}: ${cause.message}`, [], { cause });
   });
   const ms = performance.now() - t0;
@@ -319,7 +429,9 @@ export async function convertCommand(c: Common, input: string, opts: { output?: 
   if (c.out.json && opts.output) c.out.print(JSON.stringify({ output: opts.output, tools, report }, null, 2));
   else {
     const n = report.counts;
-    c.out.info(`${green(c.out, '✓')} OpenAPI ${report.specVersion}: ${n.tools} tool(s) from ${n.operations} operation(s), ${n.skipped} skipped, ${n.filtered} filtered, in ${ms.toFixed(0)} ms${opts.output ? ` → ${opts.output}` : ''}`);
+    c.out.info(
+      `${green(c.out, '✓')} OpenAPI ${report.specVersion}: ${n.tools} tool(s) from ${n.operations} operation(s), ${n.skipped} skipped, ${n.filtered} filtered, in ${ms.toFixed(0)} ms${opts.output ? ` → ${opts.output}` : ''}`,
+    );
     for (const w of report.warnings) c.out.info(`  ${yellow(c.out, 'warning')} ${w}`);
   }
   return EXIT.OK;

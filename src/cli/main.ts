@@ -5,7 +5,17 @@
  * Every command's options and its --help come from one table (`COMMANDS`), so help never drifts from the parser.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { EXIT, SourceError, UsageError, callCommand, convertCommand, inspectCommand, searchCommand, toolsCommand, type Common } from './commands.js';
+import {
+  EXIT,
+  SourceError,
+  UsageError,
+  callCommand,
+  convertCommand,
+  inspectCommand,
+  searchCommand,
+  toolsCommand,
+  type Common,
+} from './commands.js';
 import { createOut, formatError, printJsonError, type Out } from './output.js';
 
 const SOURCES_HELP = `Sources: a UTCP manual or OpenAPI file (JSON/YAML), an http(s) URL to either, a config file,
@@ -25,8 +35,12 @@ const OPT = {
   config: { type: 'string', short: 'c', value: '<file>', help: 'config file (default: ./utcp.config.json|yaml|yml)' },
   json: { type: 'boolean', help: 'machine-readable output on stdout (errors too, as {"error": {...}})' },
   timeout: { type: 'string', value: '<ms>', help: 'deadline for each discovery and call, in milliseconds' },
-  baseUrl: { type: 'string', value: '<url>', help: "base URL for OpenAPI files whose servers are missing or relative" },
-  name: { type: 'string', value: '<name>', help: 'manual name for the single source named (default: from the file or URL)' },
+  baseUrl: { type: 'string', value: '<url>', help: 'base URL for OpenAPI files whose servers are missing or relative' },
+  name: {
+    type: 'string',
+    value: '<name>',
+    help: 'manual name for the single source named (default: from the file or URL)',
+  },
   tag: { type: 'string', multiple: true, value: '<t>', help: 'only tools with this tag (repeatable)' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -64,13 +78,23 @@ const COMMANDS: Record<string, CommandSpec> = {
     usage: "utcp call <tool> [sources...] [--arg k=v ...] [--args '{...}'] [--stream] [--json]",
     summary: 'Call one tool and print its result',
     options: {
-      arg: { type: 'string', short: 'a', multiple: true, value: 'k=v', help: "an argument (repeatable); k.sub=v builds nested objects; values are JSON unless the schema says string" },
-      args: { type: 'string', value: "'{...}'", help: 'all arguments as one JSON object (--arg values are merged on top)' },
+      arg: {
+        type: 'string',
+        short: 'a',
+        multiple: true,
+        value: 'k=v',
+        help: 'an argument (repeatable); k.sub=v builds nested objects; values are JSON unless the schema says string',
+      },
+      args: {
+        type: 'string',
+        value: "'{...}'",
+        help: 'all arguments as one JSON object (--arg values are merged on top)',
+      },
       stream: { type: 'boolean', help: 'print each streamed item on its own line as it arrives' },
       json: { ...OPT.json, help: 'print the result as JSON (errors as {"error": {...}})' },
       ...SOURCE_OPTIONS,
     },
-    notes: "The tool may be named without its manual prefix when that is unambiguous (greet for greet.greet).",
+    notes: 'The tool may be named without its manual prefix when that is unambiguous (greet for greet.greet).',
     sources: true,
   },
   convert: {
@@ -78,8 +102,16 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'Convert an OpenAPI spec into a UTCP manual and print the conversion report',
     options: {
       output: { type: 'string', short: 'o', value: '<file>', help: 'write the manual to a file (default: stdout)' },
-      name: { type: 'string', value: '<name>', help: 'manual name carried by the generated templates (default "openapi")' },
-      'base-url': { type: 'string', value: '<url>', help: "base URL for the operations (overrides the spec's servers)" },
+      name: {
+        type: 'string',
+        value: '<name>',
+        help: 'manual name carried by the generated templates (default "openapi")',
+      },
+      'base-url': {
+        type: 'string',
+        value: '<url>',
+        help: "base URL for the operations (overrides the spec's servers)",
+      },
       timeout: { type: 'string', value: '<ms>', help: 'deadline for downloading a spec URL, in milliseconds' },
       json: { ...OPT.json, help: 'with -o: print {output, tools, report} as JSON; errors as {"error": {...}}' },
     },
@@ -97,8 +129,17 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'Chat with an LLM that can call the tools',
     options: {
       prompt: { type: 'string', short: 'p', value: '"..."', help: 'one question, then exit' },
-      model: { type: 'string', short: 'm', value: '<model>', help: 'model name (default: $OPENAI_MODEL, $ANTHROPIC_MODEL, or the provider default)' },
-      'max-steps': { type: 'string', value: '<n>', help: 'model turns per question before it must answer (default 16)' },
+      model: {
+        type: 'string',
+        short: 'm',
+        value: '<model>',
+        help: 'model name (default: $OPENAI_MODEL, $ANTHROPIC_MODEL, or the provider default)',
+      },
+      'max-steps': {
+        type: 'string',
+        value: '<n>',
+        help: 'model turns per question before it must answer (default 16)',
+      },
       yes: { type: 'boolean', short: 'y', help: 'approve every tool call without asking' },
       ...SOURCE_OPTIONS,
     },
@@ -116,7 +157,11 @@ Reads run freely; other calls ask y/n/edit on a terminal, or need --yes. Ctrl-C 
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio' },
       port: { type: 'string', value: '<p>', help: 'HTTP port (default 0 = any free port)' },
-      'code-tools': { type: 'string', value: '<dir>', help: 'also serve the utcp-kit/tools coding toolset (code.read, code.edit, code.bash, ...) on this workspace' },
+      'code-tools': {
+        type: 'string',
+        value: '<dir>',
+        help: 'also serve the utcp-kit/tools coding toolset (code.read, code.edit, code.bash, ...) on this workspace',
+      },
       ...SOURCE_OPTIONS,
     },
     notes: 'In stdio mode stdout carries the MCP protocol; messages go to stderr.',
@@ -159,7 +204,16 @@ export function commandHelp(name: string): string {
     return `  ${flag.padEnd(22)} ${o.help}`;
   });
   rows.push(`  ${'-h, --help'.padEnd(22)} this help`);
-  return [`${c.summary}`, '', `Usage: ${c.usage}`, '', 'Options:', ...rows, ...(c.notes ? ['', c.notes] : []), ...(c.sources ? ['', SOURCES_HELP] : [])].join('\n');
+  return [
+    `${c.summary}`,
+    '',
+    `Usage: ${c.usage}`,
+    '',
+    'Options:',
+    ...rows,
+    ...(c.notes ? ['', c.notes] : []),
+    ...(c.sources ? ['', SOURCES_HELP] : []),
+  ].join('\n');
 }
 
 function intOption(value: unknown, name: string): number | undefined {
@@ -170,7 +224,8 @@ function intOption(value: unknown, name: string): number | undefined {
 }
 
 function exitCodeFor(error: unknown): number {
-  if (error instanceof UsageError || (error as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS')) return EXIT.USAGE;
+  if (error instanceof UsageError || (error as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS'))
+    return EXIT.USAGE;
   if (error instanceof SourceError) return EXIT.SOURCE;
   return EXIT.FAILED;
 }
@@ -178,7 +233,10 @@ function exitCodeFor(error: unknown): number {
 function reportFailure(out: Out, command: string | undefined, error: unknown): number {
   const code = exitCodeFor(error);
   if (out.json) printJsonError(out, error, code);
-  out.info(formatError(out, error) + (code === EXIT.USAGE ? `\nRun utcp ${command ? `${command} ` : ''}--help for usage.` : ''));
+  out.info(
+    formatError(out, error) +
+      (code === EXIT.USAGE ? `\nRun utcp ${command ? `${command} ` : ''}--help for usage.` : ''),
+  );
   return code;
 }
 
@@ -197,7 +255,11 @@ export async function main(argv: string[]): Promise<number> {
   const out = createOut(Boolean(spec?.options.json) && rest.includes('--json'));
   if (!spec) {
     const near = COMMAND_NAMES.find((n) => n.startsWith(command.slice(0, 2)));
-    return reportFailure(out, undefined, new UsageError(`Unknown command "${command}"${near ? ` (did you mean "${near}"?)` : ''}`));
+    return reportFailure(
+      out,
+      undefined,
+      new UsageError(`Unknown command "${command}"${near ? ` (did you mean "${near}"?)` : ''}`),
+    );
   }
   try {
     const parsed = parseArgs({ args: rest, options: parserOptions(command), allowPositionals: true, strict: true });
@@ -225,7 +287,10 @@ export async function main(argv: string[]): Promise<number> {
         return await toolsCommand(common(positionals), { tag: values.tag as string[] | undefined });
       case 'search': {
         const query = need('a query');
-        return await searchCommand(common(positionals.slice(1)), query, { limit: intOption(values.limit, 'limit') ?? 10, tag: values.tag as string[] | undefined });
+        return await searchCommand(common(positionals.slice(1)), query, {
+          limit: intOption(values.limit, 'limit') ?? 10,
+          tag: values.tag as string[] | undefined,
+        });
       }
       case 'call': {
         const tool = need('a tool name');
@@ -233,24 +298,44 @@ export async function main(argv: string[]): Promise<number> {
         const stray = sources.find((s) => /^\s*[{[]/.test(s));
         if (stray) {
           const shown = stray.trim().length > 40 ? `${stray.trim().slice(0, 39)}…` : stray.trim();
-          throw new UsageError(`${shown} looks like JSON arguments: pass them with --args '${shown}' (--json selects JSON output)`);
+          throw new UsageError(
+            `${shown} looks like JSON arguments: pass them with --args '${shown}' (--json selects JSON output)`,
+          );
         }
-        return await callCommand(common(sources), tool, { arg: values.arg as string[] | undefined, args: values.args as string | undefined, stream: values.stream as boolean | undefined });
+        return await callCommand(common(sources), tool, {
+          arg: values.arg as string[] | undefined,
+          args: values.args as string | undefined,
+          stream: values.stream as boolean | undefined,
+        });
       }
       case 'convert': {
         const input = need('an OpenAPI file or URL');
-        if (positionals.length > 1) throw new UsageError(`convert takes one spec, got ${positionals.length}: ${positionals.join(' ')}`);
-        return await convertCommand(common([]), input, { output: values.output as string | undefined, name: values.name as string | undefined, baseUrl: values['base-url'] as string | undefined });
+        if (positionals.length > 1)
+          throw new UsageError(`convert takes one spec, got ${positionals.length}: ${positionals.join(' ')}`);
+        return await convertCommand(common([]), input, {
+          output: values.output as string | undefined,
+          name: values.name as string | undefined,
+          baseUrl: values['base-url'] as string | undefined,
+        });
       }
       case 'inspect':
         return await inspectCommand(common(positionals));
       case 'chat': {
         const { chatCommand } = await import('./chat.js');
-        return await chatCommand(common(positionals), { prompt: values.prompt as string | undefined, model: values.model as string | undefined, yes: Boolean(values.yes), maxSteps: intOption(values['max-steps'], 'max-steps') });
+        return await chatCommand(common(positionals), {
+          prompt: values.prompt as string | undefined,
+          model: values.model as string | undefined,
+          yes: Boolean(values.yes),
+          maxSteps: intOption(values['max-steps'], 'max-steps'),
+        });
       }
       case 'serve-mcp': {
         const { serveMcpCommand } = await import('./serve-mcp.js');
-        return await serveMcpCommand(common(positionals), { http: Boolean(values.http), port: intOption(values.port, 'port') ?? 0, codeTools: values['code-tools'] as string | undefined });
+        return await serveMcpCommand(common(positionals), {
+          http: Boolean(values.http),
+          port: intOption(values.port, 'port') ?? 0,
+          codeTools: values['code-tools'] as string | undefined,
+        });
       }
     }
     return EXIT.USAGE;
@@ -270,7 +355,10 @@ function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
   });
 }
 
-const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
+const isEntry =
+  process.argv[1] &&
+  import.meta.url ===
+    (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
 if (isEntry) {
   exitQuietlyOnClosedPipe(process.stdout);
   exitQuietlyOnClosedPipe(process.stderr);

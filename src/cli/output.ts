@@ -36,7 +36,9 @@ export function table(rows: string[][], maxWidth = process.stdout.columns || 0):
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visible(cell))));
   return rows
     .map((row) => {
-      let line = row.map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i] - visible(cell)))).join('  ');
+      let line = row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i] - visible(cell))))
+        .join('  ');
       if (maxWidth > 20 && visible(line) > maxWidth && !ANSI.test(line)) line = line.slice(0, maxWidth - 1) + '…';
       return line;
     })
@@ -56,7 +58,11 @@ const HINTS: Record<string, string> = {
 /** The `{"error": {...}}` object printed on stdout in --json mode: code, message, hint and the error's own fields. */
 export function jsonError(error: unknown, exitCode?: number): Record<string, unknown> {
   const e = error as Record<string, unknown> & Error;
-  const code = isUtcpError(error) ? error.code : typeof e?.code === 'string' && !String(e.code).startsWith('ERR_') ? e.code : (e?.name ?? 'ERROR');
+  const code = isUtcpError(error)
+    ? error.code
+    : typeof e?.code === 'string' && !String(e.code).startsWith('ERR_')
+      ? e.code
+      : (e?.name ?? 'ERROR');
   const body: Record<string, unknown> = { code, message: error instanceof Error ? error.message : String(error) };
   const hint = typeof code === 'string' ? HINTS[code] : undefined;
   if (hint) body.hint = hint;

@@ -5,8 +5,17 @@ import { EXIT, sourceFailure, type Common } from './commands.js';
 import { dim, green } from './output.js';
 import { createCliClient } from './sources.js';
 
-export async function serveMcpCommand(c: Common, opts: { http: boolean; port: number; codeTools?: string }): Promise<number> {
-  const { client, results } = await createCliClient({ cwd: c.cwd, sources: c.sources, configPath: c.config, timeoutMs: c.timeoutMs, baseUrl: c.baseUrl });
+export async function serveMcpCommand(
+  c: Common,
+  opts: { http: boolean; port: number; codeTools?: string },
+): Promise<number> {
+  const { client, results } = await createCliClient({
+    cwd: c.cwd,
+    sources: c.sources,
+    configPath: c.config,
+    timeoutMs: c.timeoutMs,
+    baseUrl: c.baseUrl,
+  });
   for (const r of results) if (!r.success) c.out.info(`✗ ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   const failure = sourceFailure(results);
   if (failure && results.every((r) => !r.success) && opts.codeTools === undefined) {
@@ -18,16 +27,22 @@ export async function serveMcpCommand(c: Common, opts: { http: boolean; port: nu
     try {
       const { registerCodeTools } = await import('../tools/index.js');
       const code = await registerCodeTools(client, { root: resolve(c.cwd, opts.codeTools) });
-      c.out.info(`${green(c.out, '✓')} code tools on ${code.root} (sandbox ${code.sandbox}${code.sandboxReason ? `: ${code.sandboxReason}` : ''})`);
+      c.out.info(
+        `${green(c.out, '✓')} code tools on ${code.root} (sandbox ${code.sandbox}${code.sandboxReason ? `: ${code.sandboxReason}` : ''})`,
+      );
     } catch (error) {
       await client.close();
       throw error;
     }
   }
   const tools = await client.getTools();
-  const handle = await serveMcp(client, opts.http ? { transport: 'http', port: opts.port } : { transport: 'stdio' }, { timeoutMs: c.timeoutMs });
+  const handle = await serveMcp(client, opts.http ? { transport: 'http', port: opts.port } : { transport: 'stdio' }, {
+    timeoutMs: c.timeoutMs,
+  });
   // stdout belongs to the MCP protocol in stdio mode: everything else goes to stderr.
-  c.out.info(`${green(c.out, '✓')} serving ${tools.length} tool(s) over MCP ${opts.http ? `at ${handle.url}` : 'on stdio'}${dim(c.out, opts.http ? ' (Ctrl-C to stop)' : '')}`);
+  c.out.info(
+    `${green(c.out, '✓')} serving ${tools.length} tool(s) over MCP ${opts.http ? `at ${handle.url}` : 'on stdio'}${dim(c.out, opts.http ? ' (Ctrl-C to stop)' : '')}`,
+  );
   const stop = () => void handle.close();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

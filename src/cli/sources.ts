@@ -55,7 +55,11 @@ function mcpServerName(words: string[]): string {
 }
 
 function uniqueName(base: string, used: Set<string>): string {
-  let name = base.replace(/[^A-Za-z0-9_]/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '') || 'manual';
+  let name =
+    base
+      .replace(/[^A-Za-z0-9_]/g, '_')
+      .replace(/_+/g, '_')
+      .replace(/^_|_$/g, '') || 'manual';
   if (/^\d/.test(name)) name = `m_${name}`;
   let candidate = name;
   for (let i = 2; used.has(candidate); i++) candidate = `${name}_${i}`;
@@ -65,14 +69,26 @@ function uniqueName(base: string, used: Set<string>): string {
 
 function looksLikeConfig(doc: unknown): boolean {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return false;
-  return ['manual_call_templates', 'variables', 'load_variables_from', 'providers_file_path', 'providers', 'post_processing'].some((k) => k in doc);
+  return [
+    'manual_call_templates',
+    'variables',
+    'load_variables_from',
+    'providers_file_path',
+    'providers',
+    'post_processing',
+  ].some((k) => k in doc);
 }
 
 /**
  * Resolves one source. `mcp:<command line>` or `mcp:<url>` is an MCP server; an http(s) URL is fetched by the
  * http transport (a UTCP manual or an OpenAPI spec); anything else is a local file (manual, spec or config).
  */
-export async function resolveSource(source: string, cwd: string, used: Set<string>, options: { name?: string; baseUrl?: string } = {}): Promise<ResolvedSource> {
+export async function resolveSource(
+  source: string,
+  cwd: string,
+  used: Set<string>,
+  options: { name?: string; baseUrl?: string } = {},
+): Promise<ResolvedSource> {
   if (source.startsWith('mcp:')) {
     const rest = source.slice(4).trim();
     if (/^https?:\/\//i.test(rest)) {
@@ -80,22 +96,37 @@ export async function resolveSource(source: string, cwd: string, used: Set<strin
       return { template: { name, call_template_type: 'mcp', config: { mcpServers: { server: { url: rest } } } } };
     }
     const [command, ...args] = splitCommand(rest);
-    if (!command) throw new UsageError('mcp: needs a command, e.g. mcp:"npx -y @modelcontextprotocol/server-everything"');
+    if (!command)
+      throw new UsageError('mcp: needs a command, e.g. mcp:"npx -y @modelcontextprotocol/server-everything"');
     const base = mcpServerName([command, ...args]);
-    return { template: { name: uniqueName(options.name ?? base, used), call_template_type: 'mcp', config: { mcpServers: { [base.replace(/\./g, '_') || 'server']: { command, args } } } } };
+    return {
+      template: {
+        name: uniqueName(options.name ?? base, used),
+        call_template_type: 'mcp',
+        config: { mcpServers: { [base.replace(/\./g, '_') || 'server']: { command, args } } },
+      },
+    };
   }
   if (/^https?:\/\//i.test(source)) {
     const url = new URL(source);
     const stem = basename(url.pathname).replace(/\.(json|ya?ml)$/i, '');
-    const generic = ['', 'openapi', 'swagger', 'utcp', 'manual', 'spec', 'api', 'v1', 'v2', 'v3'].includes(stem.toLowerCase());
+    const generic = ['', 'openapi', 'swagger', 'utcp', 'manual', 'spec', 'api', 'v1', 'v2', 'v3'].includes(
+      stem.toLowerCase(),
+    );
     // A host like api.github.com names the manual "api_github"; an address or localhost says nothing, so "api".
     const labels = url.hostname.replace(/^www\./, '').split('.');
-    const host = isLoopbackLike(url) || /^[\d.]+$|^\[/.test(url.hostname) ? 'api' : labels.slice(0, Math.max(1, labels.length - 1)).join('_');
+    const host =
+      isLoopbackLike(url) || /^[\d.]+$|^\[/.test(url.hostname)
+        ? 'api'
+        : labels.slice(0, Math.max(1, labels.length - 1)).join('_');
     const base = options.name ?? (generic ? host : stem);
     return { template: { name: uniqueName(base, used), call_template_type: 'http', url: source, http_method: 'GET' } };
   }
   const path = resolve(cwd, source);
-  if (!existsSync(path)) throw new SourceError(`No such file: ${source} (a source is a file, an http(s) URL, or mcp:<command>)`, [{ name: source, errors: ['no such file'] }]);
+  if (!existsSync(path))
+    throw new SourceError(`No such file: ${source} (a source is a file, an http(s) URL, or mcp:<command>)`, [
+      { name: source, errors: ['no such file'] },
+    ]);
   const text = readFileSync(path, 'utf8');
   const ext = extname(path).toLowerCase();
   let doc: unknown;
@@ -127,26 +158,50 @@ export interface CliClientOptions {
 }
 
 /** Finds the config (`--config`, else utcp.config.{json,yaml,yml} in cwd), adds `.env`, registers everything. */
-export async function createCliClient(options: CliClientOptions): Promise<{ client: UtcpClient; results: RegisterManualResult[] }> {
+export async function createCliClient(
+  options: CliClientOptions,
+): Promise<{ client: UtcpClient; results: RegisterManualResult[] }> {
   const used = new Set<string>();
   const resolved: ResolvedSource[] = [];
-  for (const s of options.sources) resolved.push(await resolveSource(s, options.cwd, used, { baseUrl: options.baseUrl, name: options.sources.length === 1 ? options.name : undefined }));
+  for (const s of options.sources)
+    resolved.push(
+      await resolveSource(s, options.cwd, used, {
+        baseUrl: options.baseUrl,
+        name: options.sources.length === 1 ? options.name : undefined,
+      }),
+    );
   let configPath = options.configPath ? resolve(options.cwd, options.configPath) : undefined;
-  if (!configPath && resolved.every((r) => !r.configPath)) configPath = CONFIG_NAMES.map((n) => resolve(options.cwd, n)).find((p) => existsSync(p));
-  const configPaths = [...(configPath ? [configPath] : []), ...resolved.flatMap((r) => (r.configPath ? [r.configPath] : []))];
+  if (!configPath && resolved.every((r) => !r.configPath))
+    configPath = CONFIG_NAMES.map((n) => resolve(options.cwd, n)).find((p) => existsSync(p));
+  const configPaths = [
+    ...(configPath ? [configPath] : []),
+    ...resolved.flatMap((r) => (r.configPath ? [r.configPath] : [])),
+  ];
   const rootDir = configPaths[0] ? dirname(configPaths[0]) : options.cwd;
   const merged: UtcpClientConfig = { variables: {}, manual_call_templates: [], load_variables_from: [] };
   for (const p of configPaths) {
     if (!existsSync(p)) throw new SourceError(`No such config file: ${p}`, [{ name: p, errors: ['no such file'] }]);
     const { config } = await loadConfig(p, dirname(p)).catch((cause: Error) => {
-      throw new SourceError(`Config ${p} failed to load: ${cause.message}`, [{ name: p, errors: [cause.message] }], { cause });
+      throw new SourceError(`Config ${p} failed to load: ${cause.message}`, [{ name: p, errors: [cause.message] }], {
+        cause,
+      });
     });
     Object.assign(merged.variables!, config.variables);
-    merged.manual_call_templates!.push(...config.manual_call_templates.map((t) => (t.call_template_type === 'file' && typeof (t as { file_path?: unknown }).file_path === 'string' ? { ...t, file_path: resolve(dirname(p), (t as unknown as { file_path: string }).file_path) } : t)));
-    merged.load_variables_from!.push(...(config.load_variables_from ?? []).map((l) => ({ ...l, env_file_path: resolve(dirname(p), l.env_file_path) })));
-    for (const key of ['post_processing', 'tool_search_strategy', 'limits'] as const) if (config[key] !== undefined) (merged as Record<string, unknown>)[key] = config[key];
+    merged.manual_call_templates!.push(
+      ...config.manual_call_templates.map((t) =>
+        t.call_template_type === 'file' && typeof (t as { file_path?: unknown }).file_path === 'string'
+          ? { ...t, file_path: resolve(dirname(p), (t as unknown as { file_path: string }).file_path) }
+          : t,
+      ),
+    );
+    merged.load_variables_from!.push(
+      ...(config.load_variables_from ?? []).map((l) => ({ ...l, env_file_path: resolve(dirname(p), l.env_file_path) })),
+    );
+    for (const key of ['post_processing', 'tool_search_strategy', 'limits'] as const)
+      if (config[key] !== undefined) (merged as Record<string, unknown>)[key] = config[key];
   }
-  if (existsSync(resolve(options.cwd, '.env'))) merged.load_variables_from!.push({ variable_loader_type: 'dotenv', env_file_path: resolve(options.cwd, '.env') });
+  if (existsSync(resolve(options.cwd, '.env')))
+    merged.load_variables_from!.push({ variable_loader_type: 'dotenv', env_file_path: resolve(options.cwd, '.env') });
   for (const t of merged.manual_call_templates!) if (typeof t.name === 'string') used.add(t.name);
   const templates = [...merged.manual_call_templates!, ...resolved.flatMap((r) => (r.template ? [r.template] : []))];
   merged.manual_call_templates = [];

@@ -6,7 +6,9 @@ import type { ValidationIssue } from './errors.js';
 import type { Logger } from './logger.js';
 import type { JsonSchema, Tool } from './types.js';
 
-type ValidateFn = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null };
+type ValidateFn = ((data: unknown) => boolean) & {
+  errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
+};
 
 /** OpenAPI 3.0 `nullable: true` → a type array allowing null, on a copy. */
 function normalizeNullable(schema: unknown): unknown {
@@ -14,7 +16,8 @@ function normalizeNullable(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   const src = schema as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(src)) out[k] = k === 'enum' || k === 'const' || k === 'examples' || k === 'default' ? v : normalizeNullable(v);
+  for (const [k, v] of Object.entries(src))
+    out[k] = k === 'enum' || k === 'const' || k === 'examples' || k === 'default' ? v : normalizeNullable(v);
   if (out.nullable === true) {
     delete out.nullable;
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
@@ -47,8 +50,18 @@ export class ArgumentValidator {
       const Ajv = (mod as unknown as { default: new (o: object) => { compile(schema: object): ValidateFn } }).default;
       // unicodeRegExp: false: many real OpenAPI patterns (e.g. `\\-`) are invalid in Unicode mode and would fail to compile.
       // Ajv's own notes (e.g. an unknown format, ignored) go to our logger, never to the console.
-      const notes = { log: () => {}, warn: (...m: unknown[]) => this.#logger.debug(`Ajv: ${m.join(' ')}`), error: (...m: unknown[]) => this.#logger.debug(`Ajv: ${m.join(' ')}`) };
-      const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, unicodeRegExp: false, logger: notes });
+      const notes = {
+        log: () => {},
+        warn: (...m: unknown[]) => this.#logger.debug(`Ajv: ${m.join(' ')}`),
+        error: (...m: unknown[]) => this.#logger.debug(`Ajv: ${m.join(' ')}`),
+      };
+      const ajv = new Ajv({
+        strict: false,
+        allErrors: true,
+        validateSchema: false,
+        unicodeRegExp: false,
+        logger: notes,
+      });
       // `format` is checked before sending (docs/design/manual-format.md#argument-formats).
       (formats as unknown as { default: (ajv: object, options: object) => void }).default(ajv, { mode: 'full' });
       return ajv;
@@ -69,7 +82,9 @@ export class ArgumentValidator {
         if (copy.type === undefined && copy.properties !== undefined) copy.type = 'object';
         fn = ajv.compile(copy);
       } catch (e) {
-        this.#logger.warn(`Cannot compile the inputs schema of ${tool.name}; its arguments are not validated`, { error: (e as Error).message });
+        this.#logger.warn(`Cannot compile the inputs schema of ${tool.name}; its arguments are not validated`, {
+          error: (e as Error).message,
+        });
         fn = null;
       }
       this.#cache.set(tool, fn);

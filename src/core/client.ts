@@ -140,7 +140,11 @@ interface DiscoveredManual {
   remoteSource: boolean;
 }
 
-const FAILED_MANUAL: UtcpManual = Object.freeze({ utcp_version: '1.0.0', manual_version: '0.0.0', tools: Object.freeze([]) as unknown as Tool[] });
+const FAILED_MANUAL: UtcpManual = Object.freeze({
+  utcp_version: '1.0.0',
+  manual_version: '0.0.0',
+  tools: Object.freeze([]) as unknown as Tool[],
+});
 
 /**
  * Provenance of a manual from its template alone (when the transport did not report it): a template
@@ -184,7 +188,17 @@ export class UtcpClientBase {
   readonly #remote = new Map<string, boolean>();
   readonly #templateHasVars = new WeakMap<CallTemplateBase, boolean>();
   readonly #shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
-  readonly #callables = new Map<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>();
+  readonly #callables = new Map<
+    string,
+    {
+      callable: DirectCallable;
+      description?: string;
+      inputs?: unknown;
+      outputs?: unknown;
+      tags?: string[];
+      manual?: string;
+    }
+  >();
   readonly #closing = new AbortController();
   readonly #inflight = new Set<Deadline>();
   readonly #onClose = new Set<() => void | Promise<void>>();
@@ -195,12 +209,7 @@ export class UtcpClientBase {
   readonly #unsubscribe: (() => void) | undefined;
   #closed = false;
 
-  constructor(
-    rootDir: string,
-    loaded: LoadedConfig,
-    options: UtcpClientOptions,
-    defaults: ClientDefaults,
-  ) {
+  constructor(rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults) {
     this.rootDir = rootDir;
     this.config = loaded.config;
     this.configWarnings = loaded.warnings;
@@ -208,10 +217,22 @@ export class UtcpClientBase {
     for (const w of loaded.warnings) this.#logger.warn(w);
     this.#limits = resolveLimits(loaded.config.limits);
     this.#templates = new TemplateRegistry({ ...defaults.transports, ...(options.transports ?? {}) });
-    const sources: VariableSource[] = (loaded.config.load_variables_from ?? []).map((l) => new DotenvSource(l.env_file_path, rootDir));
-    this.#resolver = new VariableResolver(loaded.config.variables ?? {}, [...sources, ...(options.variableSources ?? [])], options.env ?? process.env);
+    const sources: VariableSource[] = (loaded.config.load_variables_from ?? []).map(
+      (l) => new DotenvSource(l.env_file_path, rootDir),
+    );
+    this.#resolver = new VariableResolver(
+      loaded.config.variables ?? {},
+      [...sources, ...(options.variableSources ?? [])],
+      options.env ?? process.env,
+    );
     this.#ownsRepo = !options.repository;
-    this.#repo = options.repository ?? defaults.createRepository(loaded.config, { rootDir, logger: this.#logger, resolveValue: (v) => resolveValue(v, this.#resolver) });
+    this.#repo =
+      options.repository ??
+      defaults.createRepository(loaded.config, {
+        rootDir,
+        logger: this.#logger,
+        resolveValue: (v) => resolveValue(v, this.#resolver),
+      });
     this.#unsubscribe = this.#repo.subscribe?.((event) => this.#onCatalogChange(event));
     this.#post = [...loaded.postProcessing.map(postProcessorFromConfig), ...(options.postProcessors ?? [])];
     this.#argValidator = options.validateArguments === false ? undefined : new ArgumentValidator(this.#logger);
@@ -230,7 +251,9 @@ export class UtcpClientBase {
         return entry.value as V;
       },
       requestRefresh: (manualName) => {
-        this.refreshManual(manualName).catch((e) => this.#logger.warn(`Refreshing manual ${manualName} failed`, { error: messageOf(e) }));
+        this.refreshManual(manualName).catch((e) =>
+          this.#logger.warn(`Refreshing manual ${manualName} failed`, { error: messageOf(e) }),
+        );
       },
     };
   }
@@ -241,7 +264,12 @@ export class UtcpClientBase {
    * @throws UtcpValidationError (code INVALID_CONFIG) when the config itself is malformed.
    */
   protected static async createWith<C extends UtcpClientBase>(
-    this: new (rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults) => C,
+    this: new (
+      rootDir: string,
+      loaded: LoadedConfig,
+      options: UtcpClientOptions,
+      defaults: ClientDefaults,
+    ) => C,
     defaults: ClientDefaults,
     rootDir: string | undefined,
     config: UtcpClientConfig | string | undefined,
@@ -261,7 +289,10 @@ export class UtcpClientBase {
       const results = await client.registerManuals(templates);
       client.initialRegistrations.push(...results);
       for (const r of results) {
-        if (!r.success) client.#logger.warn(`Manual ${r.manualCallTemplate.name ?? '(unnamed)'} failed to register`, { errors: r.errors });
+        if (!r.success)
+          client.#logger.warn(`Manual ${r.manualCallTemplate.name ?? '(unnamed)'} failed to register`, {
+            errors: r.errors,
+          });
       }
     }
     return client;
@@ -279,7 +310,10 @@ export class UtcpClientBase {
     const { value, notes } = await this.#templates.prepared(
       () => {
         const notes: string[] = [];
-        return { value: normalizeCallTemplate(template, notes, where, this.#templates) as Record<string, unknown>, notes };
+        return {
+          value: normalizeCallTemplate(template, notes, where, this.#templates) as Record<string, unknown>,
+          notes,
+        };
       },
       (r) => [r.value?.call_template_type],
     );
@@ -291,7 +325,13 @@ export class UtcpClientBase {
     let t = this.#transports.get(type);
     if (!t) {
       const definition = this.#templates.definition(type);
-      if (!definition) return Promise.reject(new UtcpError('UNKNOWN_TRANSPORT', `No transport for call_template_type "${type}"; known types: ${this.#templates.types.join(', ')}`));
+      if (!definition)
+        return Promise.reject(
+          new UtcpError(
+            'UNKNOWN_TRANSPORT',
+            `No transport for call_template_type "${type}"; known types: ${this.#templates.types.join(', ')}`,
+          ),
+        );
       t = Promise.resolve().then(() => definition.create(this.#context));
       t.catch(() => this.#transports.delete(type));
       this.#transports.set(type, t);
@@ -309,7 +349,10 @@ export class UtcpClientBase {
    * Discovers and stores the tools of one manual. Never throws for a bad manual: the result says
    * `success: false` with `errors`, and nothing is stored. Tools that cannot be parsed are skipped with a warning.
    */
-  async registerManual(template: CallTemplateBase | Record<string, unknown>, options: RegisterOptions = {}): Promise<RegisterManualResult> {
+  async registerManual(
+    template: CallTemplateBase | Record<string, unknown>,
+    options: RegisterOptions = {},
+  ): Promise<RegisterManualResult> {
     this.#assertOpen();
     const warnings: string[] = [];
     const fail = (raw: CallTemplateBase, errors: string[]): RegisterManualResult => {
@@ -323,9 +366,13 @@ export class UtcpClientBase {
       return fail(template as CallTemplateBase, [messageOf(error)]);
     }
     const issues = validateCallTemplate(normalized, '', { templates: this.#templates });
-    if (issues.length > 0) return fail(normalized as unknown as CallTemplateBase, [`Invalid manual call template: ${formatIssues(issues)}`]);
+    if (issues.length > 0)
+      return fail(normalized as unknown as CallTemplateBase, [`Invalid manual call template: ${formatIssues(issues)}`]);
 
-    const name = typeof normalized.name === 'string' && normalized.name !== '' ? sanitizeManualName(normalized.name) : randomUUID().replace(/-/g, '');
+    const name =
+      typeof normalized.name === 'string' && normalized.name !== ''
+        ? sanitizeManualName(normalized.name)
+        : randomUUID().replace(/-/g, '');
     const raw = { ...normalized, name } as CallTemplateBase;
     const taken = () => fail(raw, [`Manual ${name} already registered; deregister it first or choose another name`]);
     // Check-and-reserve happens synchronously, so concurrent registrations of one name cannot both pass.
@@ -349,7 +396,11 @@ export class UtcpClientBase {
       }
       const substituted = this.#substitute(raw, name);
       transport = await this.#transport(raw.call_template_type);
-      const deadline = createDeadline([this.#closing.signal, options.signal], options.timeoutMs, `Discovery of manual ${name}`);
+      const deadline = createDeadline(
+        [this.#closing.signal, options.signal],
+        options.timeoutMs,
+        `Discovery of manual ${name}`,
+      );
       let discovered;
       try {
         discovered = await this.#discover(transport, substituted, raw, name, deadline.signal, options.timeoutMs);
@@ -393,9 +444,26 @@ export class UtcpClientBase {
     const normalized = await this.#templates.prepared(
       () => {
         const notes: string[] = [];
-        return { doc: normalizeManual(result.manual, raw as unknown as Record<string, unknown>, notes, this.#templates) as Record<string, unknown>, notes };
+        return {
+          doc: normalizeManual(
+            result.manual,
+            raw as unknown as Record<string, unknown>,
+            notes,
+            this.#templates,
+          ) as Record<string, unknown>,
+          notes,
+        };
       },
-      ({ doc }) => [documentType(doc), ...(Array.isArray(doc?.tools) ? doc.tools.map((t) => (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template?.call_template_type) : [])],
+      ({ doc }) => [
+        documentType(doc),
+        ...(Array.isArray(doc?.tools)
+          ? doc.tools.map(
+              (t) =>
+                (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template
+                  ?.call_template_type,
+            )
+          : []),
+      ],
     );
     warnings.push(...normalized.notes);
     const doc = normalized.doc;
@@ -410,7 +478,9 @@ export class UtcpClientBase {
     (doc.tools as unknown[]).forEach((value, i) => {
       const { tool, issues } = validateTool(value, `tools[${i}]`, { templates: this.#templates });
       if (!tool) {
-        warnings.push(`Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`);
+        warnings.push(
+          `Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`,
+        );
         return;
       }
       const type = tool.tool_call_template.call_template_type;
@@ -434,7 +504,14 @@ export class UtcpClientBase {
       manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',
       tools,
     };
-    return { manual, warnings, allowed, dropped, offered: (doc.tools as unknown[]).length, remoteSource: result.remoteSource ?? remoteTemplate(raw) };
+    return {
+      manual,
+      warnings,
+      allowed,
+      dropped,
+      offered: (doc.tools as unknown[]).length,
+      remoteSource: result.remoteSource ?? remoteTemplate(raw),
+    };
   }
 
   /** Remembers dropped tools and says loudly (logger warn) when a manual keeps fewer tools than it offered. */
@@ -443,9 +520,18 @@ export class UtcpClientBase {
     else this.#dropped.delete(name);
     const kept = discovered.manual.tools.length;
     if (kept < discovered.offered) {
-      const types = [...new Set([...discovered.dropped.values()].map((r) => /protocol "([^"]+)"/.exec(r)?.[1]).filter(Boolean))];
-      const how = types.length ? `; allow ${types.map((t) => `"${t}"`).join(', ')} in its allowed_communication_protocols to keep them` : '';
-      this.#logger.warn(`Manual ${name} keeps ${kept} of its ${discovered.offered} tools${how}`, { manual: name, kept, offered: discovered.offered, warnings: discovered.warnings.length });
+      const types = [
+        ...new Set([...discovered.dropped.values()].map((r) => /protocol "([^"]+)"/.exec(r)?.[1]).filter(Boolean)),
+      ];
+      const how = types.length
+        ? `; allow ${types.map((t) => `"${t}"`).join(', ')} in its allowed_communication_protocols to keep them`
+        : '';
+      this.#logger.warn(`Manual ${name} keeps ${kept} of its ${discovered.offered} tools${how}`, {
+        manual: name,
+        kept,
+        offered: discovered.offered,
+        warnings: discovered.warnings.length,
+      });
     }
   }
 
@@ -467,7 +553,10 @@ export class UtcpClientBase {
   }
 
   /** Registers several manuals concurrently; each gets its own result, in input order. */
-  async registerManuals(templates: ReadonlyArray<CallTemplateBase | Record<string, unknown>>, options: RegisterOptions = {}): Promise<RegisterManualResult[]> {
+  async registerManuals(
+    templates: ReadonlyArray<CallTemplateBase | Record<string, unknown>>,
+    options: RegisterOptions = {},
+  ): Promise<RegisterManualResult[]> {
     return Promise.all(templates.map((t) => this.registerManual(t, options)));
   }
 
@@ -480,10 +569,18 @@ export class UtcpClientBase {
     const name = sanitizeManualName(manualName);
     const added: string[] = [];
     for (const fn of functions) {
-      if (typeof fn.handler !== 'function') throw new UtcpError('INVALID_MANUAL', `Function ${fn.name}: handler must be a function`);
+      if (typeof fn.handler !== 'function')
+        throw new UtcpError('INVALID_MANUAL', `Function ${fn.name}: handler must be a function`);
       const key = `${name}.${fn.name}`;
       if (this.#callables.has(key)) continue;
-      this.#callables.set(key, { callable: fn.handler, description: fn.description, inputs: fn.inputs, outputs: fn.outputs, tags: fn.tags, manual: name });
+      this.#callables.set(key, {
+        callable: fn.handler,
+        description: fn.description,
+        inputs: fn.inputs,
+        outputs: fn.outputs,
+        tags: fn.tags,
+        manual: name,
+      });
       added.push(key);
     }
     const result = await this.registerManual({ name, call_template_type: 'direct' });
@@ -507,12 +604,17 @@ export class UtcpClientBase {
     if (stored.template.call_template_type === 'direct') {
       for (const [key, entry] of this.#callables) if (entry.manual === name) this.#callables.delete(key);
     }
-    const types = new Set([stored.template.call_template_type, ...stored.manual.tools.map((t) => t.tool_call_template.call_template_type)]);
+    const types = new Set([
+      stored.template.call_template_type,
+      ...stored.manual.tools.map((t) => t.tool_call_template.call_template_type),
+    ]);
     for (const type of types) {
       const t = this.#transports.get(type);
       if (!t) continue;
       const transport = await t.catch(() => undefined);
-      await transport?.deregisterManual?.(stored.template, { manualName: name }).catch((e) => this.#logger.warn(`Deregistering ${name} from ${type} failed`, { error: messageOf(e) }));
+      await transport
+        ?.deregisterManual?.(stored.template, { manualName: name })
+        .catch((e) => this.#logger.warn(`Deregistering ${name} from ${type} failed`, { error: messageOf(e) }));
     }
     return true;
   }
@@ -525,10 +627,21 @@ export class UtcpClientBase {
     const raw = stored.template;
     try {
       const transport = await this.#transport(raw.call_template_type);
-      const deadline = createDeadline([this.#closing.signal, options.signal], options.timeoutMs, `Discovery of manual ${name}`);
+      const deadline = createDeadline(
+        [this.#closing.signal, options.signal],
+        options.timeoutMs,
+        `Discovery of manual ${name}`,
+      );
       let discovered;
       try {
-        discovered = await this.#discover(transport, this.#substitute(raw, name), raw, name, deadline.signal, options.timeoutMs);
+        discovered = await this.#discover(
+          transport,
+          this.#substitute(raw, name),
+          raw,
+          name,
+          deadline.signal,
+          options.timeoutMs,
+        );
       } finally {
         deadline.dispose();
       }
@@ -538,9 +651,21 @@ export class UtcpClientBase {
         this.#noteDropped(name, discovered);
         this.#remote.set(name, discovered.remoteSource);
       }
-      return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings: discovered.warnings };
+      return {
+        manualCallTemplate: raw,
+        manual: discovered.manual,
+        success: true,
+        errors: [],
+        warnings: discovered.warnings,
+      };
     } catch (error) {
-      return { manualCallTemplate: raw, manual: stored.manual, success: false, errors: [this.#redactor.text(messageOf(error))], warnings: [] };
+      return {
+        manualCallTemplate: raw,
+        manual: stored.manual,
+        success: false,
+        errors: [this.#redactor.text(messageOf(error))],
+        warnings: [],
+      };
     }
   }
 
@@ -596,10 +721,18 @@ export class UtcpClientBase {
    * `searchTools(query, limit?, anyOfTagsRequired?)` or `searchTools(query, { limit, anyOfTagsRequired })`.
    * `limit` defaults to 10; 0 returns every match.
    */
-  async searchTools(query: string, limitOrOptions?: number | SearchOptions, anyOfTagsRequired?: string[] | null): Promise<Tool[]> {
-    const opts: SearchOptions = typeof limitOrOptions === 'object' && limitOrOptions !== null ? limitOrOptions : { limit: limitOrOptions, anyOfTagsRequired };
+  async searchTools(
+    query: string,
+    limitOrOptions?: number | SearchOptions,
+    anyOfTagsRequired?: string[] | null,
+  ): Promise<Tool[]> {
+    const opts: SearchOptions =
+      typeof limitOrOptions === 'object' && limitOrOptions !== null
+        ? limitOrOptions
+        : { limit: limitOrOptions, anyOfTagsRequired };
     const limit = opts.limit ?? 10;
-    if (!Number.isInteger(limit) || limit < 0) throw new UtcpError('INVALID_ARGUMENTS', `searchTools: limit must be a non-negative integer, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 0)
+      throw new UtcpError('INVALID_ARGUMENTS', `searchTools: limit must be a non-negative integer, got ${limit}`);
     return this.#repo.searchTools(query ?? '', { limit, anyOfTagsRequired: opts.anyOfTagsRequired ?? null });
   }
 
@@ -625,7 +758,8 @@ export class UtcpClientBase {
       // Discovery may need the template's own variables: then those are the answer.
       if (keys.length === 0) throw error;
     } finally {
-      if (!(await this.#repo.getManual(name))) await transport.deregisterManual?.(raw, { manualName: name }).catch(() => {});
+      if (!(await this.#repo.getManual(name)))
+        await transport.deregisterManual?.(raw, { manualName: name }).catch(() => {});
     }
     return keys;
   }
@@ -648,18 +782,26 @@ export class UtcpClientBase {
     let allowed = this.#allowed.get(manualName);
     if (!allowed) {
       // Registered by another client of a shared repository: use what it recorded.
-      const stored = this.#repo.getManualInfo ? await this.#repo.getManualInfo(manualName) : await this.#repo.getManual(manualName);
-      allowed = stored?.allowedProtocols ? new Set(stored.allowedProtocols) : this.#allowedProtocols(stored?.template ?? template, false);
+      const stored = this.#repo.getManualInfo
+        ? await this.#repo.getManualInfo(manualName)
+        : await this.#repo.getManual(manualName);
+      allowed = stored?.allowedProtocols
+        ? new Set(stored.allowedProtocols)
+        : this.#allowedProtocols(stored?.template ?? template, false);
       // Cached until a catalog change event says the manual changed.
       if (stored && this.#repo.subscribe) this.#allowed.set(manualName, allowed);
     }
     {
       if (!allowed.has(template.call_template_type)) {
-        throw new UtcpError('PROTOCOL_NOT_ALLOWED', `Tool ${name} uses protocol "${template.call_template_type}", which manual ${manualName} does not allow [${[...allowed].join(', ')}]`);
+        throw new UtcpError(
+          'PROTOCOL_NOT_ALLOWED',
+          `Tool ${name} uses protocol "${template.call_template_type}", which manual ${manualName} does not allow [${[...allowed].join(', ')}]`,
+        );
       }
     }
     const callArgs: JsonObject = args ?? {};
-    if (typeof callArgs !== 'object' || Array.isArray(callArgs)) throw new UtcpArgumentsError(name, [{ path: '(arguments)', message: 'must be an object' }]);
+    if (typeof callArgs !== 'object' || Array.isArray(callArgs))
+      throw new UtcpArgumentsError(name, [{ path: '(arguments)', message: 'must be an object' }]);
     if (this.#argValidator) {
       const issues = await this.#argValidator.validate(tool, callArgs);
       if (issues.length > 0) throw new UtcpArgumentsError(name, issues);
@@ -689,7 +831,8 @@ export class UtcpClientBase {
   /** Stored templates never change, so whether one references variables is computed once. */
   #hasVariables(template: CallTemplateBase): boolean {
     let has = this.#templateHasVars.get(template);
-    if (has === undefined) this.#templateHasVars.set(template, (has = collectTemplateVariables(template, '_').length > 0));
+    if (has === undefined)
+      this.#templateHasVars.set(template, (has = collectTemplateVariables(template, '_').length > 0));
     return has;
   }
 
@@ -699,7 +842,9 @@ export class UtcpClientBase {
    * timeout (`withTimeout`) lands on this same signal instead of a second controller.
    */
   #openCall(options: CallToolOptions, name: string): Deadline {
-    const deadline = createDeadline(options.signal, options.timeoutMs ?? this.#timeoutMs, `Tool ${name}`, { armable: true });
+    const deadline = createDeadline(options.signal, options.timeoutMs ?? this.#timeoutMs, `Tool ${name}`, {
+      armable: true,
+    });
     if (this.#closed) deadline.abort(new UtcpError('CLIENT_CLOSED', 'The client was closed'));
     else this.#inflight.add(deadline);
     return deadline;
@@ -737,7 +882,15 @@ export class UtcpClientBase {
     let result: unknown;
     try {
       if (signal.aborted) throw abortError(signal, `Tool ${name}`, timeoutMs);
-      result = await transport.callTool(tool, callArgs, substituted, { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, raw: options.raw, remoteSource });
+      result = await transport.callTool(tool, callArgs, substituted, {
+        signal,
+        onProgress: options.onProgress,
+        manualName,
+        rawTemplate: tool.tool_call_template,
+        timeoutMs,
+        raw: options.raw,
+        remoteSource,
+      });
     } catch (error) {
       throw this.#wrapError(error, signal, name, timeoutMs);
     } finally {
@@ -750,11 +903,23 @@ export class UtcpClientBase {
    * Calls a tool and yields its results as they arrive. One-shot protocols yield exactly one item.
    * Breaking out of the loop cancels the call.
    */
-  async *callToolStreaming<T = unknown>(name: string, args?: JsonObject, options: CallToolOptions = {}): AsyncGenerator<T, void, undefined> {
+  async *callToolStreaming<T = unknown>(
+    name: string,
+    args?: JsonObject,
+    options: CallToolOptions = {},
+  ): AsyncGenerator<T, void, undefined> {
     const { tool, manualName, callArgs, substituted, transport, remoteSource } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
     const { signal, timeoutMs } = call;
-    const callOptions: CallOptions = { signal, onProgress: options.onProgress, manualName, rawTemplate: tool.tool_call_template, timeoutMs, raw: options.raw, remoteSource };
+    const callOptions: CallOptions = {
+      signal,
+      onProgress: options.onProgress,
+      manualName,
+      rawTemplate: tool.tool_call_template,
+      timeoutMs,
+      raw: options.raw,
+      remoteSource,
+    };
     try {
       if (transport.callToolStream) {
         for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
@@ -788,15 +953,21 @@ export class UtcpClientBase {
     this.#inflight.clear();
     const hooks = [...this.#onClose];
     this.#onClose.clear();
-    await Promise.all(hooks.map(async (hook) => {
-      try {
-        await hook();
-      } catch (e) {
-        this.#logger.warn('A close hook failed', { error: messageOf(e) });
-      }
-    }));
+    await Promise.all(
+      hooks.map(async (hook) => {
+        try {
+          await hook();
+        } catch (e) {
+          this.#logger.warn('A close hook failed', { error: messageOf(e) });
+        }
+      }),
+    );
     const transports = await Promise.all([...this.#transports.values()].map((t) => t.catch(() => undefined)));
-    await Promise.all(transports.map((t) => t?.close().catch((e) => this.#logger.warn(`Closing transport ${t.type} failed`, { error: messageOf(e) }))));
+    await Promise.all(
+      transports.map((t) =>
+        t?.close().catch((e) => this.#logger.warn(`Closing transport ${t.type} failed`, { error: messageOf(e) })),
+      ),
+    );
     this.#transports.clear();
     for (const { value, dispose } of this.#shared.values()) {
       try {
@@ -808,7 +979,10 @@ export class UtcpClientBase {
     this.#shared.clear();
     this.#unsubscribe?.();
     this.#catalogListeners.clear();
-    if (this.#ownsRepo) await this.#repo.close?.().catch((e) => this.#logger.warn('Closing the tool repository failed', { error: messageOf(e) }));
+    if (this.#ownsRepo)
+      await this.#repo
+        .close?.()
+        .catch((e) => this.#logger.warn('Closing the tool repository failed', { error: messageOf(e) }));
   }
 
   /**

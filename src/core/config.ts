@@ -40,14 +40,24 @@ export interface UtcpClientConfig {
 }
 
 export interface LoadedConfig {
-  config: UtcpClientConfig & { manual_call_templates: Array<CallTemplateBase & Record<string, unknown>>; variables: Record<string, string> };
+  config: UtcpClientConfig & {
+    manual_call_templates: Array<CallTemplateBase & Record<string, unknown>>;
+    variables: Record<string, string>;
+  };
   postProcessing: PostProcessorConfig[];
   warnings: string[];
 }
 
 const KNOWN_KEYS = new Set([
-  'variables', 'load_variables_from', 'manual_call_templates', 'tool_repository', 'tool_search_strategy',
-  'post_processing', 'limits', 'providers_file_path', 'providers',
+  'variables',
+  'load_variables_from',
+  'manual_call_templates',
+  'tool_repository',
+  'tool_search_strategy',
+  'post_processing',
+  'limits',
+  'providers_file_path',
+  'providers',
 ]);
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -58,12 +68,23 @@ async function readConfigFile(path: string): Promise<unknown> {
     text = await readFile(path, 'utf8');
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'EISDIR') {
-      throw new UtcpError('INVALID_CONFIG', `Cannot read config file ${path}: it is a directory; to use it as the root directory pass { rootDir } in the client options`, { cause });
+      throw new UtcpError(
+        'INVALID_CONFIG',
+        `Cannot read config file ${path}: it is a directory; to use it as the root directory pass { rootDir } in the client options`,
+        { cause },
+      );
     }
-    throw new UtcpError('INVALID_CONFIG', `Cannot read config file ${path}: ${(cause as NodeJS.ErrnoException).code ?? cause}`, { cause });
+    throw new UtcpError(
+      'INVALID_CONFIG',
+      `Cannot read config file ${path}: ${(cause as NodeJS.ErrnoException).code ?? cause}`,
+      { cause },
+    );
   }
   const ext = extname(path).toLowerCase();
-  return parseDocumentText(text, { format: ext === '.yaml' || ext === '.yml' ? 'yaml' : ext === '.json' ? 'json' : 'auto', what: `config file ${path}` });
+  return parseDocumentText(text, {
+    format: ext === '.yaml' || ext === '.yml' ? 'yaml' : ext === '.json' ? 'json' : 'auto',
+    what: `config file ${path}`,
+  });
 }
 
 function providerEntries(doc: unknown): unknown[] {
@@ -79,8 +100,9 @@ function providerEntries(doc: unknown): unknown[] {
  */
 export async function loadConfig(input: UtcpClientConfig | string | undefined, rootDir: string): Promise<LoadedConfig> {
   const warnings: string[] = [];
-  const raw = typeof input === 'string' ? await readConfigFile(resolve(rootDir, input)) : input ?? {};
-  if (!isObj(raw)) throw new UtcpValidationError('config', [{ path: '', message: 'expected an object' }], 'INVALID_CONFIG');
+  const raw = typeof input === 'string' ? await readConfigFile(resolve(rootDir, input)) : (input ?? {});
+  if (!isObj(raw))
+    throw new UtcpValidationError('config', [{ path: '', message: 'expected an object' }], 'INVALID_CONFIG');
   const issues: ValidationIssue[] = [];
   for (const key of Object.keys(raw)) if (!KNOWN_KEYS.has(key)) warnings.push(`Unknown config key "${key}" ignored`);
 
@@ -97,15 +119,18 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
 
   let loaders: DotenvLoaderConfig[] | null = null;
   if (raw.load_variables_from !== undefined && raw.load_variables_from !== null) {
-    if (!Array.isArray(raw.load_variables_from)) issues.push({ path: 'load_variables_from', message: 'expected an array' });
+    if (!Array.isArray(raw.load_variables_from))
+      issues.push({ path: 'load_variables_from', message: 'expected an array' });
     else {
       loaders = [];
       raw.load_variables_from.forEach((l, i) => {
         const p = `load_variables_from[${i}]`;
         if (!isObj(l)) return void issues.push({ path: p, message: 'expected an object' });
         const type = l.variable_loader_type ?? l.type;
-        if (type !== 'dotenv') return void issues.push({ path: `${p}.variable_loader_type`, message: 'must be "dotenv"' });
-        if (typeof l.env_file_path !== 'string' || !l.env_file_path) return void issues.push({ path: `${p}.env_file_path`, message: 'required' });
+        if (type !== 'dotenv')
+          return void issues.push({ path: `${p}.variable_loader_type`, message: 'must be "dotenv"' });
+        if (typeof l.env_file_path !== 'string' || !l.env_file_path)
+          return void issues.push({ path: `${p}.env_file_path`, message: 'required' });
         loaders!.push({ variable_loader_type: 'dotenv', env_file_path: l.env_file_path });
       });
     }
@@ -113,8 +138,12 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
 
   const templates: Array<CallTemplateBase & Record<string, unknown>> = [];
   if (raw.manual_call_templates !== undefined && raw.manual_call_templates !== null) {
-    if (!Array.isArray(raw.manual_call_templates)) issues.push({ path: 'manual_call_templates', message: 'expected an array' });
-    else raw.manual_call_templates.forEach((t, i) => templates.push(normalizeCallTemplate(t, warnings, `manual_call_templates[${i}]`) as never));
+    if (!Array.isArray(raw.manual_call_templates))
+      issues.push({ path: 'manual_call_templates', message: 'expected an array' });
+    else
+      raw.manual_call_templates.forEach((t, i) =>
+        templates.push(normalizeCallTemplate(t, warnings, `manual_call_templates[${i}]`) as never),
+      );
   }
   const addProviders = (entries: unknown[], where: string, baseDir?: string) => {
     entries.forEach((entry, i) => {
@@ -135,10 +164,16 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
 
   const post = validatePostProcessors(raw.post_processing, 'post_processing');
   issues.push(...post.issues);
-  if (raw.tool_search_strategy !== undefined && !(isObj(raw.tool_search_strategy) && typeof raw.tool_search_strategy.tool_search_strategy_type === 'string')) {
+  if (
+    raw.tool_search_strategy !== undefined &&
+    !(isObj(raw.tool_search_strategy) && typeof raw.tool_search_strategy.tool_search_strategy_type === 'string')
+  ) {
     issues.push({ path: 'tool_search_strategy.tool_search_strategy_type', message: 'required' });
   }
-  if (raw.tool_repository !== undefined && !(isObj(raw.tool_repository) && typeof raw.tool_repository.tool_repository_type === 'string')) {
+  if (
+    raw.tool_repository !== undefined &&
+    !(isObj(raw.tool_repository) && typeof raw.tool_repository.tool_repository_type === 'string')
+  ) {
     issues.push({ path: 'tool_repository.tool_repository_type', message: 'required' });
   }
   issues.push(...validateLimits(raw.limits));

@@ -186,7 +186,10 @@ export function isOperationSignal(signal: AbortSignal | undefined): boolean {
 }
 
 export function isTimeoutReason(reason: unknown): boolean {
-  return reason instanceof UtcpTimeoutError || (typeof reason === 'object' && reason !== null && (reason as { name?: string }).name === 'TimeoutError');
+  return (
+    reason instanceof UtcpTimeoutError ||
+    (typeof reason === 'object' && reason !== null && (reason as { name?: string }).name === 'TimeoutError')
+  );
 }
 
 /**
@@ -211,7 +214,13 @@ export function throwIfAborted(signal: AbortSignal, what: string, timeoutMs?: nu
  * error wins over whatever the aborted operation threw; otherwise the error is returned unchanged.
  */
 export function settleError(error: unknown, signal: AbortSignal, what: string, timeoutMs?: number): unknown {
-  if (signal.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED'))) {
+  if (
+    signal.aborted &&
+    !(
+      error instanceof UtcpError &&
+      (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')
+    )
+  ) {
     return abortError(signal, what, timeoutMs);
   }
   return error;

@@ -18,7 +18,10 @@ export async function parseDocumentText(text: string, options: ParseDocumentOpti
   const what = options.what ?? 'document';
   const limits = options.limits ?? DEFAULT_LIMITS;
   if (text.length > limits.max_document_bytes) {
-    throw new UtcpError('RESPONSE_TOO_LARGE', `${what} is larger than the ${limits.max_document_bytes}-byte document limit`);
+    throw new UtcpError(
+      'RESPONSE_TOO_LARGE',
+      `${what} is larger than the ${limits.max_document_bytes}-byte document limit`,
+    );
   }
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const format = options.format ?? 'auto';
@@ -27,7 +30,11 @@ export async function parseDocumentText(text: string, options: ParseDocumentOpti
     try {
       return JSON.parse(body);
     } catch (cause) {
-      jsonError = new UtcpError('INVALID_MANUAL', `${what} is not valid JSON: ${describeJsonError(cause as Error, body)}`, { cause });
+      jsonError = new UtcpError(
+        'INVALID_MANUAL',
+        `${what} is not valid JSON: ${describeJsonError(cause as Error, body)}`,
+        { cause },
+      );
       if (format === 'json') throw jsonError;
     }
   }
@@ -41,7 +48,11 @@ export async function parseDocumentText(text: string, options: ParseDocumentOpti
   } catch (cause) {
     if (looksLikeJson && jsonError) throw jsonError;
     const reason = (cause as Error).message?.split('\n')[0] ?? String(cause);
-    throw new UtcpError('INVALID_MANUAL', `${what} is ${format === 'yaml' ? 'not' : 'neither valid JSON nor'} valid YAML: ${reason}`, { cause });
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `${what} is ${format === 'yaml' ? 'not' : 'neither valid JSON nor'} valid YAML: ${reason}`,
+      { cause },
+    );
   }
 }
 
@@ -61,7 +72,9 @@ function describeJsonError(error: Error, text: string): string {
 
 /** True when a parsed document is a UTCP manual: an object with a `tools` array. */
 export function isUtcpManualDocument(doc: unknown): doc is { tools: unknown[] } {
-  return typeof doc === 'object' && doc !== null && !Array.isArray(doc) && Array.isArray((doc as { tools?: unknown }).tools);
+  return (
+    typeof doc === 'object' && doc !== null && !Array.isArray(doc) && Array.isArray((doc as { tools?: unknown }).tools)
+  );
 }
 
 /** True when a parsed document is an OpenAPI/Swagger document (detected by key presence). */

@@ -8,8 +8,7 @@ import type { VariableSource } from './variables.js';
 /** Parses dotenv text. `${NAME}` expands from earlier keys of the file, then `env`. */
 export function parseDotenv(text: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
-  const expand = (v: string) =>
-    v.replace(/\$\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => out[name] ?? env[name] ?? '');
+  const expand = (v: string) => v.replace(/\$\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => out[name] ?? env[name] ?? '');
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i].trim();

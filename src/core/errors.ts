@@ -83,7 +83,11 @@ export class ToolNotFoundError extends UtcpError {
    * @param reason why the tool is missing when the client knows (e.g. it was dropped at registration)
    */
   constructor(toolName: string, suggestions: readonly string[] = [], reason?: string) {
-    const hint = reason ? `: ${reason}` : suggestions.length ? `. Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
+    const hint = reason
+      ? `: ${reason}`
+      : suggestions.length
+        ? `. Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?`
+        : '';
     super('TOOL_NOT_FOUND', `Tool not found: ${toolName}${hint}`);
     this.toolName = toolName;
     this.suggestions = [...suggestions];
@@ -133,7 +137,11 @@ export class HttpStatusError extends UtcpError {
     // Only the server's short explanation joins the message (see `explainHttpBody`); the full excerpt is in
     // `bodyExcerpt`. Substituted secrets are redacted from messages where errors leave the client.
     const why = explainHttpBody(bodyExcerpt);
-    super('HTTP_STATUS', `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}${why ? `: ${why}` : ''}`, options);
+    super(
+      'HTTP_STATUS',
+      `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}${why ? `: ${why}` : ''}`,
+      options,
+    );
     this.status = status;
     this.statusText = statusText;
     this.url = url;
@@ -156,7 +164,8 @@ export function explainHttpBody(body: string): string {
     try {
       const doc = JSON.parse(text) as Record<string, unknown>;
       const pick = (o: Record<string, unknown>): string | undefined => {
-        for (const f of EXPLANATION_FIELDS) if (typeof o[f] === 'string' && (o[f] as string).trim()) return o[f] as string;
+        for (const f of EXPLANATION_FIELDS)
+          if (typeof o[f] === 'string' && (o[f] as string).trim()) return o[f] as string;
         return undefined;
       };
       found = pick(doc);

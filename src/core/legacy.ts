@@ -41,7 +41,12 @@ function normalizeAuth(auth: unknown, notes: string[], where: string): unknown {
 }
 
 /** Normalises one call template / v0.1 provider object. Returns the input itself when nothing changed. */
-export function normalizeCallTemplate(value: unknown, notes: string[] = [], where = 'call template', hooks?: LegacyHooks): unknown {
+export function normalizeCallTemplate(
+  value: unknown,
+  notes: string[] = [],
+  where = 'call template',
+  hooks?: LegacyHooks,
+): unknown {
   if (!isObj(value)) return value;
   let out: Obj = value;
   const copy = () => (out === value ? (out = { ...value }) : out);
@@ -83,7 +88,8 @@ export function normalizeCallTemplate(value: unknown, notes: string[] = [], wher
 /** The provider type a manual document declares at its top (`type`/`provider_type`, as go-utcp provider files do). */
 export function documentType(doc: unknown): string | undefined {
   if (!isObj(doc)) return undefined;
-  for (const key of ['call_template_type', 'provider_type', 'type']) if (typeof doc[key] === 'string') return doc[key] as string;
+  for (const key of ['call_template_type', 'provider_type', 'type'])
+    if (typeof doc[key] === 'string') return doc[key] as string;
   return undefined;
 }
 
@@ -92,13 +98,19 @@ export function documentType(doc: unknown): string | undefined {
  * `parameters` → `inputs`, and (for types whose spec says `inheritsManualTemplate`) tools without a template
  * inherit `manualTemplate`.
  */
-export function normalizeManual(value: unknown, manualTemplate: Obj | undefined, notes: string[] = [], hooks?: LegacyHooks): unknown {
+export function normalizeManual(
+  value: unknown,
+  manualTemplate: Obj | undefined,
+  notes: string[] = [],
+  hooks?: LegacyHooks,
+): unknown {
   if (!isObj(value)) return value;
   const out: Obj = { ...value };
   if (out.utcp_version === undefined && typeof out.version === 'string') out.utcp_version = out.version;
   if (!Array.isArray(out.tools)) return out;
   const manualType = manualTemplate ? String(manualTemplate.call_template_type) : undefined;
-  const inherit = manualType !== undefined && hooks?.spec?.(manualType)?.inheritsManualTemplate ? manualTemplate : undefined;
+  const inherit =
+    manualType !== undefined && hooks?.spec?.(manualType)?.inheritsManualTemplate ? manualTemplate : undefined;
   // A provider file (go-utcp) names its type at the top and writes each tool's call fields inline.
   const inline = hooks?.spec?.(documentType(out) ?? manualType ?? '')?.inlineToolTemplate;
   const toolNotes: [message: string | undefined, note: string][] = [];
@@ -120,7 +132,9 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
         if (template) {
           copy();
           t.tool_call_template = template;
-          notes.push(`tools[${i}]: call fields written on the tool (${String(template.call_template_type)} provider dialect) read as its tool_call_template`);
+          notes.push(
+            `tools[${i}]: call fields written on the tool (${String(template.call_template_type)} provider dialect) read as its tool_call_template`,
+          );
         }
       }
     }
@@ -133,7 +147,8 @@ export function normalizeManual(value: unknown, manualTemplate: Obj | undefined,
       const where = `tools[${i}].tool_call_template`;
       const own: string[] = [];
       const tpl = normalizeCallTemplate(t.tool_call_template, own, where, hooks);
-      for (const note of own) toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
+      for (const note of own)
+        toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
       if (tpl !== t.tool_call_template) {
         copy();
         t.tool_call_template = tpl;

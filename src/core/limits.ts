@@ -63,9 +63,15 @@ export function validateLimits(value: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const [key, v] of Object.entries(value)) {
     if (!Object.hasOwn(DEFAULT_LIMITS, key)) {
-      issues.push({ path: `limits.${key}`, message: `unknown limit; expected one of ${Object.keys(DEFAULT_LIMITS).join(', ')}` });
+      issues.push({
+        path: `limits.${key}`,
+        message: `unknown limit; expected one of ${Object.keys(DEFAULT_LIMITS).join(', ')}`,
+      });
     } else if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < smallest(key)) {
-      issues.push({ path: `limits.${key}`, message: `expected an integer ≥ ${smallest(key)}, got ${JSON.stringify(v)}` });
+      issues.push({
+        path: `limits.${key}`,
+        message: `expected an integer ≥ ${smallest(key)}, got ${JSON.stringify(v)}`,
+      });
     }
   }
   return issues;

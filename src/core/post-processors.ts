@@ -133,7 +133,10 @@ export function postProcessorFromConfig(cfg: PostProcessorConfig): PostProcessor
 }
 
 /** Validates the config's `post_processing` entries. */
-export function validatePostProcessors(value: unknown, path: string): { configs: PostProcessorConfig[]; issues: ValidationIssue[] } {
+export function validatePostProcessors(
+  value: unknown,
+  path: string,
+): { configs: PostProcessorConfig[]; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
   const configs: PostProcessorConfig[] = [];
   if (value === undefined || value === null) return { configs, issues };
@@ -143,15 +146,29 @@ export function validatePostProcessors(value: unknown, path: string): { configs:
     if (!isObj(entry)) return void issues.push({ path: p, message: 'expected an object' });
     const type = entry.tool_post_processor_type;
     if (type !== 'filter_dict' && type !== 'limit_strings') {
-      return void issues.push({ path: `${p}.tool_post_processor_type`, message: 'must be "filter_dict" or "limit_strings"' });
+      return void issues.push({
+        path: `${p}.tool_post_processor_type`,
+        message: 'must be "filter_dict" or "limit_strings"',
+      });
     }
-    for (const k of ['exclude_tools', 'only_include_tools', 'exclude_manuals', 'only_include_manuals', 'exclude_keys', 'only_include_keys']) {
+    for (const k of [
+      'exclude_tools',
+      'only_include_tools',
+      'exclude_manuals',
+      'only_include_manuals',
+      'exclude_keys',
+      'only_include_keys',
+    ]) {
       const v = entry[k];
       if (v !== undefined && v !== null && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) {
         issues.push({ path: `${p}.${k}`, message: 'expected an array of strings' });
       }
     }
-    if (type === 'limit_strings' && entry.limit !== undefined && !(Number.isInteger(entry.limit) && (entry.limit as number) >= 0)) {
+    if (
+      type === 'limit_strings' &&
+      entry.limit !== undefined &&
+      !(Number.isInteger(entry.limit) && (entry.limit as number) >= 0)
+    ) {
       issues.push({ path: `${p}.limit`, message: 'expected a non-negative integer' });
     }
     configs.push(entry as unknown as PostProcessorConfig);

@@ -87,7 +87,12 @@ export class Redactor {
       else if (key !== 'cause' && value instanceof Error) next = this.error(value, seen);
       if (next !== value) {
         try {
-          Object.defineProperty(target, key, { value: next, writable: true, configurable: true, enumerable: Object.keys(target).includes(key) });
+          Object.defineProperty(target, key, {
+            value: next,
+            writable: true,
+            configurable: true,
+            enumerable: Object.keys(target).includes(key),
+          });
         } catch {
           // a frozen or exotic object: leave it
         }
@@ -105,7 +110,8 @@ export function redactingLogger(logger: Required<Logger>, redactor: Redactor): R
   const wrap = (level: keyof Logger) =>
     ((a: unknown, b?: unknown) => {
       const [message, data] = typeof a === 'string' ? [a, b] : [typeof b === 'string' ? b : '', a];
-      const fields = typeof data === 'object' && data !== null ? redactor.data(data as Record<string, unknown>) : undefined;
+      const fields =
+        typeof data === 'object' && data !== null ? redactor.data(data as Record<string, unknown>) : undefined;
       logger[level](redactor.text(message), fields);
     }) as LogFn;
   return { debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') };

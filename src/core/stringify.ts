@@ -15,7 +15,16 @@ export function parseJsonOrText(text: string): unknown {
   const t = text.trim();
   if (t === '') return text;
   const c = t[0];
-  if (c === '{' || c === '[' || c === '"' || c === '-' || (c >= '0' && c <= '9') || t === 'true' || t === 'false' || t === 'null') {
+  if (
+    c === '{' ||
+    c === '[' ||
+    c === '"' ||
+    c === '-' ||
+    (c >= '0' && c <= '9') ||
+    t === 'true' ||
+    t === 'false' ||
+    t === 'null'
+  ) {
     try {
       return JSON.parse(t);
     } catch {

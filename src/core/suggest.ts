@@ -41,7 +41,10 @@ export function suggestToolNames(wanted: string, names: Iterable<string>, limit 
     }
     // Allow roughly one typo per four characters, at least two.
     const budget = Math.max(2, Math.floor(lower.length / 4));
-    const d = Math.min(editDistance(lower, nameLower, budget), lower.includes('.') ? budget + 1 : editDistance(lower, short, budget));
+    const d = Math.min(
+      editDistance(lower, nameLower, budget),
+      lower.includes('.') ? budget + 1 : editDistance(lower, short, budget),
+    );
     if (d <= budget) scored.push({ name, d });
   }
   if (exactShort.length) return exactShort.sort().slice(0, limit);

@@ -61,7 +61,11 @@ export class TemplateRegistry implements TemplateLookup, LegacyHooks {
       loading = Promise.resolve()
         .then(() => definition.template!())
         .then((spec: CallTemplateSpec) => {
-          if (spec.type !== type) throw new UtcpError('INVALID_CONFIG', `The template spec registered for "${type}" describes "${spec.type}"`);
+          if (spec.type !== type)
+            throw new UtcpError(
+              'INVALID_CONFIG',
+              `The template spec registered for "${type}" describes "${spec.type}"`,
+            );
           return compileTemplate(spec);
         })
         .then((c) => void this.#compiled.set(type, c))
@@ -82,7 +86,8 @@ export class TemplateRegistry implements TemplateLookup, LegacyHooks {
   }
 
   compiled(type: string): CompiledTemplate | undefined {
-    if (this.needsLoad(type)) throw new Error(`Internal error: the template spec of "${type}" was not loaded before validation`);
+    if (this.needsLoad(type))
+      throw new Error(`Internal error: the template spec of "${type}" was not loaded before validation`);
     return this.#compiled.get(type);
   }
 

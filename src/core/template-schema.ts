@@ -18,7 +18,11 @@ export function optional<T extends TSchema>(schema: T) {
   const type = (schema as { type?: unknown }).type;
   const types = Array.isArray(type) ? [...type, 'null'] : typeof type === 'string' ? [type, 'null'] : undefined;
   const values = (schema as { enum?: unknown[] }).enum;
-  const nullable = Type.Unsafe<Static<T> | null>({ ...schema, ...(types ? { type: types } : {}), ...(values ? { enum: [...values, null] } : {}) });
+  const nullable = Type.Unsafe<Static<T> | null>({
+    ...schema,
+    ...(types ? { type: types } : {}),
+    ...(values ? { enum: [...values, null] } : {}),
+  });
   return Type.Optional(nullable);
 }
 
@@ -27,12 +31,17 @@ export const nonEmpty = () => Type.String({ pattern: '\\S' });
 
 /** One of the given strings (or numbers). */
 export function oneOf<const V extends readonly (string | number)[]>(values: V) {
-  const type = values.every((v) => typeof v === 'string') ? 'string' : values.every((v) => Number.isInteger(v)) ? 'integer' : 'number';
+  const type = values.every((v) => typeof v === 'string')
+    ? 'string'
+    : values.every((v) => Number.isInteger(v))
+      ? 'integer'
+      : 'number';
   return Type.Unsafe<V[number]>({ type, enum: [...values] });
 }
 
 /** An object whose values are all strings (headers, env vars, ...). */
-export const stringMap = () => Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } });
+export const stringMap = () =>
+  Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } });
 
 /** An array of strings. */
 export const stringList = () => Type.Array(Type.String());

@@ -40,7 +40,14 @@ function loadAjv(): Promise<AjvLike> {
   ajv ??= import('ajv/dist/2020.js').then((mod) => {
     const Ajv = (mod as unknown as { default: new (o: object) => AjvLike }).default;
     // logger: false: the library prints nothing (Ajv logs warnings to the console by default).
-    const instance = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, validateFormats: false, logger: false });
+    const instance = new Ajv({
+      allErrors: true,
+      verbose: true,
+      strict: true,
+      allowUnionTypes: true,
+      validateFormats: false,
+      logger: false,
+    });
     instance.addKeyword({ keyword: AUTH_FIELD, schemaType: 'boolean' });
     return instance;
   });
@@ -82,7 +89,13 @@ function typeName(v: unknown): string {
 }
 
 const ARTICLE: Record<string, string> = {
-  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'an object', array: 'an array', null: 'null',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
 };
 
 /** "a string", "an array of strings", "an object of strings", "a string or an object", ... */
@@ -90,7 +103,9 @@ function expected(schema: Record<string, unknown>): string {
   const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t) => t !== 'null') as string[];
   if (types.length === 1) {
     const [t] = types;
-    const inner = (t === 'array' ? schema.items : t === 'object' ? schema.additionalProperties : undefined) as Record<string, unknown> | undefined;
+    const inner = (t === 'array' ? schema.items : t === 'object' ? schema.additionalProperties : undefined) as
+      | Record<string, unknown>
+      | undefined;
     if (inner && typeof inner === 'object' && inner.type === 'string') return `${ARTICLE[t]} of strings`;
     return ARTICLE[t] ?? t;
   }
@@ -100,7 +115,13 @@ function expected(schema: Record<string, unknown>): string {
 
 /** `/commands/2/command` → `commands[2].command`, prefixed with `path`. */
 function issuePath(path: string, pointer: string, extra?: string): string {
-  const segments = pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) segments.push(extra);
   let out = path;
   for (const s of segments) out += /^\d+$/.test(s) ? `[${s}]` : out ? `.${s}` : s;
@@ -114,7 +135,9 @@ function isRequired(root: Record<string, unknown>, pointer: string): boolean {
   for (const s of segments.slice(0, -1)) {
     if (!schema) return false;
     const props = schema.properties as Record<string, Record<string, unknown>> | undefined;
-    schema = /^\d+$/.test(s) ? (schema.items as Record<string, unknown>) : (props?.[s] ?? (schema.additionalProperties as Record<string, unknown>));
+    schema = /^\d+$/.test(s)
+      ? (schema.items as Record<string, unknown>)
+      : (props?.[s] ?? (schema.additionalProperties as Record<string, unknown>));
   }
   return Array.isArray(schema?.required) && (schema.required as string[]).includes(segments[segments.length - 1]);
 }
@@ -134,12 +157,16 @@ function toIssues(errors: AjvError[], spec: CallTemplateSpec, path: string): Val
       case 'type':
         where = issuePath(path, e.instancePath);
         if (schema.type === 'null') message = `must be null for ${spec.type} templates`;
-        else if (e.data === null) message = isRequired(spec.schema as never, e.instancePath) ? 'required (got null)' : 'must not be null';
+        else if (e.data === null)
+          message = isRequired(spec.schema as never, e.instancePath) ? 'required (got null)' : 'must not be null';
         else message = `expected ${expected(schema)}, got ${typeName(e.data)}`;
         break;
       case 'enum':
         where = issuePath(path, e.instancePath);
-        message = `must be one of ${(e.params.allowedValues as unknown[]).filter((v) => v !== null).map((v) => JSON.stringify(v)).join(', ')}`;
+        message = `must be one of ${(e.params.allowedValues as unknown[])
+          .filter((v) => v !== null)
+          .map((v) => JSON.stringify(v))
+          .join(', ')}`;
         break;
       case 'pattern':
         where = issuePath(path, e.instancePath);

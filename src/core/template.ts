@@ -40,7 +40,10 @@ export interface CallTemplateSpec<T extends CallTemplateBase = CallTemplateBase>
 }
 
 /** The template type of a `call_template_type` and its schema: base fields, discriminator, schema fields. */
-export type TemplateType<K extends string, O extends TObject> = Omit<CallTemplateBase, keyof Static<O> | 'call_template_type'> & {
+export type TemplateType<K extends string, O extends TObject> = Omit<
+  CallTemplateBase,
+  keyof Static<O> | 'call_template_type'
+> & {
   call_template_type: K;
 } & Static<O>;
 

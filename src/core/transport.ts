@@ -109,7 +109,17 @@ export interface TransportContext {
   /** Lazily loaded OpenAPI converter; throws a clear error when unavailable. */
   convertOpenApi: OpenApiConverter;
   /** In-process functions of this client, by `<manual>.<name>` and by bare callable name. */
-  callables: ReadonlyMap<string, { callable: DirectCallable; description?: string; inputs?: unknown; outputs?: unknown; tags?: string[]; manual?: string }>;
+  callables: ReadonlyMap<
+    string,
+    {
+      callable: DirectCallable;
+      description?: string;
+      inputs?: unknown;
+      outputs?: unknown;
+      tags?: string[];
+      manual?: string;
+    }
+  >;
   /**
    * Per-client memo for resources shared between this client's transports
    * (e.g. one HTTP connection pool, one OAuth token cache). Disposers run on client close.

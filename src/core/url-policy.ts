@@ -56,7 +56,7 @@ export function isLoopbackLike(urlOrHost: string | URL): boolean {
   if (host === '0.0.0.0' || host === '[::]' || host.endsWith('.localhost')) return true;
   // The URL parser normalises [::ffff:127.0.0.1] to [::ffff:7f00:1].
   const mapped = /^\[(?:0{0,4}:){0,5}(?::)?ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}\]$/.exec(host);
-  if (mapped) return (parseInt(mapped[1], 16) >> 8) === 0x7f;
+  if (mapped) return parseInt(mapped[1], 16) >> 8 === 0x7f;
   const mappedDotted = /^\[::ffff:(\d+\.\d+\.\d+\.\d+)\]$/.exec(host);
   return !!mappedDotted && isIpv4Loopback(mappedDotted[1]);
 }
@@ -120,15 +120,52 @@ export function sameOrigin(a: string | URL, b: string | URL): boolean {
   const x = parse(a);
   const y = parse(b);
   if (!x || !y) return false;
-  return x.protocol === y.protocol && x.hostname.toLowerCase() === y.hostname.toLowerCase() && effectivePort(x) === effectivePort(y);
+  return (
+    x.protocol === y.protocol &&
+    x.hostname.toLowerCase() === y.hostname.toLowerCase() &&
+    effectivePort(x) === effectivePort(y)
+  );
 }
 
 const SENSITIVE_NAMES = new Set([
-  'authorization', 'proxy-authorization', 'cookie', 'www-authenticate', 'x-api-key', 'api-key', 'x-auth-token',
-  'x-access-token', 'x-csrf-token', 'x-xsrf-token', 'x-amz-security-token', 'x-goog-api-key',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'www-authenticate',
+  'x-api-key',
+  'api-key',
+  'x-auth-token',
+  'x-access-token',
+  'x-csrf-token',
+  'x-xsrf-token',
+  'x-amz-security-token',
+  'x-goog-api-key',
 ]);
-const SENSITIVE_PARTS = new Set(['auth', 'authn', 'authz', 'token', 'key', 'secret', 'bearer', 'session', 'sid', 'apikey', 'jwt', 'csrf', 'xsrf']);
-const SENSITIVE_JOINED = ['apikey', 'authtoken', 'accesstoken', 'bearertoken', 'sessionid', 'csrftoken', 'xsrftoken', 'apitoken'];
+const SENSITIVE_PARTS = new Set([
+  'auth',
+  'authn',
+  'authz',
+  'token',
+  'key',
+  'secret',
+  'bearer',
+  'session',
+  'sid',
+  'apikey',
+  'jwt',
+  'csrf',
+  'xsrf',
+]);
+const SENSITIVE_JOINED = [
+  'apikey',
+  'authtoken',
+  'accesstoken',
+  'bearertoken',
+  'sessionid',
+  'csrftoken',
+  'xsrftoken',
+  'apitoken',
+];
 
 /** Whether a header must be stripped on a cross-origin redirect (docs/design/security.md#redirects). */
 export function isSensitiveHeader(name: string, authHeaderNames: Iterable<string> = []): boolean {
@@ -149,5 +186,6 @@ export function assertHeaderSafe(name: string, value: string): void {
     const shown = name.replace(/[\r\n\0].*$/s, '');
     throw new UtcpError('HEADER_INJECTION', `Header ${shown || '(unnamed)'} contains CR/LF or NUL characters`);
   }
-  if (!TOKEN.test(name)) throw new UtcpError('HEADER_INJECTION', `Header name ${JSON.stringify(name)} is not a valid HTTP token`);
+  if (!TOKEN.test(name))
+    throw new UtcpError('HEADER_INJECTION', `Header name ${JSON.stringify(name)} is not a valid HTTP token`);
 }

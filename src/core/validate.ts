@@ -10,8 +10,19 @@ import type { CompiledTemplate } from './template-validator.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
 
 type FieldKind =
-  | 'string' | 'nonempty' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'any'
-  | 'string[]' | 'string-map' | 'auth' | 'string|object' | 'string|object|array';
+  | 'string'
+  | 'nonempty'
+  | 'integer'
+  | 'number'
+  | 'boolean'
+  | 'object'
+  | 'array'
+  | 'any'
+  | 'string[]'
+  | 'string-map'
+  | 'auth'
+  | 'string|object'
+  | 'string|object|array';
 
 interface FieldSpec {
   kind: FieldKind;
@@ -47,7 +58,12 @@ function bad(issues: ValidationIssue[], path: string, expected: string, value: u
   issues.push({ path, message: `expected ${expected}, got ${typeName(value)}` });
 }
 
-function checkFields(obj: Record<string, unknown>, fields: ReadonlyArray<readonly [string, FieldSpec]>, prefix: string, issues: ValidationIssue[]): void {
+function checkFields(
+  obj: Record<string, unknown>,
+  fields: ReadonlyArray<readonly [string, FieldSpec]>,
+  prefix: string,
+  issues: ValidationIssue[],
+): void {
   for (let i = 0; i < fields.length; i++) {
     const [key, spec] = fields[i];
     const v = obj[key];
@@ -91,23 +107,27 @@ function checkField(value: unknown, spec: FieldSpec, path: string, issues: Valid
     case 'string[]':
       if (!Array.isArray(value)) return void bad(issues, path, 'an array of strings', value);
       value.forEach((v, i) => {
-        if (typeof v !== 'string') issues.push({ path: `${path}[${i}]`, message: `expected a string, got ${typeName(v)}` });
+        if (typeof v !== 'string')
+          issues.push({ path: `${path}[${i}]`, message: `expected a string, got ${typeName(v)}` });
       });
       break;
     case 'string-map':
       if (!isPlainObject(value)) return void bad(issues, path, 'an object of strings', value);
       for (const [k, v] of Object.entries(value)) {
-        if (typeof v !== 'string') issues.push({ path: `${path}.${k}`, message: `expected a string, got ${typeName(v)}` });
+        if (typeof v !== 'string')
+          issues.push({ path: `${path}.${k}`, message: `expected a string, got ${typeName(v)}` });
       }
       break;
     case 'auth':
       validateAuth(value, path, issues);
       break;
     case 'string|object':
-      if (typeof value !== 'string' && !isPlainObject(value)) return void bad(issues, path, 'a string or an object', value);
+      if (typeof value !== 'string' && !isPlainObject(value))
+        return void bad(issues, path, 'a string or an object', value);
       break;
     case 'string|object|array':
-      if (typeof value !== 'string' && typeof value !== 'object') return void bad(issues, path, 'a string, object or array', value);
+      if (typeof value !== 'string' && typeof value !== 'object')
+        return void bad(issues, path, 'a string, object or array', value);
       break;
     case 'any':
       break;
@@ -118,9 +138,19 @@ function checkField(value: unknown, spec: FieldSpec, path: string, issues: Valid
 }
 
 const AUTH_FIELDS: Record<string, Record<string, FieldSpec>> = {
-  api_key: { api_key: req('string'), var_name: opt('nonempty'), location: opt('string', ['header', 'query', 'cookie']) },
+  api_key: {
+    api_key: req('string'),
+    var_name: opt('nonempty'),
+    location: opt('string', ['header', 'query', 'cookie']),
+  },
   basic: { username: req('string'), password: req('string') },
-  oauth2: { token_url: req('nonempty'), client_id: req('string'), client_secret: req('string'), scope: opt('string'), refresh_token: opt('string') },
+  oauth2: {
+    token_url: req('nonempty'),
+    client_id: req('string'),
+    client_secret: req('string'),
+    scope: opt('string'),
+    refresh_token: opt('string'),
+  },
   oauth2_user: { access_token: req('string'), var_name: opt('nonempty'), prefix: opt('string') },
 };
 
@@ -136,12 +166,18 @@ export function validateAuth(value: unknown, path: string, issues: ValidationIss
   }
   const type = value.auth_type;
   if (typeof type !== 'string') {
-    issues.push({ path: `${path}.auth_type`, message: 'required (one of "api_key", "basic", "oauth2", "oauth2_user")' });
+    issues.push({
+      path: `${path}.auth_type`,
+      message: 'required (one of "api_key", "basic", "oauth2", "oauth2_user")',
+    });
     return;
   }
   const fields = AUTH_FIELDS[type];
   if (!fields) {
-    issues.push({ path: `${path}.auth_type`, message: `unknown auth type ${JSON.stringify(type)}; expected one of "api_key", "basic", "oauth2", "oauth2_user"` });
+    issues.push({
+      path: `${path}.auth_type`,
+      message: `unknown auth type ${JSON.stringify(type)}; expected one of "api_key", "basic", "oauth2", "oauth2_user"`,
+    });
     return;
   }
   checkFields(value, AUTH_ENTRIES[type], path, issues);
@@ -169,7 +205,11 @@ export interface TemplateValidationOptions {
  * Validates a call template (after legacy normalisation). Returns the issues; an empty list means valid.
  * Unknown `call_template_type` gives one issue on that field.
  */
-export function validateCallTemplate(value: unknown, path: string, options: TemplateValidationOptions): ValidationIssue[] {
+export function validateCallTemplate(
+  value: unknown,
+  path: string,
+  options: TemplateValidationOptions,
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   if (!isPlainObject(value)) {
     issues.push({ path, message: `expected a call template object, got ${typeName(value)}` });
@@ -179,7 +219,10 @@ export function validateCallTemplate(value: unknown, path: string, options: Temp
   const type = value.call_template_type;
   if (typeof type !== 'string' || issues.length > 0) return issues;
   if (!options.templates.isKnown(type)) {
-    issues.push({ path: path ? `${path}.call_template_type` : 'call_template_type', message: `unknown call_template_type ${JSON.stringify(type)}` });
+    issues.push({
+      path: path ? `${path}.call_template_type` : 'call_template_type',
+      message: `unknown call_template_type ${JSON.stringify(type)}`,
+    });
     return issues;
   }
   options.templates.compiled(type)?.validate(value, path, issues);

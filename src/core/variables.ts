@@ -44,7 +44,11 @@ export class VariableResolver {
   readonly #sources: readonly VariableSource[];
   readonly #env: NodeJS.ProcessEnv;
 
-  constructor(config: Record<string, string> = {}, sources: readonly VariableSource[] = [], env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    config: Record<string, string> = {},
+    sources: readonly VariableSource[] = [],
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.#config = config;
     this.#sources = sources;
     this.#env = env;
@@ -86,7 +90,6 @@ export class VariableResolver {
     const e = this.#env[key];
     return e !== undefined && e !== '' ? e : undefined;
   }
-
 }
 
 /** Per-field substitution rules of one template type. */
@@ -102,21 +105,34 @@ function rulesFor(templateType: string, path: readonly string[]): Rules {
   if (templateType === 'text' && path.length === 1 && path[0] === 'content') return { skip: true };
   // auth_tools is copied raw into generated tools and never used to reach the manual itself.
   if (path.length === 1 && path[0] === 'auth_tools') return { skip: true };
-  if (templateType === 'cli' && path.length === 3 && path[0] === 'commands' && path[2] === 'command') return { bracedOnly: true, deferred: true };
+  if (templateType === 'cli' && path.length === 3 && path[0] === 'commands' && path[2] === 'command')
+    return { bracedOnly: true, deferred: true };
   // GraphQL documents use `$name` for their own variables: only `${NAME}` is a UTCP variable there.
   if (templateType === 'graphql' && path.length === 1 && path[0] === 'query') return { bracedOnly: true };
   return {};
 }
 
-function substituteString(value: string, rules: Rules, lookup: (name: string) => string, defer: (name: string) => string): string {
+function substituteString(
+  value: string,
+  rules: Rules,
+  lookup: (name: string) => string,
+  defer: (name: string) => string,
+): string {
   if (rules.skip || !value.includes('$') || REF_GUARD.test(value)) return value;
   if (rules.bracedOnly) {
-    return value.replace(BRACED, (match, name: string) => (CMD_OUTPUT.test(name) ? match : rules.deferred ? defer(name) : lookup(name)));
+    return value.replace(BRACED, (match, name: string) =>
+      CMD_OUTPUT.test(name) ? match : rules.deferred ? defer(name) : lookup(name),
+    );
   }
   return value.replace(ANY, (match, braced: string | undefined, bare: string | undefined) => lookup(braced ?? bare!));
 }
 
-function walk(value: unknown, templateType: string, path: string[], visit: (s: string, rules: Rules) => string): unknown {
+function walk(
+  value: unknown,
+  templateType: string,
+  path: string[],
+  visit: (s: string, rules: Rules) => string,
+): unknown {
   if (typeof value === 'string') return visit(value, rulesFor(templateType, path));
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
@@ -146,7 +162,12 @@ function walk(value: unknown, templateType: string, path: string[], visit: (s: s
  * Returns a copy of `template` with every variable reference replaced, looked up under the manual's namespace.
  * Unchanged sub-objects are shared with the input, which is never mutated.
  */
-export function substituteTemplate<T>(template: T, manualName: string, resolver: VariableResolver, used?: Set<string>): T {
+export function substituteTemplate<T>(
+  template: T,
+  manualName: string,
+  resolver: VariableResolver,
+  used?: Set<string>,
+): T {
   const type = String((template as { call_template_type?: unknown }).call_template_type ?? '');
   const lookup = (name: string) => {
     const value = resolver.get(namespacedKey(manualName, name));
@@ -159,7 +180,8 @@ export function substituteTemplate<T>(template: T, manualName: string, resolver:
     return `UTCP_VAR_${name}_UTCP_END`;
   };
   const out = walk(template, type, [], (s, rules) => substituteString(s, rules, lookup, defer)) as T;
-  if (deferred && out !== template) Object.defineProperty(out, DEFERRED_VARIABLES, { value: deferred, enumerable: false });
+  if (deferred && out !== template)
+    Object.defineProperty(out, DEFERRED_VARIABLES, { value: deferred, enumerable: false });
   return out;
 }
 

@@ -38,7 +38,9 @@ export async function servedTools(settings: BridgeServerSettings): Promise<Map<s
     const mcpName = encodeMcpToolName(tool.name);
     const taken = byName.get(mcpName);
     if (taken) {
-      settings.logger.warn(`MCP bridge: ${tool.name} and ${taken.name} share the MCP name ${mcpName}; serving only ${taken.name}`);
+      settings.logger.warn(
+        `MCP bridge: ${tool.name} and ${taken.name} share the MCP name ${mcpName}; serving only ${taken.name}`,
+      );
       continue;
     }
     byName.set(mcpName, tool);
@@ -71,16 +73,28 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
         : (event: { progress: number; total?: number; message?: string }) => {
             extra
               .sendNotification({ method: 'notifications/progress', params: { progressToken, ...event } })
-              .catch((error: Error) => settings.logger.debug('MCP bridge: progress notification failed', { tool: tool.name, error: error.message }));
+              .catch((error: Error) =>
+                settings.logger.debug('MCP bridge: progress notification failed', {
+                  tool: tool.name,
+                  error: error.message,
+                }),
+              );
           };
     const signal = AbortSignal.any([extra.signal, settings.closing]);
     try {
-      const result = await settings.client.callTool(tool.name, args ?? {}, { signal, timeoutMs: settings.timeoutMs, onProgress });
+      const result = await settings.client.callTool(tool.name, args ?? {}, {
+        signal,
+        timeoutMs: settings.timeoutMs,
+        onProgress,
+      });
       return toCallToolResult(result);
     } catch (error) {
       // A cancelled request gets no response at all (the SDK drops it); anything else is a tool error the host can read.
       if (extra.signal.aborted) throw error;
-      settings.logger.debug('MCP bridge: tool call failed', { tool: tool.name, error: error instanceof Error ? error.message : String(error) });
+      settings.logger.debug('MCP bridge: tool call failed', {
+        tool: tool.name,
+        error: error instanceof Error ? error.message : String(error),
+      });
       return toErrorResult(error);
     }
   });

@@ -62,7 +62,11 @@ function urlHost(host: string): string {
  * When bound to a loopback address, requests must name a loopback Host (and Origin, when sent),
  * which keeps web pages from reaching the bridge through DNS rebinding.
  */
-export async function startHttpBridge(sdk: McpServerSdk, settings: BridgeServerSettings, options: HttpBridgeOptions): Promise<HttpBridge> {
+export async function startHttpBridge(
+  sdk: McpServerSdk,
+  settings: BridgeServerSettings,
+  options: HttpBridgeOptions,
+): Promise<HttpBridge> {
   const StreamableHTTPServerTransport = await loadStreamableHttpServerTransport();
   const sessions = new Map<string, Session>();
   const pending = new Set<Session>();
@@ -72,7 +76,9 @@ export async function startHttpBridge(sdk: McpServerSdk, settings: BridgeServerS
   async function closeSession(session: Session): Promise<void> {
     pending.delete(session);
     if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
-    await session.server.close().catch((error: Error) => settings.logger.debug('MCP bridge: closing a session failed', { error: error.message }));
+    await session.server
+      .close()
+      .catch((error: Error) => settings.logger.debug('MCP bridge: closing a session failed', { error: error.message }));
   }
 
   async function openSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -102,7 +108,8 @@ export async function startHttpBridge(sdk: McpServerSdk, settings: BridgeServerS
       const host = hostnameOf(req.headers.host ?? '');
       const origin = req.headers.origin;
       if (!host || !isLoopbackLiteral(host)) return sendJsonRpcError(res, 403, -32000, 'Forbidden host');
-      if (origin !== undefined && !isLoopbackLiteral(originHostname(origin) ?? '')) return sendJsonRpcError(res, 403, -32000, 'Forbidden origin');
+      if (origin !== undefined && !isLoopbackLiteral(originHostname(origin) ?? ''))
+        return sendJsonRpcError(res, 403, -32000, 'Forbidden origin');
     }
     if (closed) return sendJsonRpcError(res, 503, -32000, 'Server is closing');
     const header = req.headers['mcp-session-id'];
@@ -124,7 +131,12 @@ export async function startHttpBridge(sdk: McpServerSdk, settings: BridgeServerS
   });
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(new TransportError(`MCP bridge: cannot listen on ${options.host}:${options.port}: ${error.message}`, { cause: error }));
+    const onError = (error: Error) =>
+      reject(
+        new TransportError(`MCP bridge: cannot listen on ${options.host}:${options.port}: ${error.message}`, {
+          cause: error,
+        }),
+      );
     http.once('error', onError);
     http.listen(options.port, options.host, () => {
       http.off('error', onError);

@@ -11,7 +11,11 @@ export interface McpServerSdk {
 }
 
 function missing(cause: unknown): UtcpError {
-  return new UtcpError('DEPENDENCY_MISSING', 'The MCP bridge needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk', { cause });
+  return new UtcpError(
+    'DEPENDENCY_MISSING',
+    'The MCP bridge needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk',
+    { cause },
+  );
 }
 
 /** @throws UtcpError DEPENDENCY_MISSING when the SDK cannot be imported. */

@@ -6,7 +6,12 @@ import type { Readable, Writable } from 'node:stream';
 import { UtcpError, type Logger } from '../index.js';
 import { startHttpBridge, type HttpBridge } from './http-bridge.js';
 import { loadMcpServerSdk, loadStdioServerTransport } from './sdk.js';
-import { createBridgeServer, type BridgeServerSettings, type McpBridgeClient, type McpToolFilter } from './bridge-server.js';
+import {
+  createBridgeServer,
+  type BridgeServerSettings,
+  type McpBridgeClient,
+  type McpToolFilter,
+} from './bridge-server.js';
 
 export type { McpBridgeClient, McpToolFilter } from './bridge-server.js';
 export { encodeMcpToolName } from './tool-names.js';
@@ -82,7 +87,11 @@ function fillLogger(logger: Logger | undefined): Required<Logger> {
  * Tool names stay `<manual>.<tool>` when MCP accepts them, else they are encoded (see `encodeMcpToolName`).
  * @throws UtcpError DEPENDENCY_MISSING without the MCP SDK; TransportError when the port cannot be bound.
  */
-export async function serveMcp(client: McpBridgeClient, transport: McpBridgeTransportOptions, options: ServeMcpOptions = {}): Promise<McpBridgeHandle> {
+export async function serveMcp(
+  client: McpBridgeClient,
+  transport: McpBridgeTransportOptions,
+  options: ServeMcpOptions = {},
+): Promise<McpBridgeHandle> {
   const sdk = await loadMcpServerSdk();
   const closing = new AbortController();
   const settings: BridgeServerSettings = {
@@ -140,7 +149,10 @@ export async function serveMcp(client: McpBridgeClient, transport: McpBridgeTran
     servers = () => http.servers();
     shutdown = () => http.close();
   } else {
-    throw new UtcpError('INVALID_CONFIG', `serveMcp: unknown transport "${(transport as { transport?: unknown }).transport}"; expected "stdio" or "http"`);
+    throw new UtcpError(
+      'INVALID_CONFIG',
+      `serveMcp: unknown transport "${(transport as { transport?: unknown }).transport}"; expected "stdio" or "http"`,
+    );
   }
 
   if (closing.signal.aborted) await shutdown?.(); // stdin ended while we were connecting
@@ -148,8 +160,20 @@ export async function serveMcp(client: McpBridgeClient, transport: McpBridgeTran
     url,
     closed,
     async notifyToolListChanged() {
-      if (!settings.listChanged) throw new UtcpError('NOT_SUPPORTED', 'serveMcp: start the bridge with { listChanged: true } to send tools/list_changed');
-      await Promise.all(servers().map((s) => s.sendToolListChanged().catch((error: Error) => settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }))));
+      if (!settings.listChanged)
+        throw new UtcpError(
+          'NOT_SUPPORTED',
+          'serveMcp: start the bridge with { listChanged: true } to send tools/list_changed',
+        );
+      await Promise.all(
+        servers().map((s) =>
+          s
+            .sendToolListChanged()
+            .catch((error: Error) =>
+              settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }),
+            ),
+        ),
+      );
     },
     close,
   };

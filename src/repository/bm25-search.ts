@@ -21,8 +21,39 @@ export interface Bm25Options {
 }
 
 const STOPWORDS = new Set([
-  'a', 'an', 'the', 'of', 'to', 'for', 'and', 'or', 'in', 'on', 'at', 'by', 'with', 'from', 'is', 'are', 'be',
-  'it', 'its', 'this', 'that', 'as', 'me', 'my', 'i', 'you', 'your', 'can', 'will', 'into', 'about', 'which', 'what',
+  'a',
+  'an',
+  'the',
+  'of',
+  'to',
+  'for',
+  'and',
+  'or',
+  'in',
+  'on',
+  'at',
+  'by',
+  'with',
+  'from',
+  'is',
+  'are',
+  'be',
+  'it',
+  'its',
+  'this',
+  'that',
+  'as',
+  'me',
+  'my',
+  'i',
+  'you',
+  'your',
+  'can',
+  'will',
+  'into',
+  'about',
+  'which',
+  'what',
 ]);
 
 /** A light English stemmer: enough to match "forecasts" with "forecast" and "listing" with "list". */
@@ -34,7 +65,8 @@ export function stem(word: string): string {
   if (word.endsWith('ing') && n > 5) return word.slice(0, -3);
   if (word.endsWith('ed') && n > 4 && !word.endsWith('eed')) return word.slice(0, -2);
   if (word.endsWith('es') && n > 4 && /(?:ch|sh|x|z|ss)es$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us') && !word.endsWith('is')) return word.slice(0, -1);
+  if (word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us') && !word.endsWith('is'))
+    return word.slice(0, -1);
   return word;
 }
 
@@ -87,7 +119,8 @@ class TopK {
   readonly ids: number[] = [];
   constructor(readonly k: number) {}
   #worse(i: number, j: number): boolean {
-    const a = this.scores[i], b = this.scores[j];
+    const a = this.scores[i],
+      b = this.scores[j];
     return a < b || (a === b && this.ids[i] > this.ids[j]);
   }
   #swap(i: number, j: number): void {
@@ -113,7 +146,8 @@ class TopK {
     this.ids[0] = id;
     let i = 0;
     for (;;) {
-      const l = 2 * i + 1, r = l + 1;
+      const l = 2 * i + 1,
+        r = l + 1;
       let m = i;
       if (l < this.scores.length && this.#worse(l, m)) m = l;
       if (r < this.scores.length && this.#worse(r, m)) m = r;
@@ -215,7 +249,10 @@ export class Bm25Search implements ToolSearchStrategy {
   }
 
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[] {
-    const required = anyOfTagsRequired && anyOfTagsRequired.length > 0 ? new Set(anyOfTagsRequired.map((t) => t.toLowerCase())) : undefined;
+    const required =
+      anyOfTagsRequired && anyOfTagsRequired.length > 0
+        ? new Set(anyOfTagsRequired.map((t) => t.toLowerCase()))
+        : undefined;
     const keep = (id: number) => {
       if (!this.#docs[id]) return false;
       if (!required) return true;
@@ -224,7 +261,8 @@ export class Bm25Search implements ToolSearchStrategy {
     const terms = [...new Set(tokenize(query))];
     if (terms.length === 0) {
       const out: Tool[] = [];
-      for (let id = 0; id < this.#docs.length && (limit === 0 || out.length < limit); id++) if (keep(id)) out.push(this.#docs[id]!);
+      for (let id = 0; id < this.#docs.length && (limit === 0 || out.length < limit); id++)
+        if (keep(id)) out.push(this.#docs[id]!);
       return out;
     }
     const n = this.#docs.length;

@@ -1,4 +1,11 @@
-import type { CatalogChangeEvent, SaveManualInfo, SearchOptions, StoredManual, ToolRepository, ToolSearchStrategy } from '../core/repository.js';
+import type {
+  CatalogChangeEvent,
+  SaveManualInfo,
+  SearchOptions,
+  StoredManual,
+  ToolRepository,
+  ToolSearchStrategy,
+} from '../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../core/types.js';
 
 /** The default repository: tools in memory, indexed by the given search strategy. */
@@ -15,7 +22,12 @@ export class InMemoryToolRepository implements ToolRepository {
   async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void> {
     const old = this.#manuals.get(name);
     if (old) this.#drop(old);
-    this.#manuals.set(name, { template, manual, savedAt: Date.now(), ...(info?.allowedProtocols ? { allowedProtocols: [...info.allowedProtocols] } : {}) });
+    this.#manuals.set(name, {
+      template,
+      manual,
+      savedAt: Date.now(),
+      ...(info?.allowedProtocols ? { allowedProtocols: [...info.allowedProtocols] } : {}),
+    });
     for (const tool of manual.tools) this.#tools.set(tool.name, tool);
     this.#search.add(manual.tools);
     this.#emit({ kind: 'saved', manualName: name, local: true });

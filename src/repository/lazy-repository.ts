@@ -1,4 +1,10 @@
-import type { CatalogChangeEvent, SaveManualInfo, SearchOptions, StoredManual, ToolRepository } from '../core/repository.js';
+import type {
+  CatalogChangeEvent,
+  SaveManualInfo,
+  SearchOptions,
+  StoredManual,
+  ToolRepository,
+} from '../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../core/types.js';
 
 /**

@@ -25,7 +25,10 @@ interface Entry {
 function nameTokens(name: string): string[] {
   const dot = name.indexOf('.');
   const bare = dot === -1 ? name : name.slice(dot + 1);
-  const words = bare.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[^\p{L}\p{N}]+/u);
+  const words = bare
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u);
   return [...new Set(words.filter((w) => w.length > 2))];
 }
 
@@ -62,7 +65,10 @@ export class WordMatchSearch implements ToolSearchStrategy {
     const qwords = new Set(q.match(WORD) ?? []);
     const qparts = new Set(qwords);
     for (const w of qwords) for (const p of w.split('_')) if (p) qparts.add(p);
-    const required = anyOfTagsRequired && anyOfTagsRequired.length > 0 ? new Set(anyOfTagsRequired.map((t) => t.toLowerCase())) : undefined;
+    const required =
+      anyOfTagsRequired && anyOfTagsRequired.length > 0
+        ? new Set(anyOfTagsRequired.map((t) => t.toLowerCase()))
+        : undefined;
     const scored: { e: Entry; score: number; i: number }[] = [];
     this.#entries.forEach((e, i) => {
       if (required && !e.tags.some((t) => required.has(t))) return;

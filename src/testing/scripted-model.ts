@@ -6,7 +6,9 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse } from '../a
 import type { ToolCall } from '../agent/messages.js';
 
 /** One scripted turn: a fixed response, or a function of the request (to assert on it or answer from it). */
-export type ScriptedTurn = ChatResponse | ((request: ChatRequest, options: ChatCallOptions) => ChatResponse | Promise<ChatResponse>);
+export type ScriptedTurn =
+  | ChatResponse
+  | ((request: ChatRequest, options: ChatCallOptions) => ChatResponse | Promise<ChatResponse>);
 
 /** A scripted answer with text only. */
 export function textTurn(text: string): ChatResponse {
@@ -14,14 +16,18 @@ export function textTurn(text: string): ChatResponse {
 }
 
 /** A scripted answer with tool calls. `args` may be an object (sent as JSON) or raw text (to send malformed JSON). */
-export function toolCallsTurn(...calls: Array<{ name: string; args?: Record<string, unknown> | string; id?: string }>): ChatResponse {
+export function toolCallsTurn(
+  ...calls: Array<{ name: string; args?: Record<string, unknown> | string; id?: string }>
+): ChatResponse {
   return {
     text: '',
-    toolCalls: calls.map((c, i): ToolCall => ({
-      id: c.id ?? `call_${i + 1}`,
-      name: c.name,
-      arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args ?? {}),
-    })),
+    toolCalls: calls.map(
+      (c, i): ToolCall => ({
+        id: c.id ?? `call_${i + 1}`,
+        name: c.name,
+        arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args ?? {}),
+      }),
+    ),
   };
 }
 
@@ -42,7 +48,8 @@ export class ScriptedModel implements ChatModel {
     const index = this.requests.length;
     this.requests.push(structuredClone(request));
     const turn = this.#turns[index];
-    if (turn === undefined) throw new Error(`ScriptedModel: unexpected call #${index + 1}; the script has ${this.#turns.length} turns`);
+    if (turn === undefined)
+      throw new Error(`ScriptedModel: unexpected call #${index + 1}; the script has ${this.#turns.length} turns`);
     return typeof turn === 'function' ? turn(request, options) : structuredClone(turn);
   }
 
@@ -53,6 +60,7 @@ export class ScriptedModel implements ChatModel {
 
   /** Throws when the script has turns that were never played. */
   assertDone(): void {
-    if (this.remaining > 0) throw new Error(`ScriptedModel: ${this.remaining} of ${this.#turns.length} scripted turns were never used`);
+    if (this.remaining > 0)
+      throw new Error(`ScriptedModel: ${this.remaining} of ${this.#turns.length} scripted turns were never used`);
   }
 }

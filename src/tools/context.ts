@@ -58,7 +58,8 @@ export function optionalString(args: JsonObject, name: string): string | undefin
 export function intArg(args: JsonObject, name: string, fallback: number, min = 1): number {
   const value = args[name];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
+    throw new Error(`${name} must be an integer ≥ ${min}`);
   return value;
 }
 

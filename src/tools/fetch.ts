@@ -34,12 +34,25 @@ export class HttpGetter {
     const manual = {
       utcp_version: '1.0.1',
       manual_version: '1.0.0',
-      tools: [{ name: 'get', description: 'GET', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'http', url, http_method: 'GET', timeout: timeoutMs } }],
+      tools: [
+        {
+          name: 'get',
+          description: 'GET',
+          inputs: { type: 'object', properties: {} },
+          tool_call_template: { call_template_type: 'http', url, http_method: 'GET', timeout: timeoutMs },
+        },
+      ],
     };
-    const registered = await client.registerManual({ name, call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['http'] });
+    const registered = await client.registerManual({
+      name,
+      call_template_type: 'text',
+      content: JSON.stringify(manual),
+      allowed_communication_protocols: ['http'],
+    });
     try {
       if (!registered.success) throw new Error(registered.errors.join('; '));
-      if (registered.manual.tools.length !== 1) throw new Error(`the URL was refused: ${registered.warnings.join('; ') || 'no tool could be built for it'}`);
+      if (registered.manual.tools.length !== 1)
+        throw new Error(`the URL was refused: ${registered.warnings.join('; ') || 'no tool could be built for it'}`);
       const body = await client.callTool(`${name}.get`, {}, { signal, timeoutMs });
       return { body };
     } finally {
@@ -71,7 +84,9 @@ export async function htmlToText(html: string): Promise<string> {
       { selector: 'noscript', format: 'skip' },
       { selector: 'nav', format: 'skip' },
     ],
-  }).replace(/\n{3,}/g, '\n\n').trim();
+  })
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 export function webFetchTool(ctx: CodeToolsContext, getter: HttpGetter, defaultTimeoutMs: number): DirectFunction {
@@ -86,7 +101,11 @@ export function webFetchTool(ctx: CodeToolsContext, getter: HttpGetter, defaultT
       type: 'object',
       properties: {
         url: { type: 'string', description: 'The URL' },
-        offset: { type: 'integer', minimum: 0, description: 'Character offset into the text, to read a long page in parts. Default 0' },
+        offset: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Character offset into the text, to read a long page in parts. Default 0',
+        },
         timeout_ms: { type: 'integer', minimum: 1, maximum: 120_000, description: `Default ${defaultTimeoutMs}` },
       },
       required: ['url'],
@@ -101,10 +120,13 @@ export function webFetchTool(ctx: CodeToolsContext, getter: HttpGetter, defaultT
       if (typeof body === 'string') text = looksLikeHtml(body) ? await htmlToText(body) : body;
       else text = JSON.stringify(body, null, 2) ?? '';
       if (text === '') return `(${url} returned an empty body)`;
-      if (offset >= text.length) return `(${url}: offset ${offset} is past the end of the ${text.length}-character text)`;
+      if (offset >= text.length)
+        return `(${url}: offset ${offset} is past the end of the ${text.length}-character text)`;
       const part = text.slice(offset, offset + maxText);
       const end = offset + part.length;
-      return end < text.length ? `${part}\n(showing characters ${offset}-${end} of ${text.length}; read on with offset=${end})` : part;
+      return end < text.length
+        ? `${part}\n(showing characters ${offset}-${end} of ${text.length}; read on with offset=${end})`
+        : part;
     },
   };
 }

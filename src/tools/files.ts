@@ -3,7 +3,19 @@ import type { DirectFunction, JsonObject } from '../index.js';
 import { boolArg, intArg, stringArg, type CodeToolsContext } from './context.js';
 import { unifiedDiff } from './diff.js';
 import { StringDecoder } from 'node:string_decoder';
-import { explainMiss, finishHash, HASH_START, hasReadPrefix, lineCount, lineHash, lineNumberAt, lineStartIndex, occurrences, splitLines, updateHash } from './text.js';
+import {
+  explainMiss,
+  finishHash,
+  HASH_START,
+  hasReadPrefix,
+  lineCount,
+  lineHash,
+  lineNumberAt,
+  lineStartIndex,
+  occurrences,
+  splitLines,
+  updateHash,
+} from './text.js';
 import { looksBinary, readAll, rewrite, type OpenedFile } from './workspace.js';
 
 const DRY_RUN = { type: 'boolean', description: 'Only show the diff; change nothing' } as const;
@@ -32,7 +44,12 @@ interface ReadRow {
  * lines in range keep their first `lineChars` characters and a hash of the whole line. Returns the rows and
  * whether the file goes on after them.
  */
-async function scanLines(file: OpenedFile, offset: number, end: number, lineChars: number): Promise<{ rows: ReadRow[]; more: boolean; lines: number }> {
+async function scanLines(
+  file: OpenedFile,
+  offset: number,
+  end: number,
+  lineChars: number,
+): Promise<{ rows: ReadRow[]; more: boolean; lines: number }> {
   const decoder = new StringDecoder('utf8');
   const chunk = Buffer.alloc(64 * 1024);
   const rows: ReadRow[] = [];
@@ -52,7 +69,12 @@ async function scanLines(file: OpenedFile, offset: number, end: number, lineChar
       // A CRLF line ends with \r, which is not part of its text (as splitLines sees it).
       const crlf = text.endsWith('\r') && length === text.length;
       const full = crlf ? text.slice(0, -1) : text;
-      rows.push({ n, text: full.slice(0, lineChars), cut: (crlf ? length - 1 : length) > lineChars, hash: crlf ? lineHash(full) : finishHash(hash) });
+      rows.push({
+        n,
+        text: full.slice(0, lineChars),
+        cut: (crlf ? length - 1 : length) > lineChars,
+        hash: crlf ? lineHash(full) : finishHash(hash),
+      });
     }
     n++;
     text = '';
@@ -106,13 +128,21 @@ export function readTool(ctx: CodeToolsContext): DirectFunction {
       try {
         const head = Buffer.alloc(Math.min(8192, file.stats.size));
         await file.handle.read(head, 0, head.length, 0);
-        if (looksBinary(head, file.stats.size > head.length)) throw new Error(`${shown} looks like a binary file; read only shows text`);
+        if (looksBinary(head, file.stats.size > head.length))
+          throw new Error(`${shown} looks like a binary file; read only shows text`);
         if (file.stats.size === 0) return `(${shown} is empty)`;
         const end = offset - 1 + limit;
         if (file.stats.size <= limits.maxFileBytes) {
           const lines = splitLines((await readAll(file, limits.maxFileBytes)).toString('utf8'));
           total = lines.length;
-          rows = lines.slice(offset - 1, end).map((full, i) => ({ n: offset + i, text: full.slice(0, limits.lineChars), cut: full.length > limits.lineChars, hash: lineHash(full) }));
+          rows = lines
+            .slice(offset - 1, end)
+            .map((full, i) => ({
+              n: offset + i,
+              text: full.slice(0, limits.lineChars),
+              cut: full.length > limits.lineChars,
+              hash: lineHash(full),
+            }));
           more = end < lines.length;
         } else {
           // Too large to load: scan to the lines asked for.
@@ -134,7 +164,9 @@ export function readTool(ctx: CodeToolsContext): DirectFunction {
         const text = `${String(row.n).padStart(width)}:${row.hash}\t${line}`;
         const size = Buffer.byteLength(text) + 1;
         if (bytes + size > limits.readBytes && out.length > 0) {
-          out.push(`(output capped at ${limits.readBytes} bytes: showing lines ${offset}-${row.n - 1}${of}; read on with offset=${row.n})`);
+          out.push(
+            `(output capped at ${limits.readBytes} bytes: showing lines ${offset}-${row.n - 1}${of}; read on with offset=${row.n})`,
+          );
           return out.join('\n');
         }
         out.push(text);
@@ -150,7 +182,8 @@ export function readTool(ctx: CodeToolsContext): DirectFunction {
 export function writeTool(ctx: CodeToolsContext): DirectFunction {
   return {
     name: 'write',
-    description: 'Create a NEW file in the workspace (parent directories are created). It never overwrites: to change an existing file use edit or apply_patch. Returns the diff.',
+    description:
+      'Create a NEW file in the workspace (parent directories are created). It never overwrites: to change an existing file use edit or apply_patch. Returns the diff.',
     tags: ['write'],
     inputs: {
       type: 'object',
@@ -165,11 +198,22 @@ export function writeTool(ctx: CodeToolsContext): DirectFunction {
     async handler(args) {
       const content = stringArg(args, 'content');
       const size = Buffer.byteLength(content);
-      if (size > ctx.limits.maxFileBytes) throw new Error(`content is ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit; write the first part and add the rest with write_append`);
+      if (size > ctx.limits.maxFileBytes)
+        throw new Error(
+          `content is ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit; write the first part and add the rest with write_append`,
+        );
       if (boolArg(args, 'dry_run')) {
         const { shown, real } = await ctx.workspace.resolve(args.path);
-        const exists = await import('node:fs/promises').then((fs) => fs.lstat(real)).then(() => true, () => false);
-        if (exists) throw new Error(`${shown} already exists; write only creates new files: use edit (or apply_patch) to change it, or write_append to add to it`);
+        const exists = await import('node:fs/promises')
+          .then((fs) => fs.lstat(real))
+          .then(
+            () => true,
+            () => false,
+          );
+        if (exists)
+          throw new Error(
+            `${shown} already exists; write only creates new files: use edit (or apply_patch) to change it, or write_append to add to it`,
+          );
         return `Would create ${shown} (${size} bytes, ${lineCount(content)} lines)\n\n${await unifiedDiff(shown, null, content)}`;
       }
       const file = await ctx.workspace.openForWrite(args.path, 'create');
@@ -186,7 +230,8 @@ export function writeTool(ctx: CodeToolsContext): DirectFunction {
 export function appendTool(ctx: CodeToolsContext): DirectFunction {
   return {
     name: 'write_append',
-    description: 'Append text to the end of a workspace file (created when missing), so a large file can be written in chunks. Nothing is inserted between chunks: include the newlines you want.',
+    description:
+      'Append text to the end of a workspace file (created when missing), so a large file can be written in chunks. Nothing is inserted between chunks: include the newlines you want.',
     tags: ['write'],
     inputs: {
       type: 'object',
@@ -202,7 +247,10 @@ export function appendTool(ctx: CodeToolsContext): DirectFunction {
       const file = await ctx.workspace.openForWrite(args.path, 'append');
       try {
         const size = file.stats.size + Buffer.byteLength(content);
-        if (size > ctx.limits.maxFileBytes) throw new Error(`appending would make ${file.shown} ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit`);
+        if (size > ctx.limits.maxFileBytes)
+          throw new Error(
+            `appending would make ${file.shown} ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit`,
+          );
         const before = (await readAll(file, ctx.limits.maxFileBytes)).toString('utf8');
         await file.handle.appendFile(content, 'utf8');
         const verb = file.created ? 'Created' : 'Appended to';
@@ -223,27 +271,37 @@ function locate(text: string, oldString: string, shown: string, args: JsonObject
     if (!m) throw new Error('anchor must be "<line>:<hash>" as shown by read, e.g. "12:a3f9"');
     const line = Number(m[1]);
     const lines = splitLines(text);
-    if (line < 1 || line > lines.length) throw new Error(`anchor line ${line} is past the end of ${shown} (${lines.length} lines)`);
+    if (line < 1 || line > lines.length)
+      throw new Error(`anchor line ${line} is past the end of ${shown} (${lines.length} lines)`);
     if (lineHash(lines[line - 1]) !== m[2]) {
-      throw new Error(`${shown} changed since it was read: line ${line} is now ${JSON.stringify(lines[line - 1])} (hash ${lineHash(lines[line - 1])}, not ${m[2]}); read the file again`);
+      throw new Error(
+        `${shown} changed since it was read: line ${line} is now ${JSON.stringify(lines[line - 1])} (hash ${lineHash(lines[line - 1])}, not ${m[2]}); read the file again`,
+      );
     }
     const start = lineStartIndex(text, line);
     const end = lineStartIndex(text, line + 1);
     const hit = all.filter((i) => i >= start && (end === -1 || i < end));
     if (hit.length === 0) {
       const near = all.map((i) => lineNumberAt(text, i));
-      throw new Error(`old_string does not start on line ${line} of ${shown}${near.length ? `; it starts on line(s) ${near.slice(0, 10).join(', ')}` : `\n${explainMiss(text.slice(start), oldString)}`}`);
+      throw new Error(
+        `old_string does not start on line ${line} of ${shown}${near.length ? `; it starts on line(s) ${near.slice(0, 10).join(', ')}` : `\n${explainMiss(text.slice(start), oldString)}`}`,
+      );
     }
-    if (hit.length > 1) throw new Error(`old_string starts ${hit.length} times on line ${line} of ${shown}; add more context`);
+    if (hit.length > 1)
+      throw new Error(`old_string starts ${hit.length} times on line ${line} of ${shown}; add more context`);
     return hit;
   }
   if (all.length === 0) {
     const hint = explainMiss(text, oldString);
-    throw new Error(`old_string not found in ${shown}${hint ? `.\n${hint}` : '; read the file again and copy the text exactly'}`);
+    throw new Error(
+      `old_string not found in ${shown}${hint ? `.\n${hint}` : '; read the file again and copy the text exactly'}`,
+    );
   }
   if (all.length > 1 && !boolArg(args, 'replace_all')) {
     const where = all.slice(0, 10).map((i) => lineNumberAt(text, i));
-    throw new Error(`old_string is not unique in ${shown}: it occurs ${all.length} times (lines ${where.join(', ')}${all.length > 10 ? ', …' : ''}); add surrounding lines to make it unique, pass an anchor from read, or set replace_all`);
+    throw new Error(
+      `old_string is not unique in ${shown}: it occurs ${all.length} times (lines ${where.join(', ')}${all.length > 10 ? ', …' : ''}); add surrounding lines to make it unique, pass an anchor from read, or set replace_all`,
+    );
   }
   if (boolArg(args, 'replace_all')) {
     // Non-overlapping, left to right.
@@ -266,9 +324,15 @@ export function editTool(ctx: CodeToolsContext): DirectFunction {
       type: 'object',
       properties: {
         path: { type: 'string', description: 'File path relative to the workspace root' },
-        old_string: { type: 'string', description: 'Exact text to replace; must occur once in the file (unless replace_all)' },
+        old_string: {
+          type: 'string',
+          description: 'Exact text to replace; must occur once in the file (unless replace_all)',
+        },
         new_string: { type: 'string', description: 'Replacement text' },
-        anchor: { type: 'string', description: 'Optional "<line>:<hash>" from read: old_string must start on that line' },
+        anchor: {
+          type: 'string',
+          description: 'Optional "<line>:<hash>" from read: old_string must start on that line',
+        },
         replace_all: { type: 'boolean', description: 'Replace every occurrence. Default false' },
         dry_run: DRY_RUN,
       },
@@ -278,24 +342,33 @@ export function editTool(ctx: CodeToolsContext): DirectFunction {
     async handler(args) {
       let oldString = stringArg(args, 'old_string');
       let newString = stringArg(args, 'new_string');
-      if (oldString === '') throw new Error('old_string must not be empty; to create a file use write, to add to one use write_append');
+      if (oldString === '')
+        throw new Error('old_string must not be empty; to create a file use write, to add to one use write_append');
       if (oldString === newString) throw new Error('new_string is identical to old_string; nothing would change');
       let opened;
       try {
         opened = await readText(ctx, args.path, boolArg(args, 'dry_run') ? 'r' : 'r+');
       } catch (error) {
-        if (error instanceof Error && / does not exist$/.test(error.message)) throw new Error(`${error.message}; use write to create it`);
+        if (error instanceof Error && / does not exist$/.test(error.message))
+          throw new Error(`${error.message}; use write to create it`);
         throw error;
       }
       const { file, text } = opened;
       try {
         // A CRLF file edited with LF strings: use the file's line ending.
-        if (text.includes('\r\n') && !oldString.includes('\r\n') && oldString.includes('\n') && !text.includes(oldString)) {
+        if (
+          text.includes('\r\n') &&
+          !oldString.includes('\r\n') &&
+          oldString.includes('\n') &&
+          !text.includes(oldString)
+        ) {
           oldString = oldString.replace(/\n/g, '\r\n');
           newString = newString.replace(/\r?\n/g, '\r\n');
         }
         if (hasReadPrefix(oldString) && !text.includes(oldString)) {
-          throw new Error(`old_string contains the "line:hash<TAB>" prefix of read output; copy only the text after the tab.\n${explainMiss(text, oldString.replace(/^\s*\d+:[0-9a-z]{4}\t/gm, ''))}`.trimEnd());
+          throw new Error(
+            `old_string contains the "line:hash<TAB>" prefix of read output; copy only the text after the tab.\n${explainMiss(text, oldString.replace(/^\s*\d+:[0-9a-z]{4}\t/gm, ''))}`.trimEnd(),
+          );
         }
         const at = locate(text, oldString, file.shown, args);
         let next = '';
@@ -306,10 +379,16 @@ export function editTool(ctx: CodeToolsContext): DirectFunction {
         }
         next += text.slice(from);
         const size = Buffer.byteLength(next);
-        if (size > ctx.limits.maxFileBytes) throw new Error(`the edit would make ${file.shown} ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit`);
+        if (size > ctx.limits.maxFileBytes)
+          throw new Error(
+            `the edit would make ${file.shown} ${size} bytes, more than the ${ctx.limits.maxFileBytes}-byte limit`,
+          );
         const diff = await unifiedDiff(file.shown, text, next);
         const line = lineNumberAt(text, at[0]);
-        const what = at.length > 1 ? `replaced ${at.length} occurrences` : `replaced ${lineCount(oldString) || 1} line(s) with ${lineCount(newString)}`;
+        const what =
+          at.length > 1
+            ? `replaced ${at.length} occurrences`
+            : `replaced ${lineCount(oldString) || 1} line(s) with ${lineCount(newString)}`;
         if (boolArg(args, 'dry_run')) return `Would edit ${file.shown} at line ${line}: ${what}\n\n${diff}`;
         await rewrite(file, next);
         return `Edited ${file.shown} at line ${line}: ${what}\n\n${diff}`;

@@ -105,15 +105,29 @@ function invalid(message: string): UtcpError {
   return new UtcpError('INVALID_CONFIG', `registerCodeTools: ${message}`);
 }
 
-function positiveInt(value: number | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER, min = 1): number {
+function positiveInt(
+  value: number | undefined,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+  min = 1,
+): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) throw invalid(`${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw invalid(`${name} must be an integer from ${min} to ${max}`);
   return value;
 }
 
 async function pickShell(requested: string | undefined): Promise<string> {
   const candidates = requested ? [requested] : ['/bin/bash', '/bin/sh'];
-  for (const c of candidates) if (await access(c, constants.X_OK).then(() => true, () => false)) return c;
+  for (const c of candidates)
+    if (
+      await access(c, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return c;
   throw invalid(requested ? `shell ${requested} is not an executable file` : 'no /bin/bash or /bin/sh found');
 }
 
@@ -123,20 +137,29 @@ async function pickShell(requested: string | undefined): Promise<string> {
  * @throws UtcpError INVALID_CONFIG for bad options, NOT_SUPPORTED when `sandbox: 'bwrap'` cannot run, MANUAL_EXISTS-style failures of registration
  */
 export async function registerCodeTools(client: UtcpClient, options: CodeToolsOptions): Promise<CodeTools> {
-  if (!options || typeof options.root !== 'string' || options.root === '') throw invalid('root must be the path of the workspace directory');
+  if (!options || typeof options.root !== 'string' || options.root === '')
+    throw invalid('root must be the path of the workspace directory');
   const manualName = options.manualName ?? 'code';
   const requested = options.sandbox ?? 'auto';
-  if (!['auto', 'bwrap', 'none'].includes(requested)) throw invalid(`sandbox must be 'auto', 'bwrap' or 'none', not ${JSON.stringify(requested)}`);
+  if (!['auto', 'bwrap', 'none'].includes(requested))
+    throw invalid(`sandbox must be 'auto', 'bwrap' or 'none', not ${JSON.stringify(requested)}`);
   const rootReal = await realpath(options.root).catch(() => undefined);
-  if (!rootReal || !(await stat(rootReal)).isDirectory()) throw invalid(`root ${options.root} is not an existing directory`);
+  if (!rootReal || !(await stat(rootReal)).isDirectory())
+    throw invalid(`root ${options.root} is not an existing directory`);
   if (rootReal === '/') throw invalid('root must not be / (the whole file system)');
   const limits: CodeToolsLimits = { ...DEFAULT_LIMITS };
   for (const [key, value] of Object.entries(options.limits ?? {})) {
     if (!(key in DEFAULT_LIMITS)) throw invalid(`unknown limit ${key}`);
-    limits[key as keyof CodeToolsLimits] = positiveInt(value, `limits.${key}`, DEFAULT_LIMITS[key as keyof CodeToolsLimits]);
+    limits[key as keyof CodeToolsLimits] = positiveInt(
+      value,
+      `limits.${key}`,
+      DEFAULT_LIMITS[key as keyof CodeToolsLimits],
+    );
   }
   const wanted = new Set<string>(options.tools ?? CODE_TOOL_NAMES);
-  for (const t of wanted) if (!(CODE_TOOL_NAMES as readonly string[]).includes(t)) throw invalid(`unknown tool ${t}; known: ${CODE_TOOL_NAMES.join(', ')}`);
+  for (const t of wanted)
+    if (!(CODE_TOOL_NAMES as readonly string[]).includes(t))
+      throw invalid(`unknown tool ${t}; known: ${CODE_TOOL_NAMES.join(', ')}`);
   const writable: string[] = [];
   for (const p of options.writablePaths ?? []) {
     const real = await realpath(p).catch(() => undefined);
@@ -157,13 +180,19 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
   const needsShell = wanted.has('bash');
   let sandbox;
   try {
-    sandbox = needsShell ? await chooseSandbox(requested, rootReal, shell, options.bwrapPath) : { mode: 'none' as const, reason: noShell ? `bash is not available: ${noShell}` : 'bash is not registered' };
+    sandbox = needsShell
+      ? await chooseSandbox(requested, rootReal, shell, options.bwrapPath)
+      : { mode: 'none' as const, reason: noShell ? `bash is not available: ${noShell}` : 'bash is not registered' };
   } catch (error) {
-    throw new UtcpError('NOT_SUPPORTED', `registerCodeTools: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UtcpError(
+      'NOT_SUPPORTED',
+      `registerCodeTools: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 
   const env: NodeJS.ProcessEnv = {};
-  for (const key of options.envAllowlist ?? DEFAULT_ENV) if (process.env[key] !== undefined) env[key] = process.env[key];
+  for (const key of options.envAllowlist ?? DEFAULT_ENV)
+    if (process.env[key] !== undefined) env[key] = process.env[key];
   Object.assign(env, options.env ?? {});
 
   const workspace = new Workspace(options.root);
@@ -210,7 +239,10 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
   }
   if (!registration.success) {
     disposeHook();
-    throw new UtcpError('INVALID_MANUAL', `registerCodeTools: the manual ${manualName} could not be registered: ${registration.errors.join('; ')}`);
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `registerCodeTools: the manual ${manualName} could not be registered: ${registration.errors.join('; ')}`,
+    );
   }
   return {
     manualName: registration.manualCallTemplate.name ?? manualName,

@@ -81,7 +81,8 @@ function splitHunk(h: Hunk): HunkLines {
   let lead = 0;
   while (lead < h.lines.length && h.lines[lead][0] === ' ') lead++;
   let trail = 0;
-  for (let i = h.lines.length - 1; i >= 0 && (h.lines[i][0] === ' ' || h.lines[i][0] === '\\'); i--) if (h.lines[i][0] === ' ') trail++;
+  for (let i = h.lines.length - 1; i >= 0 && (h.lines[i][0] === ' ' || h.lines[i][0] === '\\'); i--)
+    if (h.lines[i][0] === ' ') trail++;
   return { before, after, lead, trail, noNewlineAfter };
 }
 
@@ -113,7 +114,8 @@ function applyHunks(text: string, hunks: Hunk[], shown: string): { text: string;
         const parts: string[] = [];
         if (offset !== 0) parts.push(`offset ${offset > 0 ? '+' : ''}${offset} line(s)`);
         if (fuzz > 0) parts.push(`fuzz ${fuzz}: ignored ${fuzz} context line(s) at its edges`);
-        if (parts.length) notes.push(`${shown}: hunk ${index + 1} applied at line ${placed.at + 1} (${parts.join(', ')})`);
+        if (parts.length)
+          notes.push(`${shown}: hunk ${index + 1} applied at line ${placed.at + 1} (${parts.join(', ')})`);
         if (at + replacement.length >= lines.length) eofNewline = !h.noNewlineAfter;
       }
     }
@@ -122,7 +124,9 @@ function applyHunks(text: string, hunks: Hunk[], shown: string): { text: string;
       const near = first === undefined ? -1 : lines.findIndex((l) => l.trim() === first.trim());
       throw new Error(
         `hunk ${index + 1} of ${shown} (@@ -${hunk.oldStart},${hunk.oldLines}) does not match the file, even with fuzz ${MAX_FUZZ}` +
-          (near >= 0 ? `; its first line ${JSON.stringify(first)} is at line ${near + 1}: read the file and regenerate the patch` : '; read the file and regenerate the patch'),
+          (near >= 0
+            ? `; its first line ${JSON.stringify(first)} is at line ${near + 1}: read the file and regenerate the patch`
+            : '; read the file and regenerate the patch'),
       );
     }
   });
@@ -165,7 +169,10 @@ export function applyPatchTool(ctx: CodeToolsContext): DirectFunction {
         throw new Error(`patch is not a valid unified diff: ${error instanceof Error ? error.message : String(error)}`);
       }
       patches = patches.filter((p) => p.hunks.length > 0 || p.oldFileName || p.newFileName);
-      if (patches.length === 0 || patches.every((p) => p.hunks.length === 0)) throw new Error('patch holds no hunks; expected a unified diff with "--- a/file", "+++ b/file" and "@@ -l,n +l,n @@" lines');
+      if (patches.length === 0 || patches.every((p) => p.hunks.length === 0))
+        throw new Error(
+          'patch holds no hunks; expected a unified diff with "--- a/file", "+++ b/file" and "@@ -l,n +l,n @@" lines',
+        );
       const dry = boolArg(args, 'dry_run');
       const plans: Planned[] = [];
       const notes: string[] = [];
@@ -176,10 +183,18 @@ export function applyPatchTool(ctx: CodeToolsContext): DirectFunction {
           const newName = stripPrefix(p.newFileName, strip);
           const name = newName ?? oldName;
           if (!name) throw new Error('a file in the patch has neither an old nor a new name');
-          if (oldName && newName && oldName !== newName) throw new Error(`renames are not supported (${oldName} → ${newName}); patch the content and use bash to move the file`);
+          if (oldName && newName && oldName !== newName)
+            throw new Error(
+              `renames are not supported (${oldName} → ${newName}); patch the content and use bash to move the file`,
+            );
           if (!oldName) {
             const { shown, real } = await ctx.workspace.resolve(name);
-            const exists = await import('node:fs/promises').then((fs) => fs.lstat(real)).then(() => true, () => false);
+            const exists = await import('node:fs/promises')
+              .then((fs) => fs.lstat(real))
+              .then(
+                () => true,
+                () => false,
+              );
             if (exists) throw new Error(`the patch creates ${shown}, which already exists`);
             const { text, notes: n } = applyHunks('', p.hunks, shown);
             plans.push({ shown, kind: 'create', before: null, after: text, path: name });
@@ -187,22 +202,34 @@ export function applyPatchTool(ctx: CodeToolsContext): DirectFunction {
             continue;
           }
           const file = await ctx.workspace.openExisting(name, dry ? 'r' : 'r+');
-          const plan: Planned = { shown: file.shown, kind: newName ? 'modify' : 'delete', before: null, after: null, file, path: name };
+          const plan: Planned = {
+            shown: file.shown,
+            kind: newName ? 'modify' : 'delete',
+            before: null,
+            after: null,
+            file,
+            path: name,
+          };
           plans.push(plan);
-          if (plans.some((q) => q !== plan && q.file && q.file.real === file.real)) throw new Error(`the patch changes ${file.shown} twice; merge its hunks into one section`);
+          if (plans.some((q) => q !== plan && q.file && q.file.real === file.real))
+            throw new Error(`the patch changes ${file.shown} twice; merge its hunks into one section`);
           const bytes = await readAll(file, ctx.limits.maxFileBytes);
           if (looksBinary(bytes)) throw new Error(`${file.shown} looks like a binary file`);
           plan.before = bytes.toString('utf8');
           const { text, notes: n } = applyHunks(plan.before, p.hunks, file.shown);
           notes.push(...n);
           if (!newName) {
-            if (text.trim() !== '') throw new Error(`the patch deletes ${file.shown} but its hunks do not remove all of its content`);
+            if (text.trim() !== '')
+              throw new Error(`the patch deletes ${file.shown} but its hunks do not remove all of its content`);
             plan.after = null;
           } else plan.after = text;
-          if (plan.after !== null && Buffer.byteLength(plan.after) > ctx.limits.maxFileBytes) throw new Error(`the patch would make ${file.shown} larger than the ${ctx.limits.maxFileBytes}-byte limit`);
+          if (plan.after !== null && Buffer.byteLength(plan.after) > ctx.limits.maxFileBytes)
+            throw new Error(`the patch would make ${file.shown} larger than the ${ctx.limits.maxFileBytes}-byte limit`);
         }
         const diffs = await Promise.all(plans.map((p) => unifiedDiff(p.shown, p.before, p.after)));
-        const summary = plans.map((p) => `${p.kind === 'create' ? 'created' : p.kind === 'delete' ? 'deleted' : 'modified'} ${p.shown}`).join(', ');
+        const summary = plans
+          .map((p) => `${p.kind === 'create' ? 'created' : p.kind === 'delete' ? 'deleted' : 'modified'} ${p.shown}`)
+          .join(', ');
         const report = [`${dry ? 'Would apply' : 'Applied'} the patch: ${summary}`, ...notes, '', ...diffs].join('\n');
         if (dry) return report;
         await commit(ctx, plans);
@@ -239,12 +266,15 @@ async function commit(ctx: CodeToolsContext, plans: Planned[]): Promise<void> {
     for (const p of done.reverse()) {
       try {
         if (p.kind === 'modify') await rewrite(p.file!, p.before ?? '');
-        else if (p.kind === 'create') await (await import('node:fs/promises')).unlink((await ctx.workspace.resolve(p.path)).real);
+        else if (p.kind === 'create')
+          await (await import('node:fs/promises')).unlink((await ctx.workspace.resolve(p.path)).real);
         else await (await import('node:fs/promises')).writeFile(p.file!.real, p.before ?? '', { flag: 'wx' });
       } catch {
         // Best effort: the error below names the failure.
       }
     }
-    throw new Error(`applying the patch failed and the files already changed were restored: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `applying the patch failed and the files already changed were restored: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

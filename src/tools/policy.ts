@@ -13,7 +13,12 @@ export interface PolicyRule {
 const ROOTISH = String.raw`(?:/+\*?|/\*|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|proc|root|sbin|sys|usr|var)/?\*?)`;
 
 export const DEFAULT_COMMAND_POLICY: readonly PolicyRule[] = Object.freeze([
-  { pattern: new RegExp(String.raw`\brm\s+(?:-[a-zA-Z]*\s+|--[a-z-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[a-zA-Z-]+\s+)*${ROOTISH}(?=\s|;|&|\||$)`), reason: 'recursive removal of / , the home directory or a system directory' },
+  {
+    pattern: new RegExp(
+      String.raw`\brm\s+(?:-[a-zA-Z]*\s+|--[a-z-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[a-zA-Z-]+\s+)*${ROOTISH}(?=\s|;|&|\||$)`,
+    ),
+    reason: 'recursive removal of / , the home directory or a system directory',
+  },
   { pattern: /\brm\b[^;&|]*--no-preserve-root/, reason: 'rm --no-preserve-root' },
   { pattern: /\bmkfs(?:\.[a-z0-9]+)?\b/, reason: 'formatting a file system (mkfs)' },
   { pattern: /\b(?:wipefs|fdisk|sfdisk|parted)\b/, reason: 'partitioning or wiping a disk' },
@@ -21,13 +26,22 @@ export const DEFAULT_COMMAND_POLICY: readonly PolicyRule[] = Object.freeze([
   { pattern: />\s*\/dev\/(?:sd|nvme|vd|hd|xvd|mmcblk)[a-z0-9]*/, reason: 'writing onto a disk device' },
   { pattern: /:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&[^}]*\}\s*;?\s*:/, reason: 'a fork bomb' },
   { pattern: /\b(\w+)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}/, reason: 'a fork bomb' },
-  { pattern: /(?:^|[;&|]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff)\b/, reason: 'powering off or rebooting the machine' },
-  { pattern: /\bchmod\s+(?:-[a-zA-Z]*R[a-zA-Z]*\s+)\S+\s+\/(?=\s|$)/, reason: 'changing the permissions of / recursively' },
+  {
+    pattern: /(?:^|[;&|]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff)\b/,
+    reason: 'powering off or rebooting the machine',
+  },
+  {
+    pattern: /\bchmod\s+(?:-[a-zA-Z]*R[a-zA-Z]*\s+)\S+\s+\/(?=\s|$)/,
+    reason: 'changing the permissions of / recursively',
+  },
   { pattern: /\bchown\s+(?:-[a-zA-Z]*R[a-zA-Z]*\s+)\S+\s+\/(?=\s|$)/, reason: 'changing the owner of / recursively' },
 ]);
 
 /** The reason `command` is refused, or undefined when it may run. */
-export function policyViolation(command: string, rules: readonly PolicyRule[] = DEFAULT_COMMAND_POLICY): string | undefined {
+export function policyViolation(
+  command: string,
+  rules: readonly PolicyRule[] = DEFAULT_COMMAND_POLICY,
+): string | undefined {
   for (const rule of rules) if (rule.pattern.test(command)) return rule.reason;
   return undefined;
 }

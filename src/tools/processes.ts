@@ -100,8 +100,13 @@ export class OutputBuffer {
   headAndTail(max: number): string {
     if (this.#total <= max) return this.#copy(0, this.#total).toString('utf8');
     const half = Math.floor(max / 2);
-    const head = Buffer.concat(this.#head).subarray(0, half).toString('utf8').replace(/\uFFFD$/, '');
-    const tail = this.#copy(this.#total - Math.min(half, this.#held), this.#total).toString('utf8').replace(/^\uFFFD/, '');
+    const head = Buffer.concat(this.#head)
+      .subarray(0, half)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
+    const tail = this.#copy(this.#total - Math.min(half, this.#held), this.#total)
+      .toString('utf8')
+      .replace(/^\uFFFD/, '');
     const omitted = this.#total - Buffer.byteLength(head) - Buffer.byteLength(tail);
     return `${head}\n… [${omitted} bytes omitted] …\n${tail}`;
   }
@@ -238,12 +243,14 @@ export class ProcessManager {
 
   get sandboxLabel(): string {
     const s = this.#opts.sandbox;
-    if (s.mode === 'bwrap') return `bwrap (workspace read-write, system read-only, ${this.#opts.network ? 'network allowed' : 'no network'})`;
+    if (s.mode === 'bwrap')
+      return `bwrap (workspace read-write, system read-only, ${this.#opts.network ? 'network allowed' : 'no network'})`;
     return 'none (commands run with the full rights of the host user)';
   }
 
   get(id: unknown): ManagedProcess {
-    if (typeof id !== 'number' || !Number.isInteger(id)) throw new Error('id must be the integer process id that bash returned');
+    if (typeof id !== 'number' || !Number.isInteger(id))
+      throw new Error('id must be the integer process id that bash returned');
     const p = this.#procs.get(id);
     if (!p) throw new Error(`no process ${id}; list_processes shows the known ones`);
     return p;
@@ -256,18 +263,37 @@ export class ProcessManager {
   async start(command: string, cwd: string, rootReal: string): Promise<ManagedProcess> {
     if (this.#closed) throw new Error('the code tools are closed');
     const alive = this.list().filter((p) => !p.finished).length;
-    if (alive >= this.#opts.maxProcesses) throw new Error(`${alive} processes are already running (the limit); stop one with stop_process`);
+    if (alive >= this.#opts.maxProcesses)
+      throw new Error(`${alive} processes are already running (the limit); stop one with stop_process`);
     const argv = [this.#opts.shell, '-c', command];
     const sandbox = this.#opts.sandbox;
     const [file, args] =
       sandbox.mode === 'bwrap'
-        ? [sandbox.bwrapPath!, bwrapArgs({ workspace: rootReal, writable: this.#opts.writable, network: this.#opts.network, cwd }, argv)]
+        ? [
+            sandbox.bwrapPath!,
+            bwrapArgs({ workspace: rootReal, writable: this.#opts.writable, network: this.#opts.network, cwd }, argv),
+          ]
         : [argv[0], argv.slice(1)];
     const id = this.#nextId++;
     const env = { ...this.#opts.env, [MARKER_VARIABLE]: `${this.#opts.marker}-${id}` };
     const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output = new OutputBuffer(this.#ctx.limits.processBufferBytes, Math.ceil(this.#ctx.limits.inlineOutputBytes / 2));
-    const proc: ManagedProcess = { id, command, pid: child.pid, startedAt: Date.now(), output, readCursor: 0, exitCode: undefined, exitSignal: undefined, done: Promise.resolve(), finished: false, child };
+    const output = new OutputBuffer(
+      this.#ctx.limits.processBufferBytes,
+      Math.ceil(this.#ctx.limits.inlineOutputBytes / 2),
+    );
+    const proc: ManagedProcess = {
+      id,
+      command,
+      pid: child.pid,
+      startedAt: Date.now(),
+      output,
+      readCursor: 0,
+      exitCode: undefined,
+      exitSignal: undefined,
+      done: Promise.resolve(),
+      finished: false,
+      child,
+    };
     child.stdout!.on('data', (d: Buffer) => output.write(d));
     child.stderr!.on('data', (d: Buffer) => output.write(d));
     proc.done = new Promise<void>((resolve) => {
@@ -301,10 +327,14 @@ export class ProcessManager {
    * SIGTERM to the whole group (and to processes that left it but carry its marker), SIGKILL after the grace
    * period; resolves once the process and its marked descendants are gone.
    */
-  async #live(proc: ManagedProcess, scan?: ProcessScan): Promise<{ group: boolean; members: number[] | undefined; marked: number[] }> {
+  async #live(
+    proc: ManagedProcess,
+    scan?: ProcessScan,
+  ): Promise<{ group: boolean; members: number[] | undefined; marked: number[] }> {
     scan ??= await scanProcesses(MARKER_VARIABLE, `${this.#opts.marker}-`);
     if (!scan) return { group: groupKill(proc.pid, 0), members: undefined, marked: [] };
-    const members = proc.pid === undefined ? [] : (scan.groups.get(proc.pid) ?? []).filter((pid) => !scan.bwrap.has(pid));
+    const members =
+      proc.pid === undefined ? [] : (scan.groups.get(proc.pid) ?? []).filter((pid) => !scan.bwrap.has(pid));
     const marked = (scan.marked.get(`${this.#opts.marker}-${proc.id}`) ?? []).filter((pid) => !scan.bwrap.has(pid));
     return { group: members.length > 0, members, marked };
   }
@@ -315,7 +345,8 @@ export class ProcessManager {
    */
   async stop(proc: ManagedProcess, graceMs = this.#opts.killGraceMs, scan?: ProcessScan): Promise<string> {
     let live = await this.#live(proc, scan);
-    if (proc.finished && !live.group && live.marked.length === 0) return `process ${proc.id} had already exited (${describeExit(proc)})`;
+    if (proc.finished && !live.group && live.marked.length === 0)
+      return `process ${proc.id} had already exited (${describeExit(proc)})`;
     if (!proc.finished) proc.stoppedBy ??= 'SIGTERM';
     if (this.#opts.sandbox.mode === 'bwrap' && live.members) {
       // bwrap (outer process and namespace init) dies on SIGTERM and takes the PID namespace down at once: the
@@ -352,7 +383,11 @@ export class ProcessManager {
     await Promise.all(this.list().map((p) => this.stop(p, this.#opts.killGraceMs, scan).catch(() => undefined)));
     // Leftovers of commands no longer in the table (forgotten finished ones) still carry the marker.
     const rest = await scanProcesses(MARKER_VARIABLE, `${this.#opts.marker}-`);
-    if (rest) killPids([...rest.marked.values()].flat().filter((pid) => !rest.bwrap.has(pid)), 'SIGKILL');
+    if (rest)
+      killPids(
+        [...rest.marked.values()].flat().filter((pid) => !rest.bwrap.has(pid)),
+        'SIGKILL',
+      );
   }
 }
 
@@ -369,7 +404,12 @@ function elapsed(p: ManagedProcess): string {
 }
 
 /** Waits until the process finishes, `signal` aborts, or `ms` pass. */
-function waitFor(p: ManagedProcess, ms: number, signal: AbortSignal, until?: () => boolean): Promise<'done' | 'timeout' | 'matched'> {
+function waitFor(
+  p: ManagedProcess,
+  ms: number,
+  signal: AbortSignal,
+  until?: () => boolean,
+): Promise<'done' | 'timeout' | 'matched'> {
   return new Promise((resolve, reject) => {
     if (p.finished) return resolve('done');
     if (until?.()) return resolve('matched');
@@ -415,7 +455,12 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
       properties: {
         command: { type: 'string', description: 'The command line' },
         cwd: { type: 'string', description: 'Working directory relative to the workspace root. Default "."' },
-        timeout_ms: { type: 'integer', minimum: 1, maximum: opts.maxTimeoutMs, description: `How long to wait before leaving the command in the background. Default ${opts.defaultTimeoutMs}` },
+        timeout_ms: {
+          type: 'integer',
+          minimum: 1,
+          maximum: opts.maxTimeoutMs,
+          description: `How long to wait before leaving the command in the background. Default ${opts.defaultTimeoutMs}`,
+        },
         run_in_background: { type: 'boolean', description: 'Return the process id at once instead of waiting' },
       },
       required: ['command'],
@@ -425,7 +470,10 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
       const command = stringArg(args, 'command');
       if (command.trim() === '') throw new Error('command must not be empty');
       const refused = policyViolation(command, opts.policy);
-      if (refused) throw new Error(`command refused by the command policy (${refused}); this is never allowed, whatever the sandbox`);
+      if (refused)
+        throw new Error(
+          `command refused by the command policy (${refused}); this is never allowed, whatever the sandbox`,
+        );
       const timeout = Math.min(intArg(args, 'timeout_ms', opts.defaultTimeoutMs), opts.maxTimeoutMs);
       const dir = await ctx.workspace.resolve(optionalString(args, 'cwd') ?? '.');
       const proc = await pm.start(command, dir.real, dir.rootReal);
@@ -460,9 +508,22 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
       type: 'object',
       properties: {
         id: { type: 'integer', description: 'Process id from bash' },
-        cursor: { type: 'integer', minimum: 0, description: 'Byte offset to read from (the "next cursor" of an earlier read). Default: where the last read stopped' },
-        wait_ms: { type: 'integer', minimum: 0, maximum: opts.maxTimeoutMs, description: 'Wait up to this long for output or the exit. Default 0' },
-        wait_for: { type: 'string', description: 'With wait_ms: wait until the new output matches this regular expression' },
+        cursor: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Byte offset to read from (the "next cursor" of an earlier read). Default: where the last read stopped',
+        },
+        wait_ms: {
+          type: 'integer',
+          minimum: 0,
+          maximum: opts.maxTimeoutMs,
+          description: 'Wait up to this long for output or the exit. Default 0',
+        },
+        wait_for: {
+          type: 'string',
+          description: 'With wait_ms: wait until the new output matches this regular expression',
+        },
       },
       required: ['id'],
       additionalProperties: false,
@@ -477,13 +538,17 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
         try {
           re = new RegExp(pattern);
         } catch (error) {
-          throw new Error(`wait_for is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+          throw new Error(
+            `wait_for is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
       let outcome = '';
       if (waitMs > 0) {
         const start = proc.output.total;
-        const until = re ? () => re.test(proc.output.read(cursor, Number.MAX_SAFE_INTEGER).text) : () => proc.output.total > start;
+        const until = re
+          ? () => re.test(proc.output.read(cursor, Number.MAX_SAFE_INTEGER).text)
+          : () => proc.output.total > start;
         outcome = await waitFor(proc, waitMs, signal, until);
       }
       const { text, next, dropped } = proc.output.read(cursor, maxInline);
@@ -507,7 +572,12 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
       type: 'object',
       properties: {
         id: { type: 'integer', description: 'Process id from bash' },
-        grace_ms: { type: 'integer', minimum: 0, maximum: 60_000, description: `Wait this long after SIGTERM before SIGKILL. Default ${opts.killGraceMs}` },
+        grace_ms: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 60_000,
+          description: `Wait this long after SIGTERM before SIGKILL. Default ${opts.killGraceMs}`,
+        },
       },
       required: ['id'],
       additionalProperties: false,
@@ -529,7 +599,12 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
     async handler() {
       const procs = pm.list();
       if (procs.length === 0) return '(no processes)';
-      return procs.map((p) => `${p.id}\t${describeExit(p)}\t${elapsed(p)}\t${p.output.total} bytes\t${p.command.length > 120 ? `${p.command.slice(0, 120)}…` : p.command}`).join('\n');
+      return procs
+        .map(
+          (p) =>
+            `${p.id}\t${describeExit(p)}\t${elapsed(p)}\t${p.output.total} bytes\t${p.command.length > 120 ? `${p.command.slice(0, 120)}…` : p.command}`,
+        )
+        .join('\n');
     },
   };
 

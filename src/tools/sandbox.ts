@@ -40,7 +40,13 @@ async function findOnPath(name: string, pathVar: string | undefined): Promise<st
   for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
     if (!dir) continue;
     const candidate = `${dir}/${name}`;
-    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   return undefined;
 }
@@ -48,7 +54,11 @@ async function findOnPath(name: string, pathVar: string | undefined): Promise<st
 /** Runs one sandboxed `true` to see whether bwrap works here (user namespaces may be forbidden). */
 function probe(bwrap: string, workspace: string, shell: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(bwrap, bwrapArgs({ workspace, writable: [], network: false, cwd: workspace }, [shell, '-c', 'true']), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      bwrap,
+      bwrapArgs({ workspace, writable: [], network: false, cwd: workspace }, [shell, '-c', 'true']),
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -64,7 +74,12 @@ function probe(bwrap: string, workspace: string, shell: string): Promise<string 
 }
 
 /** Picks the sandbox for `requested`; throws when `bwrap` was required and does not work. */
-export async function chooseSandbox(requested: 'auto' | 'bwrap' | 'none', workspace: string, shell: string, bwrapPath?: string): Promise<SandboxChoice> {
+export async function chooseSandbox(
+  requested: 'auto' | 'bwrap' | 'none',
+  workspace: string,
+  shell: string,
+  bwrapPath?: string,
+): Promise<SandboxChoice> {
   if (requested === 'none') return { mode: 'none', reason: 'sandbox: none was requested' };
   let reason: string | undefined;
   let bin: string | undefined;

@@ -73,7 +73,12 @@ async function isIgnoredDir(rootReal: string, relDir: string): Promise<boolean> 
  * Walks files under `relStart` depth-first in name order, skipping `.git`, ignored entries and the insides of
  * symbolic links. Stops when `visit` returns false.
  */
-export async function walk(rootReal: string, relStart: string, visit: (e: WalkEntry) => boolean | Promise<boolean>, signal?: AbortSignal): Promise<void> {
+export async function walk(
+  rootReal: string,
+  relStart: string,
+  visit: (e: WalkEntry) => boolean | Promise<boolean>,
+  signal?: AbortSignal,
+): Promise<void> {
   const rules = await rulesFor(rootReal, relStart);
   const go = async (relDir: string, sets: RuleSet[]): Promise<boolean> => {
     signal?.throwIfAborted();
@@ -133,13 +138,41 @@ export function ripgrepLocator(option: string | false | undefined): () => Promis
   };
 }
 
-async function grepWithRipgrep(bin: string, cwd: string, pattern: string, rel: string, glob: string | undefined, ci: boolean, max: number, signal: AbortSignal): Promise<{ lines: string[]; more: boolean }> {
+async function grepWithRipgrep(
+  bin: string,
+  cwd: string,
+  pattern: string,
+  rel: string,
+  glob: string | undefined,
+  ci: boolean,
+  max: number,
+  signal: AbortSignal,
+): Promise<{ lines: string[]; more: boolean }> {
   // ripgrep's own --glob would override .gitignore, so the glob filters its output instead (as the built-in search does).
-  const args = ['--line-number', '--no-heading', '--with-filename', '--null', '--color', 'never', '--no-require-git', '--hidden', '--glob', '!.git', '--sort', 'path', '--no-config'];
+  const args = [
+    '--line-number',
+    '--no-heading',
+    '--with-filename',
+    '--null',
+    '--color',
+    'never',
+    '--no-require-git',
+    '--hidden',
+    '--glob',
+    '!.git',
+    '--sort',
+    'path',
+    '--no-config',
+  ];
   if (ci) args.push('--ignore-case');
   const match = glob ? await picomatcher(glob) : undefined;
   args.push('--regexp', pattern, '--', rel === '' ? '.' : rel);
-  const child = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], signal, env: { PATH: process.env.PATH ?? '' } });
+  const child = spawn(bin, args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    signal,
+    env: { PATH: process.env.PATH ?? '' },
+  });
   const lines: string[] = [];
   let more = false;
   let stderr = '';
@@ -170,12 +203,23 @@ async function grepWithRipgrep(bin: string, cwd: string, pattern: string, rel: s
   return { lines, more };
 }
 
-async function grepBuiltin(ctx: CodeToolsContext, rootReal: string, start: { rel: string; isDir: boolean }, pattern: string, glob: string | undefined, ci: boolean, max: number, signal: AbortSignal) {
+async function grepBuiltin(
+  ctx: CodeToolsContext,
+  rootReal: string,
+  start: { rel: string; isDir: boolean },
+  pattern: string,
+  glob: string | undefined,
+  ci: boolean,
+  max: number,
+  signal: AbortSignal,
+) {
   let re: RegExp;
   try {
     re = new RegExp(pattern, ci ? 'i' : '');
   } catch (error) {
-    throw new Error(`pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const match = glob ? await picomatcher(glob) : undefined;
   const lines: string[] = [];
@@ -225,10 +269,17 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
       type: 'object',
       properties: {
         pattern: { type: 'string', description: 'Regular expression' },
-        path: { type: 'string', description: 'Directory or file to search, relative to the workspace root. Default "."' },
+        path: {
+          type: 'string',
+          description: 'Directory or file to search, relative to the workspace root. Default "."',
+        },
         glob: { type: 'string', description: 'Only files matching this glob' },
         ignore_case: { type: 'boolean', description: 'Case-insensitive. Default false' },
-        head_limit: { type: 'integer', minimum: 1, description: `Most matches to return. Default ${ctx.limits.grepMatches}` },
+        head_limit: {
+          type: 'integer',
+          minimum: 1,
+          description: `Most matches to return. Default ${ctx.limits.grepMatches}`,
+        },
       },
       required: ['pattern'],
       additionalProperties: false,
@@ -240,12 +291,14 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
       const ci = boolArg(args, 'ignore_case');
       const max = Math.min(intArg(args, 'head_limit', ctx.limits.grepMatches), ctx.limits.grepMatches * 10);
       const start = await resolveStart(ctx, optionalString(args, 'path'));
-      if (start.isDir && (await isIgnoredDir(start.rootReal, start.rel))) throw new Error(`${start.shown} is ignored by .gitignore`);
+      if (start.isDir && (await isIgnoredDir(start.rootReal, start.rel)))
+        throw new Error(`${start.shown} is ignored by .gitignore`);
       const bin = await ripgrep();
       const { lines, more } = bin
         ? await grepWithRipgrep(bin, start.rootReal, pattern, start.rel, glob, ci, max, signal)
         : await grepBuiltin(ctx, start.rootReal, start, pattern, glob, ci, max, signal);
-      if (lines.length === 0) return `No matches for ${JSON.stringify(pattern)} in ${start.shown}${glob ? ` (files matching ${glob})` : ''}`;
+      if (lines.length === 0)
+        return `No matches for ${JSON.stringify(pattern)} in ${start.shown}${glob ? ` (files matching ${glob})` : ''}`;
       if (more) lines.push(`(capped at ${max} matches; narrow the pattern, path or glob, or raise head_limit)`);
       return lines.join('\n');
     },

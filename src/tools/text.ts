@@ -51,7 +51,8 @@ export function lineStartIndex(text: string, line: number): number {
 /** Every index of `needle` in `haystack`, overlapping ones included (so `aa` in `aaa` is found twice). */
 export function occurrences(haystack: string, needle: string, max = Infinity): number[] {
   const out: number[] = [];
-  for (let at = haystack.indexOf(needle); at !== -1 && out.length < max; at = haystack.indexOf(needle, at + 1)) out.push(at);
+  for (let at = haystack.indexOf(needle); at !== -1 && out.length < max; at = haystack.indexOf(needle, at + 1))
+    out.push(at);
   return out;
 }
 
@@ -75,13 +76,16 @@ function describeIndent(line: string): string {
   if (lead === '') return 'no indentation';
   const tabs = [...lead].filter((c) => c === '\t').length;
   const spaces = lead.length - tabs;
-  return [tabs ? `${tabs} tab${tabs > 1 ? 's' : ''}` : '', spaces ? `${spaces} space${spaces > 1 ? 's' : ''}` : ''].filter(Boolean).join(' + ');
+  return [tabs ? `${tabs} tab${tabs > 1 ? 's' : ''}` : '', spaces ? `${spaces} space${spaces > 1 ? 's' : ''}` : '']
+    .filter(Boolean)
+    .join(' + ');
 }
 
 function describeWhitespace(expected: string, actual: string): string {
   const parts: string[] = [];
-  if (describeIndent(expected) !== describeIndent(actual)) parts.push(`indentation: old_string has ${describeIndent(expected)}, the file has ${describeIndent(actual)}`);
-  if (/\s$/.test(expected) !== /\s$/.test(actual) || expected.trimEnd() !== expected && actual.trimEnd() !== actual) {
+  if (describeIndent(expected) !== describeIndent(actual))
+    parts.push(`indentation: old_string has ${describeIndent(expected)}, the file has ${describeIndent(actual)}`);
+  if (/\s$/.test(expected) !== /\s$/.test(actual) || (expected.trimEnd() !== expected && actual.trimEnd() !== actual)) {
     const te = expected.length - expected.trimEnd().length;
     const ta = actual.length - actual.trimEnd().length;
     if (te !== ta) parts.push(`trailing whitespace: old_string has ${te} character(s), the file has ${ta}`);
@@ -127,7 +131,8 @@ export function explainMiss(text: string, needle: string): string {
   const n = want.length;
   const wantCollapsed = want.map(collapse);
   const hints: string[] = [];
-  if (hasReadPrefix(needle)) hints.push('old_string contains the "line:hash<TAB>" prefix of read output; copy only the text after the tab.');
+  if (hasReadPrefix(needle))
+    hints.push('old_string contains the "line:hash<TAB>" prefix of read output; copy only the text after the tab.');
 
   // 1. The same text with other whitespace.
   for (let start = 0; start + n <= fileLines.length; start++) {
@@ -139,10 +144,14 @@ export function explainMiss(text: string, needle: string): string {
       const a = want[k];
       const b = fileLines[start + k];
       if (a !== b && !(k === 0 && b.endsWith(a)) && !(k === n - 1 && b.startsWith(a))) {
-        diffs.push(`  line ${start + k + 1}: old_string ${JSON.stringify(a)}, file ${JSON.stringify(b)} (${describeWhitespace(a, b)})`);
+        diffs.push(
+          `  line ${start + k + 1}: old_string ${JSON.stringify(a)}, file ${JSON.stringify(b)} (${describeWhitespace(a, b)})`,
+        );
       }
     }
-    hints.push(`It matches ${n > 1 ? `lines ${start + 1}-${start + n}` : `line ${start + 1}`} if whitespace is ignored. Whitespace differences:\n${diffs.join('\n') || '  (line breaks differ)'}\nCopy the text exactly as read shows it.`);
+    hints.push(
+      `It matches ${n > 1 ? `lines ${start + 1}-${start + n}` : `line ${start + 1}`} if whitespace is ignored. Whitespace differences:\n${diffs.join('\n') || '  (line breaks differ)'}\nCopy the text exactly as read shows it.`,
+    );
     return hints.join('\n');
   }
 
@@ -161,9 +170,14 @@ export function explainMiss(text: string, needle: string): string {
     for (let k = 0; best.start + k < end && lines.length < MAX_SHOWN; k++) {
       const a = want[k];
       const b = fileLines[best.start + k];
-      if (a !== b) lines.push(`  line ${best.start + k + 1}: file ${JSON.stringify(b)}${a === undefined ? '' : `, old_string ${JSON.stringify(a)}`}`);
+      if (a !== b)
+        lines.push(
+          `  line ${best.start + k + 1}: file ${JSON.stringify(b)}${a === undefined ? '' : `, old_string ${JSON.stringify(a)}`}`,
+        );
     }
-    hints.push(`The closest match is at line${n > 1 ? `s ${best.start + 1}-${end}` : ` ${best.start + 1}`} (${Math.round(best.score * 100)}% similar):\n${lines.join('\n')}`);
+    hints.push(
+      `The closest match is at line${n > 1 ? `s ${best.start + 1}-${end}` : ` ${best.start + 1}`} (${Math.round(best.score * 100)}% similar):\n${lines.join('\n')}`,
+    );
   }
   return hints.join('\n');
 }

@@ -76,14 +76,21 @@ export class Workspace {
     if (userPath.split(/[\\/]+/).includes('..')) throw refuse(`path ${userPath} must not contain ".." segments`);
     // An absolute path is accepted when it names something under the root (as given or as its real path).
     let candidate = resolve(rootReal, userPath);
-    if (isAbsolute(userPath) && !isInside(rootReal, candidate) && isInside(this.root, candidate)) candidate = join(rootReal, relative(this.root, candidate));
+    if (isAbsolute(userPath) && !isInside(rootReal, candidate) && isInside(this.root, candidate))
+      candidate = join(rootReal, relative(this.root, candidate));
     if (!isInside(rootReal, candidate)) throw refuse(`path ${userPath} is outside the workspace`);
     let real: string;
     try {
       real = await realpath(candidate);
     } catch (error) {
       if (!isMissing(error)) throw error;
-      if (await lstat(candidate).then((s) => s.isSymbolicLink(), () => false)) throw refuse(`path ${userPath} is a symbolic link to a missing target`);
+      if (
+        await lstat(candidate).then(
+          (s) => s.isSymbolicLink(),
+          () => false,
+        )
+      )
+        throw refuse(`path ${userPath} is a symbolic link to a missing target`);
       real = await this.#resolveMissing(rootReal, candidate, userPath);
       return { real, shown: this.shown(rootReal, real), rootReal };
     }
@@ -104,10 +111,17 @@ export class Workspace {
         real = await realpath(existing);
       } catch (error) {
         if (!isMissing(error)) throw error;
-        if (await lstat(existing).then((s) => s.isSymbolicLink(), () => false)) throw refuse(`path ${userPath} goes through a broken symbolic link`);
+        if (
+          await lstat(existing).then(
+            (s) => s.isSymbolicLink(),
+            () => false,
+          )
+        )
+          throw refuse(`path ${userPath} goes through a broken symbolic link`);
         continue;
       }
-      if (!isInside(rootReal, real)) throw refuse(`path ${userPath} leads outside the workspace through a symbolic link`);
+      if (!isInside(rootReal, real))
+        throw refuse(`path ${userPath} leads outside the workspace through a symbolic link`);
       return join(real, ...rest);
     }
   }
@@ -183,14 +197,22 @@ export class Workspace {
           handle = await open(real, constants.O_RDWR | constants.O_APPEND | NOFOLLOW);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-          handle = await open(real, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o644);
+          handle = await open(
+            real,
+            constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | NOFOLLOW,
+            0o644,
+          );
           created = true;
         }
       }
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') throw new Error(`${shown} already exists; write only creates new files: use edit (or apply_patch) to change it, or write_append to add to it`);
-      if (code === 'ELOOP') throw refuse(`path ${String(userPath)} is a symbolic link; write through its target's own path`);
+      if (code === 'EEXIST')
+        throw new Error(
+          `${shown} already exists; write only creates new files: use edit (or apply_patch) to change it, or write_append to add to it`,
+        );
+      if (code === 'ELOOP')
+        throw refuse(`path ${String(userPath)} is a symbolic link; write through its target's own path`);
       if (code === 'EISDIR') throw new Error(`${shown} is a directory`);
       throw error;
     }
@@ -206,7 +228,8 @@ export class Workspace {
 
 /** Reads a whole opened file (at most `maxBytes`). */
 export async function readAll(file: OpenedFile, maxBytes: number): Promise<Buffer> {
-  if (file.stats.size > maxBytes) throw new Error(`${file.shown} is ${file.stats.size} bytes, more than the ${maxBytes}-byte limit`);
+  if (file.stats.size > maxBytes)
+    throw new Error(`${file.shown} is ${file.stats.size} bytes, more than the ${maxBytes}-byte limit`);
   const buffer = Buffer.alloc(file.stats.size);
   let at = 0;
   while (at < buffer.length) {
@@ -236,7 +259,9 @@ export function looksBinary(bytes: Buffer, truncated = bytes.length > 8192): boo
   const head = bytes.subarray(0, 8192);
   if (head.includes(0)) return true;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(truncated || head.length < bytes.length ? trimPartial(head) : head);
+    new TextDecoder('utf-8', { fatal: true }).decode(
+      truncated || head.length < bytes.length ? trimPartial(head) : head,
+    );
     return false;
   } catch {
     return true;

@@ -16,19 +16,60 @@ function builtin<T extends CallTemplateBase>(
 }
 
 export const builtinTransports = {
-  http: builtin(() => import('./http/template.js'), async (ctx) => (await import('./http/index.js')).createHttpTransport(ctx)),
-  sse: builtin(() => import('./sse/template.js'), async (ctx) => (await import('./sse/index.js')).createSseTransport(ctx), ['http_sse']),
-  streamable_http: builtin(() => import('./streamable-http/template.js'), async (ctx) => (await import('./streamable-http/index.js')).createStreamableHttpTransport(ctx), ['http_stream', 'http_ndjson', 'http_octet_stream']),
-  cli: builtin(() => import('./cli/template.js'), async (ctx) => (await import('./cli/index.js')).createCliTransport(ctx)),
-  mcp: builtin(() => import('./mcp/template.js'), async (ctx) => (await import('./mcp/index.js')).createMcpTransport(ctx)),
-  text: builtin(() => import('./text/template.js'), async (ctx) => (await import('./text/index.js')).createTextTransport(ctx)),
-  file: builtin(() => import('./file/template.js'), async (ctx) => (await import('./file/index.js')).createFileTransport(ctx)),
-  direct: builtin(() => import('./direct/template.js'), async (ctx) => (await import('./direct/index.js')).createDirectTransport(ctx)),
-  websocket: builtin(() => import('./websocket/template.js'), async (ctx) => (await import('./websocket/index.js')).createWebSocketTransport(ctx)),
-  tcp: builtin(() => import('./tcp/template.js'), async (ctx) => (await import('./tcp/index.js')).createTcpTransport(ctx)),
-  udp: builtin(() => import('./udp/template.js'), async (ctx) => (await import('./udp/index.js')).createUdpTransport(ctx)),
-  graphql: builtin(() => import('./graphql/template.js'), async (ctx) => (await import('./graphql/index.js')).createGraphqlTransport(ctx)),
-  grpc: builtin(() => import('./grpc/template.js'), async (ctx) => (await import('./grpc/index.js')).createGrpcTransport(ctx)),
+  http: builtin(
+    () => import('./http/template.js'),
+    async (ctx) => (await import('./http/index.js')).createHttpTransport(ctx),
+  ),
+  sse: builtin(
+    () => import('./sse/template.js'),
+    async (ctx) => (await import('./sse/index.js')).createSseTransport(ctx),
+    ['http_sse'],
+  ),
+  streamable_http: builtin(
+    () => import('./streamable-http/template.js'),
+    async (ctx) => (await import('./streamable-http/index.js')).createStreamableHttpTransport(ctx),
+    ['http_stream', 'http_ndjson', 'http_octet_stream'],
+  ),
+  cli: builtin(
+    () => import('./cli/template.js'),
+    async (ctx) => (await import('./cli/index.js')).createCliTransport(ctx),
+  ),
+  mcp: builtin(
+    () => import('./mcp/template.js'),
+    async (ctx) => (await import('./mcp/index.js')).createMcpTransport(ctx),
+  ),
+  text: builtin(
+    () => import('./text/template.js'),
+    async (ctx) => (await import('./text/index.js')).createTextTransport(ctx),
+  ),
+  file: builtin(
+    () => import('./file/template.js'),
+    async (ctx) => (await import('./file/index.js')).createFileTransport(ctx),
+  ),
+  direct: builtin(
+    () => import('./direct/template.js'),
+    async (ctx) => (await import('./direct/index.js')).createDirectTransport(ctx),
+  ),
+  websocket: builtin(
+    () => import('./websocket/template.js'),
+    async (ctx) => (await import('./websocket/index.js')).createWebSocketTransport(ctx),
+  ),
+  tcp: builtin(
+    () => import('./tcp/template.js'),
+    async (ctx) => (await import('./tcp/index.js')).createTcpTransport(ctx),
+  ),
+  udp: builtin(
+    () => import('./udp/template.js'),
+    async (ctx) => (await import('./udp/index.js')).createUdpTransport(ctx),
+  ),
+  graphql: builtin(
+    () => import('./graphql/template.js'),
+    async (ctx) => (await import('./graphql/index.js')).createGraphqlTransport(ctx),
+  ),
+  grpc: builtin(
+    () => import('./grpc/template.js'),
+    async (ctx) => (await import('./grpc/index.js')).createGrpcTransport(ctx),
+  ),
 };
 
 /** Every built-in call template type. */
@@ -36,8 +77,12 @@ export type BuiltinCallTemplateType = keyof typeof builtinTransports;
 
 /** The call template of any built-in type (a union discriminated by `call_template_type`). */
 export type CallTemplate = {
-  [K in BuiltinCallTemplateType]: TemplateOf<Awaited<ReturnType<NonNullable<(typeof builtinTransports)[K]['template']>>>>;
+  [K in BuiltinCallTemplateType]: TemplateOf<
+    Awaited<ReturnType<NonNullable<(typeof builtinTransports)[K]['template']>>>
+  >;
 }[BuiltinCallTemplateType];
 
 /** The built-in `call_template_type` values. */
-export const BUILTIN_CALL_TEMPLATE_TYPES = Object.freeze(Object.keys(builtinTransports)) as readonly BuiltinCallTemplateType[];
+export const BUILTIN_CALL_TEMPLATE_TYPES = Object.freeze(
+  Object.keys(builtinTransports),
+) as readonly BuiltinCallTemplateType[];

@@ -32,7 +32,11 @@ describe('approvalActionFor', () => {
   it('matches tool globs across the manual separator and single characters with ?', () => {
     expect(approvalActionFor(tool('a.b.c'), { policy: [{ tools: ['a*c'], action: 'deny' }] }).action).toBe('deny');
     expect(approvalActionFor(tool('fs.rm'), { policy: [{ tools: ['fs.r?'], action: 'deny' }] }).action).toBe('deny');
-    expect(approvalActionFor(tool('fs.rmdir'), { policy: [{ tools: ['fs.r?'], action: 'deny' }] }).action).toBe('allow');
-    expect(approvalActionFor(tool('fs(x).rm'), { policy: [{ tools: ['fs(x).*'], action: 'deny' }] }).action).toBe('deny');
+    expect(approvalActionFor(tool('fs.rmdir'), { policy: [{ tools: ['fs.r?'], action: 'deny' }] }).action).toBe(
+      'allow',
+    );
+    expect(approvalActionFor(tool('fs(x).rm'), { policy: [{ tools: ['fs(x).*'], action: 'deny' }] }).action).toBe(
+      'deny',
+    );
   });
 });

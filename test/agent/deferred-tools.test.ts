@@ -5,7 +5,18 @@ import { UtcpClient, type DirectFunction } from '../../src/index.js';
 import { ScriptedModel, textTurn, toolCallsTurn } from '../../src/testing/scripted-model.js';
 import { openAIText, openAIToolCalls, startLlmServer, type LlmServer } from './helpers/llm-server.js';
 
-const NOUNS = ['invoice', 'customer', 'order', 'ticket', 'repository', 'issue', 'playlist', 'calendar', 'sensor', 'shipment'];
+const NOUNS = [
+  'invoice',
+  'customer',
+  'order',
+  'ticket',
+  'repository',
+  'issue',
+  'playlist',
+  'calendar',
+  'sensor',
+  'shipment',
+];
 const VERBS = ['list', 'get', 'create', 'update', 'delete', 'archive', 'export', 'count', 'search', 'tag'];
 
 /** A catalog of `size` generic tools plus one distinctive currency converter. */
@@ -14,12 +25,20 @@ function catalog(size: number, converted: unknown[]): DirectFunction[] {
   for (let i = 0; fns.length < size - 1; i++) {
     const verb = VERBS[i % VERBS.length];
     const noun = NOUNS[Math.floor(i / VERBS.length) % NOUNS.length];
-    fns.push({ name: `${verb}_${noun}_${i}`, description: `${verb} the ${noun} records of workspace ${i}`, handler: () => `${verb} ${noun} ${i}` });
+    fns.push({
+      name: `${verb}_${noun}_${i}`,
+      description: `${verb} the ${noun} records of workspace ${i}`,
+      handler: () => `${verb} ${noun} ${i}`,
+    });
   }
   fns.push({
     name: 'convert_currency',
     description: 'Convert an amount of money from one currency to another at the current exchange rate',
-    inputs: { type: 'object', properties: { amount: { type: 'number' }, from: { type: 'string' }, to: { type: 'string' } }, required: ['amount', 'from', 'to'] },
+    inputs: {
+      type: 'object',
+      properties: { amount: { type: 'number' }, from: { type: 'string' }, to: { type: 'string' } },
+      required: ['amount', 'from', 'to'],
+    },
     handler: (args) => (converted.push(args), { amount: 10.8, currency: args.to }),
   });
   return fns;
@@ -42,13 +61,22 @@ describe('runAgent over a large catalog (deferred loading)', () => {
     expect(registered.manual.tools).toHaveLength(10_000);
 
     server = await startLlmServer([
-      openAIToolCalls([{ id: 'call_search', name: 'search_tools', arguments: '{"query":"convert currency exchange rate","limit":5}' }]),
-      openAIToolCalls([{ id: 'call_convert', name: 'catalog__convert_currency', arguments: '{"amount":10,"from":"EUR","to":"USD"}' }]),
+      openAIToolCalls([
+        { id: 'call_search', name: 'search_tools', arguments: '{"query":"convert currency exchange rate","limit":5}' },
+      ]),
+      openAIToolCalls([
+        { id: 'call_convert', name: 'catalog__convert_currency', arguments: '{"amount":10,"from":"EUR","to":"USD"}' },
+      ]),
       openAIText('10 EUR is 10.80 USD.'),
     ]);
     const events: AgentEvent[] = [];
     const model = openAIChatModel({ baseUrl: server.url, model: 'm' });
-    const result = await runAgent({ client, model, messages: [userMessage('How much is 10 EUR in USD?')], onEvent: (e) => events.push(e) });
+    const result = await runAgent({
+      client,
+      model,
+      messages: [userMessage('How much is 10 EUR in USD?')],
+      onEvent: (e) => events.push(e),
+    });
 
     expect(result.text).toBe('10 EUR is 10.80 USD.');
     expect(converted).toEqual([{ amount: 10, from: 'EUR', to: 'USD' }]);
@@ -60,11 +88,21 @@ describe('runAgent over a large catalog (deferred loading)', () => {
     expect(secondNames).toContain('catalog__convert_currency');
     expect(secondNames.length).toBeLessThanOrEqual(6);
     const found = JSON.parse(second.messages.at(-1).content);
-    expect(found.tools[0]).toEqual({ name: 'catalog__convert_currency', description: expect.stringContaining('exchange rate') });
+    expect(found.tools[0]).toEqual({
+      name: 'catalog__convert_currency',
+      description: expect.stringContaining('exchange rate'),
+    });
     expect(second.messages.at(-1).tool_call_id).toBe('call_search');
-    expect(third.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_convert', content: '{"amount":10.8,"currency":"USD"}' });
+    expect(third.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_convert',
+      content: '{"amount":10.8,"currency":"USD"}',
+    });
     for (const body of [first, second, third]) expect(body.tools.length).toBeLessThan(MAX_TOOLS_PER_REQUEST);
-    expect(events.find((e) => e.type === 'tools_loaded')).toMatchObject({ query: 'convert currency exchange rate', toolNames: expect.arrayContaining(['catalog.convert_currency']) });
+    expect(events.find((e) => e.type === 'tools_loaded')).toMatchObject({
+      query: 'convert currency exchange rate',
+      toolNames: expect.arrayContaining(['catalog.convert_currency']),
+    });
   });
 
   it('sends every tool and no search_tools while the catalog fits', async () => {
@@ -98,8 +136,13 @@ describe('runAgent over a large catalog (deferred loading)', () => {
     const client = await UtcpClient.create();
     clients.push(client);
     await client.registerFunctions('c', catalog(60, []));
-    await client.registerFunctions('other', [{ name: 'convert_currency_fast', description: 'Convert currency quickly', handler: () => 1 }]);
-    const model = new ScriptedModel([toolCallsTurn({ name: 'search_tools', args: { query: 'convert currency' } }), textTurn('ok')]);
+    await client.registerFunctions('other', [
+      { name: 'convert_currency_fast', description: 'Convert currency quickly', handler: () => 1 },
+    ]);
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'search_tools', args: { query: 'convert currency' } }),
+      textTurn('ok'),
+    ]);
     await runAgent({ client, model, messages: [userMessage('hi')], tools: ['c.*'], maxToolsInline: 10 });
     const result = JSON.parse((model.requests[1].messages.at(-1) as { content: string }).content);
     expect(result.tools.map((t: { name: string }) => t.name)).toEqual(['c__convert_currency']);
@@ -118,8 +161,16 @@ describe('runAgent over a large catalog (deferred loading)', () => {
       textTurn('ok'),
     ]);
     await runAgent({ client, model, messages: [userMessage('hi')], maxToolsInline: 10 });
-    expect(model.requests[1].messages.at(-1)).toMatchObject({ toolCallId: 'guess', isError: true, content: expect.stringContaining('Call search_tools to find tools') });
-    expect(JSON.parse((model.requests[2].messages.at(-1) as { content: string }).content).tools.map((t: { name: string }) => t.name)).toEqual(['c__convert_currency']);
+    expect(model.requests[1].messages.at(-1)).toMatchObject({
+      toolCallId: 'guess',
+      isError: true,
+      content: expect.stringContaining('Call search_tools to find tools'),
+    });
+    expect(
+      JSON.parse((model.requests[2].messages.at(-1) as { content: string }).content).tools.map(
+        (t: { name: string }) => t.name,
+      ),
+    ).toEqual(['c__convert_currency']);
     expect(model.requests[2].tools.map((t) => t.name)).toEqual(['search_tools', 'c__convert_currency']);
     expect(model.requests[3].messages.at(-1)).toMatchObject({ toolCallId: 'call', isError: false });
     expect(converted).toEqual([args]);

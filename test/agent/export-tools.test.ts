@@ -14,7 +14,16 @@ describe('tool export', () => {
     weather = await weatherClient();
     const names = new ToolNameCodec();
     const tools = toOpenAITools([(await weather.client.getTool('weather.get_forecast'))!], { names });
-    expect(tools).toEqual([{ type: 'function', function: { name: 'weather__get_forecast', description: 'Weather forecast for a city', parameters: forecastInputs } }]);
+    expect(tools).toEqual([
+      {
+        type: 'function',
+        function: {
+          name: 'weather__get_forecast',
+          description: 'Weather forecast for a city',
+          parameters: forecastInputs,
+        },
+      },
+    ]);
     expect(names.decode(tools[0].function.name)).toBe('weather.get_forecast');
   });
 
@@ -31,12 +40,27 @@ describe('tool export', () => {
   it('toAnthropicTools gives input_schema with an object root', async () => {
     weather = await weatherClient();
     const tools = toAnthropicTools(await weather.client.getTools());
-    expect(tools[0]).toEqual({ name: 'weather__get_forecast', description: 'Weather forecast for a city', input_schema: forecastInputs });
-    expect(tools[2]).toEqual({ name: 'weather__explode', description: 'Always fails', input_schema: { type: 'object', properties: {} } });
+    expect(tools[0]).toEqual({
+      name: 'weather__get_forecast',
+      description: 'Weather forecast for a city',
+      input_schema: forecastInputs,
+    });
+    expect(tools[2]).toEqual({
+      name: 'weather__explode',
+      description: 'Always fails',
+      input_schema: { type: 'object', properties: {} },
+    });
   });
 
   it('caps long descriptions', () => {
-    const long = { name: 'm.t', description: 'd'.repeat(5000), inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'direct' } };
+    const long = {
+      name: 'm.t',
+      description: 'd'.repeat(5000),
+      inputs: {},
+      outputs: {},
+      tags: [],
+      tool_call_template: { call_template_type: 'direct' },
+    };
     expect(toAnthropicTools([long], { maxDescriptionChars: 100 })[0].description).toHaveLength(100);
   });
 
@@ -50,7 +74,9 @@ describe('tool export', () => {
     expect(tools.weather__get_forecast.inputSchema).toEqual({ wrapped: forecastInputs });
     expect(wrapped).toHaveLength(3);
     const controller = new AbortController();
-    await expect(tools.weather__get_forecast.execute({ city: 'Oslo' }, { abortSignal: controller.signal })).resolves.toEqual({ city: 'Oslo', temperature_c: 21, sky: 'clear' });
+    await expect(
+      tools.weather__get_forecast.execute({ city: 'Oslo' }, { abortSignal: controller.signal }),
+    ).resolves.toEqual({ city: 'Oslo', temperature_c: 21, sky: 'clear' });
     expect(weather.calls).toEqual([{ tool: 'get_forecast', args: { city: 'Oslo' } }]);
     await expect(tools.weather__explode.execute({})).rejects.toMatchObject({ code: 'TOOL_ERROR' });
   });
@@ -58,6 +84,10 @@ describe('tool export', () => {
   it('toVercelAiTools passes the plain JSON Schema when no wrapper is given', async () => {
     weather = await weatherClient();
     const tools = toVercelAiTools(weather.client, await weather.client.getTools());
-    expect(tools.weather__get_alerts.inputSchema).toEqual({ type: 'object', properties: { region: { type: 'string' } }, required: ['region'] });
+    expect(tools.weather__get_alerts.inputSchema).toEqual({
+      type: 'object',
+      properties: { region: { type: 'string' } },
+      required: ['region'],
+    });
   });
 });

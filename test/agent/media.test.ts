@@ -17,7 +17,13 @@ let server: LlmServer | undefined;
 
 beforeAll(async () => {
   client = await UtcpClient.create({
-    manual_call_templates: [{ name: 'ev', call_template_type: 'mcp', config: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } } } } as never],
+    manual_call_templates: [
+      {
+        name: 'ev',
+        call_template_type: 'mcp',
+        config: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } } },
+      } as never,
+    ],
   });
   const tool = (await client.getTools()).find((t) => t.name.endsWith('get-tiny-image'));
   if (!tool) throw new Error('server-everything has no get-tiny-image tool');
@@ -36,7 +42,9 @@ function imageSent(provider: Provider, body: any): { mediaType: string; data: st
   switch (provider) {
     case 'anthropic': {
       const results = body.messages.at(-1).content.filter((b: any) => b.type === 'tool_result');
-      const img = results.flatMap((r: any) => (Array.isArray(r.content) ? r.content : [])).find((b: any) => b.type === 'image');
+      const img = results
+        .flatMap((r: any) => (Array.isArray(r.content) ? r.content : []))
+        .find((b: any) => b.type === 'image');
       return img && { mediaType: img.source.media_type, data: img.source.data };
     }
     case 'openai': {
@@ -63,8 +71,16 @@ function imageSent(provider: Provider, body: any): { mediaType: string; data: st
 describe.each(PROVIDERS)('an MCP image reaches %s as an image block', (provider) => {
   it('get-tiny-image → native image, not base64 text', async () => {
     const encoded = toolName.replace('.', '__').replace(/[^a-zA-Z0-9_-]/g, '_');
-    server = await startLlmServer([replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false), replyFor(provider, { text: 'A tiny logo.' }, false)]);
-    const result = await runAgent({ client, model: modelFor(provider, server.url, false), messages: [userMessage('Show me the image')], tools: [toolName] });
+    server = await startLlmServer([
+      replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false),
+      replyFor(provider, { text: 'A tiny logo.' }, false),
+    ]);
+    const result = await runAgent({
+      client,
+      model: modelFor(provider, server.url, false),
+      messages: [userMessage('Show me the image')],
+      tools: [toolName],
+    });
     expect(result.text).toBe('A tiny logo.');
     const sent = imageSent(provider, server.requests[1].body);
     expect(sent?.mediaType).toBe('image/png');
@@ -76,14 +92,30 @@ describe.each(PROVIDERS)('an MCP image reaches %s as an image block', (provider)
 
   it('falls back to a text note for a model that takes no images, and caps the size', async () => {
     const encoded = toolName.replace('.', '__').replace(/[^a-zA-Z0-9_-]/g, '_');
-    server = await startLlmServer([replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false), replyFor(provider, { text: 'ok' }, false)]);
-    await runAgent({ client, model: modelFor(provider, server.url, false, { media: false }), messages: [userMessage('img')], tools: [toolName] });
+    server = await startLlmServer([
+      replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false),
+      replyFor(provider, { text: 'ok' }, false),
+    ]);
+    await runAgent({
+      client,
+      model: modelFor(provider, server.url, false, { media: false }),
+      messages: [userMessage('img')],
+      tools: [toolName],
+    });
     expect(imageSent(provider, server.requests[1].body)).toBeUndefined();
     expect(JSON.stringify(server.requests[1].body)).toContain('not shown: this model takes no images');
 
     await server.close();
-    server = await startLlmServer([replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false), replyFor(provider, { text: 'ok' }, false)]);
-    await runAgent({ client, model: modelFor(provider, server.url, false, { maxMediaBytes: 100 }), messages: [userMessage('img')], tools: [toolName] });
+    server = await startLlmServer([
+      replyFor(provider, { calls: [{ id: 'call_img', name: encoded, args: {} }] }, false),
+      replyFor(provider, { text: 'ok' }, false),
+    ]);
+    await runAgent({
+      client,
+      model: modelFor(provider, server.url, false, { maxMediaBytes: 100 }),
+      messages: [userMessage('img')],
+      tools: [toolName],
+    });
     expect(imageSent(provider, server.requests[1].body)).toBeUndefined();
     expect(JSON.stringify(server.requests[1].body)).toContain('not shown: larger than 100 bytes');
   });
@@ -91,7 +123,12 @@ describe.each(PROVIDERS)('an MCP image reaches %s as an image block', (provider)
   it('sends an image in a user message', async () => {
     server = await startLlmServer([replyFor(provider, { text: 'A dot.' }, false)]);
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-    await runAgent({ client, model: modelFor(provider, server.url, false), messages: [userMessage('What is this?', [{ type: 'image', mediaType: 'image/png', data: png }])], tools: [] });
+    await runAgent({
+      client,
+      model: modelFor(provider, server.url, false),
+      messages: [userMessage('What is this?', [{ type: 'image', mediaType: 'image/png', data: png }])],
+      tools: [],
+    });
     const body = JSON.stringify(server.requests[0].body);
     expect(body).toContain(png);
     expect(body).toContain('What is this?');

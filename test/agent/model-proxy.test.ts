@@ -8,11 +8,16 @@ import { weatherClient, type WeatherClient } from './helpers/weather-client.js';
 
 let llm: LlmServer | undefined;
 let weather: WeatherClient | undefined;
-const saved = { HTTP_PROXY: process.env.HTTP_PROXY, HTTPS_PROXY: process.env.HTTPS_PROXY, NO_PROXY: process.env.NO_PROXY };
+const saved = {
+  HTTP_PROXY: process.env.HTTP_PROXY,
+  HTTPS_PROXY: process.env.HTTPS_PROXY,
+  NO_PROXY: process.env.NO_PROXY,
+};
 const cleanups: Array<() => void> = [];
 afterEach(async () => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-  else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   cleanups.splice(0).forEach((c) => c());
   await llm?.close();
   await weather?.client.close();
@@ -23,10 +28,19 @@ async function startProxy(target: URL): Promise<{ url: string; seen: string[] }>
   const seen: string[] = [];
   const proxy = createServer((req, res) => {
     seen.push(req.url ?? '');
-    const upstream = httpRequest({ host: target.hostname, port: target.port, path: new URL(req.url!).pathname, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: new URL(req.url!).pathname,
+        method: req.method,
+        headers: req.headers,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     req.pipe(upstream);
   });
   proxy.on('connect', (req, socket) => {
@@ -52,12 +66,21 @@ describe('model requests through a proxy', () => {
     const proxy = await startProxy(new URL(llm.url));
     process.env.HTTP_PROXY = proxy.url;
     delete process.env.NO_PROXY;
-    const remote = openAIChatModel({ baseUrl: 'http://llm.example.test/v1', apiKey: 'k-0123456789', model: 'm', maxRetries: 0 });
-    expect((await runAgent({ client: weather.client, model: remote, messages: [userMessage('hi')] })).text).toBe('via proxy');
+    const remote = openAIChatModel({
+      baseUrl: 'http://llm.example.test/v1',
+      apiKey: 'k-0123456789',
+      model: 'm',
+      maxRetries: 0,
+    });
+    expect((await runAgent({ client: weather.client, model: remote, messages: [userMessage('hi')] })).text).toBe(
+      'via proxy',
+    );
     expect(proxy.seen.join(' ')).toContain('llm.example.test');
 
     const local = openAIChatModel({ baseUrl: `${llm.url}/v1`, apiKey: 'k-0123456789', model: 'm', maxRetries: 0 });
-    expect((await runAgent({ client: weather.client, model: local, messages: [userMessage('hi')] })).text).toBe('direct');
+    expect((await runAgent({ client: weather.client, model: local, messages: [userMessage('hi')] })).text).toBe(
+      'direct',
+    );
     expect(proxy.seen).toHaveLength(1);
   });
 });

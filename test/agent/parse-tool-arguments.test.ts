@@ -17,7 +17,9 @@ describe('parseToolArguments', () => {
 
   it('explains malformed JSON', () => {
     const out = parseToolArguments('{"city": "Par');
-    expect('error' in out && out.error).toMatch(/^the arguments are not valid JSON \(.+\)\. Send the arguments as one JSON object\.$/);
+    expect('error' in out && out.error).toMatch(
+      /^the arguments are not valid JSON \(.+\)\. Send the arguments as one JSON object\.$/,
+    );
   });
 
   it('refuses JSON that is not an object', () => {

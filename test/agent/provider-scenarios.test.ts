@@ -54,7 +54,12 @@ describe.each(PROVIDERS)('%s replica', (provider) => {
   for (const stream of [false, true]) {
     const mode = stream ? 'streaming' : 'JSON';
     it(`multi-step run with thinking (${mode})`, async () => {
-      const { result, weather, server, deltas } = await run(provider, stream, multiStep(true), provider === 'anthropic' ? { thinkingBudgetTokens: 1024, interleavedThinking: true } : {});
+      const { result, weather, server, deltas } = await run(
+        provider,
+        stream,
+        multiStep(true),
+        provider === 'anthropic' ? { thinkingBudgetTokens: 1024, interleavedThinking: true } : {},
+      );
       expect(result.status).toBe('completed');
       expect(result.text).toBe('Clear, 21 °C; no alerts.');
       expect(weather.calls).toEqual([
@@ -62,7 +67,9 @@ describe.each(PROVIDERS)('%s replica', (provider) => {
         { tool: 'get_alerts', args: { region: 'IDF' } },
       ]);
       expect(server.requests).toHaveLength(3);
-      expect(result.usage).toEqual(Object.fromEntries(Object.entries(REPLICA_TURN_USAGE[provider]).map(([k, v]) => [k, v * 3])));
+      expect(result.usage).toEqual(
+        Object.fromEntries(Object.entries(REPLICA_TURN_USAGE[provider]).map(([k, v]) => [k, v * 3])),
+      );
       if (stream) expect(deltas.join('')).toBe('Clear, 21 °C; no alerts.');
       if (provider === 'anthropic') {
         expect(server.requests[0].headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
@@ -72,7 +79,8 @@ describe.each(PROVIDERS)('%s replica', (provider) => {
           { type: 'redacted_thinking', data: 'opaque-blob' },
         ]);
       }
-      if (provider === 'responses') expect(server.requests[2].body.input.filter((i: { type: string }) => i.type === 'reasoning')).toHaveLength(2);
+      if (provider === 'responses')
+        expect(server.requests[2].body.input.filter((i: { type: string }) => i.type === 'reasoning')).toHaveLength(2);
       // The paused-and-resumed state is JSON: provider data included.
       expect(JSON.parse(JSON.stringify(result.messages))).toEqual(result.messages);
     });
@@ -81,7 +89,9 @@ describe.each(PROVIDERS)('%s replica', (provider) => {
       const { result, weather, server } = await run(provider, stream, parallel(false));
       expect(result.text).toBe('Clear; no alerts.');
       expect(weather.calls.map((c) => c.tool).sort()).toEqual(['get_alerts', 'get_forecast']);
-      expect(result.steps[0].toolResults.map((r) => r.toolCallId)).toEqual(provider === 'gemini' ? [expect.any(String), expect.any(String)] : ['call_p1', 'call_p2']);
+      expect(result.steps[0].toolResults.map((r) => r.toolCallId)).toEqual(
+        provider === 'gemini' ? [expect.any(String), expect.any(String)] : ['call_p1', 'call_p2'],
+      );
       expect(server.requests).toHaveLength(2);
     });
   }
@@ -94,7 +104,9 @@ describe.each(PROVIDERS)('%s replica', (provider) => {
       { type: 'tool_calls' as const, text: '', calls: [{ id: 'call_x', name: 'weather.get_alerts', arguments: '{}' }] },
     ];
     // A conversation ending with calls that were never answered, as a buggy caller would send.
-    await expect(runAgent({ client: weather.client, model: modelFor(provider, server.url, false), messages })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      runAgent({ client: weather.client, model: modelFor(provider, server.url, false), messages }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });
 
@@ -104,17 +116,39 @@ describe('thinking blocks are required back by the Anthropic replica', () => {
     weather = await weatherClient();
     const messages = [
       userMessage('hi'),
-      { type: 'tool_calls' as const, text: '', calls: [{ id: 'toolu_1', name: 'weather.get_alerts', arguments: '{"region":"IDF"}' }] },
-      { type: 'tool_result' as const, toolCallId: 'toolu_1', toolName: 'weather.get_alerts', content: 'none', isError: false },
+      {
+        type: 'tool_calls' as const,
+        text: '',
+        calls: [{ id: 'toolu_1', name: 'weather.get_alerts', arguments: '{"region":"IDF"}' }],
+      },
+      {
+        type: 'tool_result' as const,
+        toolCallId: 'toolu_1',
+        toolName: 'weather.get_alerts',
+        content: 'none',
+        isError: false,
+      },
     ];
-    const error = await runAgent({ client: weather.client, model: modelFor('anthropic', server.url, false, { thinkingBudgetTokens: 1024 }), messages }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 400, bodyExcerpt: expect.stringContaining("Expected `thinking` or `redacted_thinking`, but found `tool_use`") });
+    const error = await runAgent({
+      client: weather.client,
+      model: modelFor('anthropic', server.url, false, { thinkingBudgetTokens: 1024 }),
+      messages,
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      status: 400,
+      bodyExcerpt: expect.stringContaining('Expected `thinking` or `redacted_thinking`, but found `tool_use`'),
+    });
   });
 
   it('sends prompt-caching hints on the system prompt and the last tool when asked', async () => {
     server = await startLlmServer([replyFor('anthropic', { text: 'ok' }, false)]);
     weather = await weatherClient();
-    await runAgent({ client: weather.client, model: modelFor('anthropic', server.url, false, { cacheControl: { system: true, tools: true } }), messages: [userMessage('hi')], system: 'Be brief.' });
+    await runAgent({
+      client: weather.client,
+      model: modelFor('anthropic', server.url, false, { cacheControl: { system: true, tools: true } }),
+      messages: [userMessage('hi')],
+      system: 'Be brief.',
+    });
     const body = server.requests[0].body;
     expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
     expect(body.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });

@@ -41,16 +41,26 @@ describe('resumeAgent across processes', () => {
       counter.close();
     };
     const counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/orders`;
-    llm = await startLlmServer([openAIToolCalls([{ id: 'call_order', name: 'shop__place_order', arguments: '{"item":"lamp"}' }]), openAIText('Your lamp is ordered.')]);
+    llm = await startLlmServer([
+      openAIToolCalls([{ id: 'call_order', name: 'shop__place_order', arguments: '{"item":"lamp"}' }]),
+      openAIText('Your lamp is ordered.'),
+    ]);
     dir = mkdtempSync(join(tmpdir(), 'utcp-resume-'));
     const stateFile = join(dir, 'state.json');
 
     const first = await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile], { timeout: 60_000 });
-    expect(JSON.parse(first.stdout)).toEqual({ status: 'paused', pending: [{ toolCallId: 'call_order', toolName: 'shop.place_order', args: { item: 'lamp' }, reason: 'no_approver' }] });
+    expect(JSON.parse(first.stdout)).toEqual({
+      status: 'paused',
+      pending: [
+        { toolCallId: 'call_order', toolName: 'shop.place_order', args: { item: 'lamp' }, reason: 'no_approver' },
+      ],
+    });
     expect(existsSync(stateFile)).toBe(true);
     expect(orders).toEqual([]);
 
-    const second = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile], { timeout: 60_000 });
+    const second = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile], {
+      timeout: 60_000,
+    });
     expect(JSON.parse(second.stdout)).toEqual({ status: 'completed', text: 'Your lamp is ordered.' });
     expect(orders).toEqual(['{"item":"lamp"}']);
     expect(llm.requests).toHaveLength(2);

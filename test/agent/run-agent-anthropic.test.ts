@@ -1,13 +1,23 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { anthropicModel, ModelApiError, runAgent, userMessage } from '../../src/agent/index.js';
 import { forecastInputs, weatherClient, type WeatherClient } from './helpers/weather-client.js';
-import { anthropicText, anthropicToolUse, startLlmServer, type LlmServer, type ScriptedReply } from './helpers/llm-server.js';
+import {
+  anthropicText,
+  anthropicToolUse,
+  startLlmServer,
+  type LlmServer,
+  type ScriptedReply,
+} from './helpers/llm-server.js';
 
 const API_KEY = 'sk-ant-test-0123456789';
 
 const allTools = [
   { name: 'weather__get_forecast', description: 'Weather forecast for a city', input_schema: forecastInputs },
-  { name: 'weather__get_alerts', description: 'Weather alerts for a region', input_schema: { type: 'object', properties: { region: { type: 'string' } }, required: ['region'] } },
+  {
+    name: 'weather__get_alerts',
+    description: 'Weather alerts for a region',
+    input_schema: { type: 'object', properties: { region: { type: 'string' } }, required: ['region'] },
+  },
   { name: 'weather__explode', description: 'Always fails', input_schema: { type: 'object', properties: {} } },
 ];
 
@@ -65,7 +75,12 @@ describe('runAgent over the Anthropic Messages format', () => {
           { type: 'tool_use', id: 'toolu_1', name: 'weather__get_forecast', input: { city: 'Paris' } },
         ],
       },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '{"city":"Paris","temperature_c":21,"sky":"clear"}' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '{"city":"Paris","temperature_c":21,"sky":"clear"}' },
+        ],
+      },
     ]);
   });
 
@@ -125,18 +140,39 @@ describe('runAgent over the Anthropic Messages format', () => {
     const { server, weather, model } = await setup(
       [
         sse([
-          { type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 50, output_tokens: 1 } } },
+          {
+            type: 'message_start',
+            message: {
+              id: 'msg_s',
+              type: 'message',
+              role: 'assistant',
+              content: [],
+              usage: { input_tokens: 50, output_tokens: 1 },
+            },
+          },
           { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
           { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me ' } },
           { type: 'ping' },
           { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'check.' } },
           { type: 'content_block_stop', index: 0 },
-          { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_s1', name: 'weather__get_forecast', input: {} } },
+          {
+            type: 'content_block_start',
+            index: 1,
+            content_block: { type: 'tool_use', id: 'toolu_s1', name: 'weather__get_forecast', input: {} },
+          },
           { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city": ' } },
           { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '"Paris"}' } },
           { type: 'content_block_stop', index: 1 },
-          { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_s2', name: 'weather__get_alerts', input: {} } },
-          { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"region": "ID' } },
+          {
+            type: 'content_block_start',
+            index: 2,
+            content_block: { type: 'tool_use', id: 'toolu_s2', name: 'weather__get_alerts', input: {} },
+          },
+          {
+            type: 'content_block_delta',
+            index: 2,
+            delta: { type: 'input_json_delta', partial_json: '{"region": "ID' },
+          },
           { type: 'content_block_stop', index: 2 },
           { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 33 } },
           { type: 'message_stop' },
@@ -152,7 +188,12 @@ describe('runAgent over the Anthropic Messages format', () => {
       true,
     );
     const deltas: string[] = [];
-    const result = await runAgent({ client: weather.client, model, messages: [question], onEvent: (e) => e.type === 'text_delta' && deltas.push(e.text) });
+    const result = await runAgent({
+      client: weather.client,
+      model,
+      messages: [question],
+      onEvent: (e) => e.type === 'text_delta' && deltas.push(e.text),
+    });
     expect(deltas).toEqual(['Let me ', 'check.', 'Sunny.']);
     expect(result.text).toBe('Sunny.');
     expect(result.usage).toEqual({ inputTokens: 130, outputTokens: 36 });
@@ -163,13 +204,29 @@ describe('runAgent over the Anthropic Messages format', () => {
       { type: 'tool_use', id: 'toolu_s1', name: 'weather__get_forecast', input: { city: 'Paris' } },
       { type: 'tool_use', id: 'toolu_s2', name: 'weather__get_alerts', input: {} },
     ]);
-    expect(results.content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_s1', content: '{"city":"Paris","temperature_c":21,"sky":"clear"}' });
-    expect(results.content[1]).toMatchObject({ tool_use_id: 'toolu_s2', is_error: true, content: expect.stringContaining('not valid JSON') });
+    expect(results.content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_s1',
+      content: '{"city":"Paris","temperature_c":21,"sky":"clear"}',
+    });
+    expect(results.content[1]).toMatchObject({
+      tool_use_id: 'toolu_s2',
+      is_error: true,
+      content: expect.stringContaining('not valid JSON'),
+    });
   });
 
   it('turns an error event in the stream into a rejected run', async () => {
     const { weather, model } = await setup(
-      [{ sse: [{ type: 'message_start', message: { usage: { input_tokens: 1 } } }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], eventNames: true }],
+      [
+        {
+          sse: [
+            { type: 'message_start', message: { usage: { input_tokens: 1 } } },
+            { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+          ],
+          eventNames: true,
+        },
+      ],
       true,
     );
     await expect(runAgent({ client: weather.client, model, messages: [question] })).rejects.toMatchObject({
@@ -179,10 +236,16 @@ describe('runAgent over the Anthropic Messages format', () => {
   });
 
   it('rejects with ModelApiError on a non-2xx answer without echoing the API key', async () => {
-    const { weather, model } = await setup([{ json: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }, status: 401 }]);
+    const { weather, model } = await setup([
+      { json: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }, status: 401 },
+    ]);
     const error = await runAgent({ client: weather.client, model, messages: [question] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelApiError);
-    expect(error).toMatchObject({ status: 401, provider: 'anthropic', bodyExcerpt: 'authentication_error: invalid x-api-key' });
+    expect(error).toMatchObject({
+      status: 401,
+      provider: 'anthropic',
+      bodyExcerpt: 'authentication_error: invalid x-api-key',
+    });
     expect((error as Error).message).not.toContain(API_KEY);
   });
 });

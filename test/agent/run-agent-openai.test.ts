@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelApiError, openAIChatModel, runAgent, userMessage, type AgentEvent } from '../../src/agent/index.js';
 import { forecastInputs, weatherClient, type WeatherClient } from './helpers/weather-client.js';
-import { openAIText, openAIToolCalls, startLlmServer, type LlmServer, type ScriptedReply } from './helpers/llm-server.js';
+import {
+  openAIText,
+  openAIToolCalls,
+  startLlmServer,
+  type LlmServer,
+  type ScriptedReply,
+} from './helpers/llm-server.js';
 
 const API_KEY = 'sk-test-0123456789abcdef';
 
@@ -17,7 +23,10 @@ const alertsTool = {
     parameters: { type: 'object', properties: { region: { type: 'string' } }, required: ['region'] },
   },
 };
-const explodeTool = { type: 'function', function: { name: 'weather__explode', description: 'Always fails', parameters: { type: 'object', properties: {} } } };
+const explodeTool = {
+  type: 'function',
+  function: { name: 'weather__explode', description: 'Always fails', parameters: { type: 'object', properties: {} } },
+};
 const allTools = [forecastTool, alertsTool, explodeTool];
 
 let server: LlmServer | undefined;
@@ -72,13 +81,27 @@ describe('runAgent over the OpenAI wire format', () => {
       model: 'test-model',
       messages: [
         { role: 'user', content: 'What is the weather in Paris?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'weather__get_forecast', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_a',
+              type: 'function',
+              function: { name: 'weather__get_forecast', arguments: '{"city":"Paris"}' },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_a', content: '{"city":"Paris","temperature_c":21,"sky":"clear"}' },
       ],
       tools: allTools,
     });
     expect(result.messages.map((m) => m.type)).toEqual(['user', 'tool_calls', 'tool_result', 'assistant']);
-    expect(result.messages[1]).toEqual({ type: 'tool_calls', text: '', calls: [{ id: 'call_a', name: 'weather.get_forecast', arguments: '{"city":"Paris"}' }] });
+    expect(result.messages[1]).toEqual({
+      type: 'tool_calls',
+      text: '',
+      calls: [{ id: 'call_a', name: 'weather.get_forecast', arguments: '{"city":"Paris"}' }],
+    });
     expect(result.usage).toEqual({ inputTokens: 30, outputTokens: 12 });
   });
 
@@ -94,8 +117,22 @@ describe('runAgent over the OpenAI wire format', () => {
     let releaseSlow!: () => void;
     const fastDone = new Promise<void>((resolve) => (releaseSlow = resolve));
     await weather!.client.registerFunctions('timing', [
-      { name: 'slow', handler: async () => { await fastDone; finished.push('slow'); return 'slow result'; } },
-      { name: 'fast', handler: async () => { finished.push('fast'); releaseSlow(); return 'fast result'; } },
+      {
+        name: 'slow',
+        handler: async () => {
+          await fastDone;
+          finished.push('slow');
+          return 'slow result';
+        },
+      },
+      {
+        name: 'fast',
+        handler: async () => {
+          finished.push('fast');
+          releaseSlow();
+          return 'fast result';
+        },
+      },
     ]);
     await runAgent({ client: weather!.client, model, messages: [question], tools: ['timing.*'] });
     expect(finished).toEqual(['fast', 'slow']);
@@ -133,7 +170,8 @@ describe('runAgent over the OpenAI wire format', () => {
     expect(server.requests[1].body.messages.at(-1)).toEqual({
       role: 'tool',
       tool_call_id: 'call_x',
-      content: 'Error: unknown tool "get_weather". Available tools: weather__get_forecast, weather__get_alerts, weather__explode.',
+      content:
+        'Error: unknown tool "get_weather". Available tools: weather__get_forecast, weather__get_alerts, weather__explode.',
     });
     expect(weather.calls).toEqual([]);
   });
@@ -157,11 +195,26 @@ describe('runAgent over the OpenAI wire format', () => {
       openAIToolCalls([{ id: 'call_e', name: 'weather__explode', arguments: '' }]),
       openAIText('The station is offline.'),
     ]);
-    const result = await runAgent({ client: weather.client, model, messages: [question], onEvent: (e) => events.push(e) });
+    const result = await runAgent({
+      client: weather.client,
+      model,
+      messages: [question],
+      onEvent: (e) => events.push(e),
+    });
     expect(result.text).toBe('The station is offline.');
     const tool = server.requests[1].body.messages.at(-1);
-    expect(tool).toEqual({ role: 'tool', tool_call_id: 'call_e', content: expect.stringMatching(/^Error: weather__explode failed \(TOOL_ERROR\): .*the weather station is offline/) });
-    expect(events.find((e) => e.type === 'error')).toMatchObject({ phase: 'tool_call', toolCallId: 'call_e', toolName: 'weather.explode' });
+    expect(tool).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_e',
+      content: expect.stringMatching(
+        /^Error: weather__explode failed \(TOOL_ERROR\): .*the weather station is offline/,
+      ),
+    });
+    expect(events.find((e) => e.type === 'error')).toMatchObject({
+      phase: 'tool_call',
+      toolCallId: 'call_e',
+      toolName: 'weather.explode',
+    });
   });
 
   it('asks once more without tools when the step limit is reached, and says so', async () => {
@@ -174,23 +227,54 @@ describe('runAgent over the OpenAI wire format', () => {
     expect(server.requests[1].body.tools).toEqual(allTools);
     const last = server.requests[2].body;
     expect(last).not.toHaveProperty('tools');
-    expect(last.messages.filter((m: { role: string }) => m.role === 'tool').map((m: { tool_call_id: string }) => m.tool_call_id)).toEqual(['c1', 'c2']);
+    expect(
+      last.messages
+        .filter((m: { role: string }) => m.role === 'tool')
+        .map((m: { tool_call_id: string }) => m.tool_call_id),
+    ).toEqual(['c1', 'c2']);
     expect(weather.calls).toHaveLength(2);
   });
 
   it('streams text deltas and assembles tool calls split across chunks', async () => {
-    const chunk = (delta: unknown, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: unknown, finish: string | null = null) => ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
     const { server, weather, model } = await setup(
       [
         {
           sse: [
             chunk({ role: 'assistant', content: 'Let me check. ' }),
-            chunk({ tool_calls: [{ index: 0, id: 'call_s1', type: 'function', function: { name: 'weather__get_forecast', arguments: '' } }] }),
+            chunk({
+              tool_calls: [
+                {
+                  index: 0,
+                  id: 'call_s1',
+                  type: 'function',
+                  function: { name: 'weather__get_forecast', arguments: '' },
+                },
+              ],
+            }),
             chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-            chunk({ tool_calls: [{ index: 1, id: 'call_s2', type: 'function', function: { name: 'weather__get_alerts', arguments: '{"region":"IDF"}' } }] }),
+            chunk({
+              tool_calls: [
+                {
+                  index: 1,
+                  id: 'call_s2',
+                  type: 'function',
+                  function: { name: 'weather__get_alerts', arguments: '{"region":"IDF"}' },
+                },
+              ],
+            }),
             chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
             chunk({}, 'tool_calls'),
-            { id: 'c', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 40, completion_tokens: 11 } },
+            {
+              id: 'c',
+              object: 'chat.completion.chunk',
+              choices: [],
+              usage: { prompt_tokens: 40, completion_tokens: 11 },
+            },
           ],
           done: true,
         },
@@ -214,7 +298,11 @@ describe('runAgent over the OpenAI wire format', () => {
         role: 'assistant',
         content: 'Let me check. ',
         tool_calls: [
-          { id: 'call_s1', type: 'function', function: { name: 'weather__get_forecast', arguments: '{"city":"Paris"}' } },
+          {
+            id: 'call_s1',
+            type: 'function',
+            function: { name: 'weather__get_forecast', arguments: '{"city":"Paris"}' },
+          },
           { id: 'call_s2', type: 'function', function: { name: 'weather__get_alerts', arguments: '{"region":"IDF"}' } },
         ],
       },
@@ -225,7 +313,12 @@ describe('runAgent over the OpenAI wire format', () => {
   });
 
   it('rejects with ModelApiError carrying the status and the provider message, never the API key', async () => {
-    const { weather, model } = await setup([{ json: { error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } }, status: 401 }]);
+    const { weather, model } = await setup([
+      {
+        json: { error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } },
+        status: 401,
+      },
+    ]);
     const error = await runAgent({ client: weather.client, model, messages: [question] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelApiError);
     expect(error).toMatchObject({ status: 401, code: 'HTTP_STATUS', provider: 'openai' });
@@ -238,7 +331,13 @@ describe('runAgent over the OpenAI wire format', () => {
     const { server, weather, model } = await setup([{ hold: true }]);
     const controller = new AbortController();
     const events: AgentEvent[] = [];
-    const run = runAgent({ client: weather.client, model, messages: [question], signal: controller.signal, onEvent: (e) => events.push(e) });
+    const run = runAgent({
+      client: weather.client,
+      model,
+      messages: [question],
+      signal: controller.signal,
+      onEvent: (e) => events.push(e),
+    });
     await server.waitForRequests(1);
     controller.abort();
     await expect(run).rejects.toMatchObject({ name: 'UtcpAbortError', code: 'ABORTED' });
@@ -248,13 +347,23 @@ describe('runAgent over the OpenAI wire format', () => {
   it('reports a failed model request as an error event before rejecting', async () => {
     const { weather, model } = await setup([{ text: 'upstream down', status: 503 }], { maxRetries: 0 });
     const events: AgentEvent[] = [];
-    await expect(runAgent({ client: weather.client, model, messages: [question], onEvent: (e) => events.push(e) })).rejects.toMatchObject({ status: 503 });
-    expect(events.at(-1)).toMatchObject({ type: 'error', phase: 'model', step: 1, error: expect.objectContaining({ bodyExcerpt: 'upstream down' }) });
+    await expect(
+      runAgent({ client: weather.client, model, messages: [question], onEvent: (e) => events.push(e) }),
+    ).rejects.toMatchObject({ status: 503 });
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      phase: 'model',
+      step: 1,
+      error: expect.objectContaining({ bodyExcerpt: 'upstream down' }),
+    });
   });
 
   it('sends strict schemas when asked and drops the nulls strict mode adds before calling the tool', async () => {
     const { server, weather, model } = await setup(
-      [openAIToolCalls([{ id: 'call_n', name: 'weather__get_forecast', arguments: '{"city":"Paris","days":null}' }]), openAIText('ok')],
+      [
+        openAIToolCalls([{ id: 'call_n', name: 'weather__get_forecast', arguments: '{"city":"Paris","days":null}' }]),
+        openAIText('ok'),
+      ],
       { strict: true },
     );
     await runAgent({ client: weather.client, model, messages: [question], tools: ['weather.get_forecast'] });
@@ -266,7 +375,10 @@ describe('runAgent over the OpenAI wire format', () => {
           description: 'Weather forecast for a city',
           parameters: {
             type: 'object',
-            properties: { city: { type: 'string', description: 'City name' }, days: { type: ['integer', 'null'], minimum: 1, maximum: 7 } },
+            properties: {
+              city: { type: 'string', description: 'City name' },
+              days: { type: ['integer', 'null'], minimum: 1, maximum: 7 },
+            },
             required: ['city', 'days'],
             additionalProperties: false,
           },

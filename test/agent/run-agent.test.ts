@@ -41,7 +41,9 @@ describe('runAgent', () => {
     const result = await runAgent({ client, model, messages: ask, toolConcurrency: 2 });
     expect(maxInFlight).toBe(2);
     expect(ran.sort()).toEqual(['0', '1', '2', '3', '4', '5']);
-    expect(result.steps[0].toolResults.map((r) => [r.toolCallId, r.content])).toEqual(calls.map((c) => [c.id, String(c.args.n)]));
+    expect(result.steps[0].toolResults.map((r) => [r.toolCallId, r.content])).toEqual(
+      calls.map((c) => [c.id, String(c.args.n)]),
+    );
     model.assertDone();
   });
 
@@ -59,18 +61,28 @@ describe('runAgent', () => {
     expect(content.startsWith('START')).toBe(true);
     expect(content.endsWith('END')).toBe(true);
     expect(content).toMatch(/\[… \d+ of 50008 characters cut …\]/);
-    expect(events.find((e) => e.type === 'tool_call_end')).toMatchObject({ truncated: true, outputChars: 50_008, isError: false });
+    expect(events.find((e) => e.type === 'tool_call_end')).toMatchObject({
+      truncated: true,
+      outputChars: 50_008,
+      isError: false,
+    });
   });
 
   it('asks the model once more without tools after maxSteps tool turns', async () => {
     const client = await newClient();
     await client.registerFunctions('t', [{ name: 'ping', handler: () => 'pong' }]);
-    const model = new ScriptedModel([toolCallsTurn({ name: 't__ping' }), toolCallsTurn({ name: 't__ping' }), textTurn('final')]);
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 't__ping' }),
+      toolCallsTurn({ name: 't__ping' }),
+      textTurn('final'),
+    ]);
     const events: AgentEvent[] = [];
     const result = await runAgent({ client, model, messages: ask, maxSteps: 2, onEvent: (e) => events.push(e) });
     expect(result).toMatchObject({ text: 'final', stepLimitReached: true });
     expect(model.requests.map((r) => r.toolChoice)).toEqual(['auto', 'auto', 'none']);
-    expect(events.filter((e) => e.type === 'step_limit_reached')).toEqual([{ type: 'step_limit_reached', step: 3, maxSteps: 2 }]);
+    expect(events.filter((e) => e.type === 'step_limit_reached')).toEqual([
+      { type: 'step_limit_reached', step: 3, maxSteps: 2 },
+    ]);
     expect(result.steps.map((s) => s.step)).toEqual([1, 2, 3]);
     model.assertDone();
   });
@@ -81,11 +93,34 @@ describe('runAgent', () => {
     const model = new ScriptedModel([toolCallsTurn({ name: 't__ping', id: 'p1' }), textTurn('done')]);
     const events: AgentEvent[] = [];
     await runAgent({ client, model, messages: ask, onEvent: (e) => events.push(e) });
-    expect(events.map((e) => e.type)).toEqual(['model_request', 'model_response', 'tool_call_start', 'tool_call_end', 'model_request', 'model_response']);
-    expect(events[0]).toMatchObject({ step: 1, provider: 'scripted', toolNames: ['t.ping'], toolChoice: 'auto', messageCount: 1 });
-    expect(events[1]).toMatchObject({ step: 1, toolCalls: [{ id: 'p1', name: 't.ping', arguments: '{}' }], durationMs: expect.any(Number) });
+    expect(events.map((e) => e.type)).toEqual([
+      'model_request',
+      'model_response',
+      'tool_call_start',
+      'tool_call_end',
+      'model_request',
+      'model_response',
+    ]);
+    expect(events[0]).toMatchObject({
+      step: 1,
+      provider: 'scripted',
+      toolNames: ['t.ping'],
+      toolChoice: 'auto',
+      messageCount: 1,
+    });
+    expect(events[1]).toMatchObject({
+      step: 1,
+      toolCalls: [{ id: 'p1', name: 't.ping', arguments: '{}' }],
+      durationMs: expect.any(Number),
+    });
     expect(events[2]).toEqual({ type: 'tool_call_start', step: 1, toolCallId: 'p1', toolName: 't.ping', args: {} });
-    expect(events[3]).toMatchObject({ type: 'tool_call_end', toolCallId: 'p1', isError: false, durationMs: expect.any(Number), outputChars: 4 });
+    expect(events[3]).toMatchObject({
+      type: 'tool_call_end',
+      toolCallId: 'p1',
+      isError: false,
+      durationMs: expect.any(Number),
+      outputChars: 4,
+    });
     expect(events[4]).toMatchObject({ step: 2, messageCount: 3 });
   });
 
@@ -111,7 +146,10 @@ describe('runAgent', () => {
 
   it('offers only the selected tools', async () => {
     const client = await newClient();
-    await client.registerFunctions('fs', [{ name: 'read', handler: () => 'r' }, { name: 'write', handler: () => 'w' }]);
+    await client.registerFunctions('fs', [
+      { name: 'read', handler: () => 'r' },
+      { name: 'write', handler: () => 'w' },
+    ]);
     await client.registerFunctions('net', [{ name: 'get', handler: () => 'g' }]);
     const model = new ScriptedModel([textTurn('ok')]);
     await runAgent({ client, model, messages: ask, tools: ['fs.r*', 'net.*'] });
@@ -124,9 +162,24 @@ describe('runAgent approvals', () => {
     const client = await newClient();
     const ran: Array<{ tool: string; args: unknown }> = [];
     await client.registerFunctions('files', [
-      { name: 'read', tags: ['read'], inputs: { type: 'object', properties: { path: { type: 'string' } } }, handler: (args) => (ran.push({ tool: 'read', args }), 'contents') },
-      { name: 'write', tags: ['write'], inputs: { type: 'object', properties: { path: { type: 'string' } } }, handler: (args) => (ran.push({ tool: 'write', args }), 'written') },
-      { name: 'remove', tags: ['write'], inputs: { type: 'object', properties: { path: { type: 'string' } } }, handler: (args) => (ran.push({ tool: 'remove', args }), 'removed') },
+      {
+        name: 'read',
+        tags: ['read'],
+        inputs: { type: 'object', properties: { path: { type: 'string' } } },
+        handler: (args) => (ran.push({ tool: 'read', args }), 'contents'),
+      },
+      {
+        name: 'write',
+        tags: ['write'],
+        inputs: { type: 'object', properties: { path: { type: 'string' } } },
+        handler: (args) => (ran.push({ tool: 'write', args }), 'written'),
+      },
+      {
+        name: 'remove',
+        tags: ['write'],
+        inputs: { type: 'object', properties: { path: { type: 'string' } } },
+        handler: (args) => (ran.push({ tool: 'remove', args }), 'removed'),
+      },
     ]);
     return { client, ran };
   }
@@ -168,16 +221,25 @@ describe('runAgent approvals', () => {
     const results = model.requests[1].messages.filter((m) => m.type === 'tool_result');
     expect(results).toEqual([
       { type: 'tool_result', toolCallId: 'r', toolName: 'files__read', content: 'contents', isError: false },
-      { type: 'tool_result', toolCallId: 'w', toolName: 'files__write', content: '[The user changed the arguments to {"path":"safe/b.txt"}]\nwritten', isError: false },
+      {
+        type: 'tool_result',
+        toolCallId: 'w',
+        toolName: 'files__write',
+        content: '[The user changed the arguments to {"path":"safe/b.txt"}]\nwritten',
+        isError: false,
+      },
       {
         type: 'tool_result',
         toolCallId: 'x',
         toolName: 'files__remove',
-        content: 'Denied: the call to files__remove was not approved: never outside the project. Do not retry it unchanged.',
+        content:
+          'Denied: the call to files__remove was not approved: never outside the project. Do not retry it unchanged.',
         isError: true,
       },
     ]);
-    expect(events.filter((e) => e.type === 'approval').map((e) => e.type === 'approval' && [e.toolCallId, e.decision, e.by])).toEqual([
+    expect(
+      events.filter((e) => e.type === 'approval').map((e) => e.type === 'approval' && [e.toolCallId, e.decision, e.by]),
+    ).toEqual([
       ['w', 'edit', 'approver'],
       ['x', 'deny', 'approver'],
     ]);
@@ -185,7 +247,10 @@ describe('runAgent approvals', () => {
 
   it('denies by policy by tool glob and by manual, without calling the approver', async () => {
     const { client, ran } = await toolsWithTags();
-    const model = new ScriptedModel([toolCallsTurn({ name: 'files__remove', args: {}, id: 'x' }, { name: 'files__read', args: {}, id: 'r' }), textTurn('ok')]);
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'files__remove', args: {}, id: 'x' }, { name: 'files__read', args: {}, id: 'r' }),
+      textTurn('ok'),
+    ]);
     let approverCalls = 0;
     await runAgent({
       client,
@@ -202,37 +267,65 @@ describe('runAgent approvals', () => {
     });
     expect(approverCalls).toBe(1);
     expect(ran.map((r) => r.tool)).toEqual(['read']);
-    expect(model.requests[1].messages.at(-2)).toMatchObject({ toolCallId: 'x', isError: true, content: expect.stringContaining('removal is disabled') });
+    expect(model.requests[1].messages.at(-2)).toMatchObject({
+      toolCallId: 'x',
+      isError: true,
+      content: expect.stringContaining('removal is disabled'),
+    });
   });
 
   it('pauses on calls that need approval when no approver is configured, and resumes with the decision', async () => {
     const { client, ran } = await toolsWithTags();
-    const model = new ScriptedModel([toolCallsTurn({ name: 'files__write', args: {}, id: 'w1' }, { name: 'files__read', args: {}, id: 'r1' }), textTurn('ok')]);
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'files__write', args: {}, id: 'w1' }, { name: 'files__read', args: {}, id: 'r1' }),
+      textTurn('ok'),
+    ]);
     const events: AgentEvent[] = [];
-    const first = await runAgent({ client, model, messages: ask, approval: { policy: [{ tags: ['write'], action: 'ask' }] }, onEvent: (e) => events.push(e) });
+    const first = await runAgent({
+      client,
+      model,
+      messages: ask,
+      approval: { policy: [{ tags: ['write'], action: 'ask' }] },
+      onEvent: (e) => events.push(e),
+    });
     expect(first.status).toBe('paused');
     expect(ran).toEqual([]); // nothing of the paused turn ran, not even the allowed read
-    expect(first.pendingApprovals).toEqual([{ toolCallId: 'w1', toolName: 'files.write', args: {}, reason: 'no_approver' }]);
+    expect(first.pendingApprovals).toEqual([
+      { toolCallId: 'w1', toolName: 'files.write', args: {}, reason: 'no_approver' },
+    ]);
     expect(events.at(-1)).toMatchObject({ type: 'paused', pending: [{ toolCallId: 'w1', toolName: 'files.write' }] });
     const state = JSON.parse(JSON.stringify(first.state));
     const done = await resumeAgent(state, { w1: { type: 'allow' } }, { client, model });
     expect(done.status).toBe('completed');
     expect(done.text).toBe('ok');
     expect(ran.map((r) => r.tool).sort()).toEqual(['read', 'write']);
-    expect(model.requests[1].messages.slice(-2)).toMatchObject([{ type: 'tool_result', toolCallId: 'w1' }, { type: 'tool_result', toolCallId: 'r1' }]);
+    expect(model.requests[1].messages.slice(-2)).toMatchObject([
+      { type: 'tool_result', toolCallId: 'w1' },
+      { type: 'tool_result', toolCallId: 'r1' },
+    ]);
   });
 
   it('pauses when the approver defers, and a resume without a decision stays paused', async () => {
     const { client, ran } = await toolsWithTags();
     const model = new ScriptedModel([toolCallsTurn({ name: 'files__write', args: {}, id: 'w1' }), textTurn('ok')]);
-    const first = await runAgent({ client, model, messages: ask, approval: { policy: [{ tags: ['write'], action: 'ask' }], approve: () => ({ type: 'defer' }) } });
-    expect(first.pendingApprovals).toEqual([{ toolCallId: 'w1', toolName: 'files.write', args: {}, reason: 'deferred' }]);
+    const first = await runAgent({
+      client,
+      model,
+      messages: ask,
+      approval: { policy: [{ tags: ['write'], action: 'ask' }], approve: () => ({ type: 'defer' }) },
+    });
+    expect(first.pendingApprovals).toEqual([
+      { toolCallId: 'w1', toolName: 'files.write', args: {}, reason: 'deferred' },
+    ]);
     const again = await resumeAgent(first.state!, {}, { client, model });
     expect(again.status).toBe('paused');
     const denied = await resumeAgent(again.state!, { w1: { type: 'deny', reason: 'not today' } }, { client, model });
     expect(denied.text).toBe('ok');
     expect(ran).toEqual([]);
-    expect(model.requests[1].messages.at(-1)).toMatchObject({ isError: true, content: expect.stringContaining('not today') });
+    expect(model.requests[1].messages.at(-1)).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('not today'),
+    });
   });
 
   it('settles promptly with an abort error when aborted while an approver is pending (the approver gets the signal)', async () => {
@@ -248,7 +341,10 @@ describe('runAgent approvals', () => {
       messages: ask,
       signal: controller.signal,
       // An approver that never answers, as a person who walked away.
-      approval: { policy: [{ tags: ['write'], action: 'ask' }], approve: (_req, { signal }) => ((approverSignal = signal), asked(), new Promise(() => {})) },
+      approval: {
+        policy: [{ tags: ['write'], action: 'ask' }],
+        approve: (_req, { signal }) => ((approverSignal = signal), asked(), new Promise(() => {})),
+      },
     });
     await waiting;
     const t0 = performance.now();
@@ -285,7 +381,10 @@ describe('runAgent abort', () => {
     await toolStarted;
     controller.abort(new Error('user pressed stop'));
     await expect(run).rejects.toBeInstanceOf(UtcpAbortError);
-    await expect(run).rejects.toMatchObject({ code: 'ABORTED', cause: expect.objectContaining({ message: 'user pressed stop' }) });
+    await expect(run).rejects.toMatchObject({
+      code: 'ABORTED',
+      cause: expect.objectContaining({ message: 'user pressed stop' }),
+    });
     expect(toolSawAbort).toBe(true);
     expect(model.requests).toHaveLength(1);
   });
@@ -293,7 +392,9 @@ describe('runAgent abort', () => {
   it('rejects at once when the signal is already aborted, without asking the model', async () => {
     const client = await newClient();
     const model = new ScriptedModel([textTurn('never')]);
-    await expect(runAgent({ client, model, messages: ask, signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'ABORTED' });
+    await expect(runAgent({ client, model, messages: ask, signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
     expect(model.requests).toHaveLength(0);
   });
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { dropStrictModeNulls } from '../../src/agent/index.js';
-import { toAnthropicInputSchema, toObjectRootSchema, toOpenAIParameters } from '../../src/agent/export/schema-convert.js';
+import {
+  toAnthropicInputSchema,
+  toObjectRootSchema,
+  toOpenAIParameters,
+} from '../../src/agent/export/schema-convert.js';
 
 describe('toObjectRootSchema', () => {
   it('gives an empty or missing schema an object root', () => {
@@ -9,7 +13,13 @@ describe('toObjectRootSchema', () => {
   });
 
   it('adds the object type when only properties are given and drops $schema/$id', () => {
-    expect(toObjectRootSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'x', properties: { a: { type: 'string' } } })).toEqual({
+    expect(
+      toObjectRootSchema({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $id: 'x',
+        properties: { a: { type: 'string' } },
+      }),
+    ).toEqual({
       type: 'object',
       properties: { a: { type: 'string' } },
     });
@@ -53,7 +63,10 @@ describe('toObjectRootSchema', () => {
   it('keeps properties required by every variant of a root anyOf, and nested combinators untouched', () => {
     const schema = {
       anyOf: [
-        { properties: { id: { type: 'string' }, kind: { anyOf: [{ type: 'string' }, { type: 'null' }] } }, required: ['id', 'kind'] },
+        {
+          properties: { id: { type: 'string' }, kind: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+          required: ['id', 'kind'],
+        },
         { properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id'] },
       ],
     };
@@ -63,7 +76,10 @@ describe('toObjectRootSchema', () => {
   });
 
   it('resolves a root $ref into $defs and keeps $defs', () => {
-    const schema = { $ref: '#/$defs/Args', $defs: { Args: { type: 'object', properties: { q: { type: 'string' } } }, Other: { type: 'string' } } };
+    const schema = {
+      $ref: '#/$defs/Args',
+      $defs: { Args: { type: 'object', properties: { q: { type: 'string' } } }, Other: { type: 'string' } },
+    };
     expect(toObjectRootSchema(schema)).toEqual({
       type: 'object',
       properties: { q: { type: 'string' } },
@@ -109,21 +125,35 @@ describe('toOpenAIParameters strict mode', () => {
       },
       required: ['query', 'limit', 'when', 'filter', 'owner'],
       additionalProperties: false,
-      $defs: { User: { type: 'object', properties: { login: { type: ['string', 'null'] } }, required: ['login'], additionalProperties: false } },
+      $defs: {
+        User: {
+          type: 'object',
+          properties: { login: { type: ['string', 'null'] } },
+          required: ['login'],
+          additionalProperties: false,
+        },
+      },
     });
   });
 
   it('falls back to the plain schema when strict mode cannot express it', () => {
     const freeForm = { type: 'object', properties: { metadata: { type: 'object' } } };
     expect(toOpenAIParameters(freeForm, { strict: true })).toEqual({ parameters: freeForm, strict: false });
-    const map = { type: 'object', properties: { labels: { type: 'object', additionalProperties: { type: 'string' } } } };
+    const map = {
+      type: 'object',
+      properties: { labels: { type: 'object', additionalProperties: { type: 'string' } } },
+    };
     expect(toOpenAIParameters(map, { strict: true }).strict).toBe(false);
     const negated = { type: 'object', properties: { a: { not: { type: 'string' } } } };
     expect(toOpenAIParameters(negated, { strict: true }).strict).toBe(false);
   });
 
   it('turns oneOf into anyOf below the root', () => {
-    const s = { type: 'object', properties: { v: { oneOf: [{ type: 'string' }, { type: 'number' }] } }, required: ['v'] };
+    const s = {
+      type: 'object',
+      properties: { v: { oneOf: [{ type: 'string' }, { type: 'number' }] } },
+      required: ['v'],
+    };
     expect(toOpenAIParameters(s, { strict: true }).parameters).toEqual({
       type: 'object',
       properties: { v: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
@@ -153,7 +183,10 @@ describe('dropStrictModeNulls', () => {
 
   it('removes nulls where the schema does not accept null, nested ones included, and keeps accepted nulls', () => {
     expect(
-      dropStrictModeNulls({ city: 'Paris', days: null, note: null, opts: { verbose: null }, list: [{ x: null }, { x: 'y' }] }, schema),
+      dropStrictModeNulls(
+        { city: 'Paris', days: null, note: null, opts: { verbose: null }, list: [{ x: null }, { x: 'y' }] },
+        schema,
+      ),
     ).toEqual({ city: 'Paris', note: null, opts: {}, list: [{}, { x: 'y' }] });
   });
 });

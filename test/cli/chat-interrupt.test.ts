@@ -10,7 +10,13 @@ import { openAIToolCalls, startLlmServer } from '../agent/helpers/llm-server.js'
 
 const BIN = resolve(__dirname, '../../dist/cli/main.js');
 const FIXTURES = resolve(__dirname, '../fixtures/cli-sources');
-const env = (llmUrl: string) => ({ PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', OPENAI_BASE_URL: `${llmUrl}/v1`, OPENAI_API_KEY: 'test-key' });
+const env = (llmUrl: string) => ({
+  PATH: process.env.PATH!,
+  HOME: process.env.HOME ?? '/tmp',
+  NO_COLOR: '1',
+  OPENAI_BASE_URL: `${llmUrl}/v1`,
+  OPENAI_API_KEY: 'test-key',
+});
 
 function hasScript(): boolean {
   try {
@@ -40,7 +46,11 @@ describe('utcp chat interrupted', () => {
   it('SIGINT while the model request is pending ends the run and exits 130', async () => {
     const llm = await startLlmServer([{ hold: true }]);
     onTestFinished(() => llm.close());
-    const child = spawn(process.execPath, [BIN, 'chat', 'greet.json', '--prompt', 'Say hello'], { cwd: FIXTURES, env: env(llm.url), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'chat', 'greet.json', '--prompt', 'Say hello'], {
+      cwd: FIXTURES,
+      env: env(llm.url),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     onTestFinished(() => void child.kill('SIGKILL'));
     const seen = { out: '' };
     child.stderr.on('data', (d) => (seen.out += d));
@@ -54,10 +64,16 @@ describe('utcp chat interrupted', () => {
   });
 
   it.skipIf(!hasScript())('Ctrl-C at an approval prompt on a terminal ends the run and exits 130', async () => {
-    const llm = await startLlmServer([openAIToolCalls([{ id: 'call_1', name: 'greet__greet', arguments: '{"who":"Ada"}' }])]);
+    const llm = await startLlmServer([
+      openAIToolCalls([{ id: 'call_1', name: 'greet__greet', arguments: '{"who":"Ada"}' }]),
+    ]);
     onTestFinished(() => llm.close());
     const command = [process.execPath, BIN, 'chat', 'greet.json'].map((a) => `'${a}'`).join(' ');
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: FIXTURES, env: { ...env(llm.url), TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd: FIXTURES,
+      env: { ...env(llm.url), TERM: 'dumb' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     onTestFinished(() => void child.kill('SIGKILL'));
     const seen = { out: '' };
     await waitForOutput(child.stdout, 'you', seen);

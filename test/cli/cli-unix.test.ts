@@ -18,16 +18,28 @@ type Result = { code: number; stdout: string; stderr: string };
 
 function run(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Result> {
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd ?? FIXTURES, env: { ...ENV, ...options.env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: options.cwd ?? FIXTURES, env: { ...ENV, ...options.env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 /** Runs the binary with its stdout pipe already closed by the reader, as `utcp ... | head -0` would. */
-function runWithClosedStdout(args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number | null; stderr: string }> {
+function runWithClosedStdout(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {},
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? FIXTURES, env: { ...ENV, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? FIXTURES,
+      env: { ...ENV, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     child.stdout.destroy();
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -49,9 +61,24 @@ function tempDir(): string {
 /** A spec with many operations, so that printing it fills any pipe buffer. */
 function bigSpec(dir: string): string {
   const paths: Record<string, unknown> = {};
-  for (let i = 0; i < 400; i++) paths[`/items${i}/{id}`] = { get: { operationId: `getItem${i}`, summary: `Get item ${i} `.repeat(8), parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] } };
+  for (let i = 0; i < 400; i++)
+    paths[`/items${i}/{id}`] = {
+      get: {
+        operationId: `getItem${i}`,
+        summary: `Get item ${i} `.repeat(8),
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      },
+    };
   const file = join(dir, 'big.json');
-  writeFileSync(file, JSON.stringify({ openapi: '3.0.3', info: { title: 'big', version: '1' }, servers: [{ url: 'https://big.example.com' }], paths }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 'big', version: '1' },
+      servers: [{ url: 'https://big.example.com' }],
+      paths,
+    }),
+  );
   return file;
 }
 
@@ -86,7 +113,12 @@ describe('a closed stdout pipe ends the command quietly with exit 0', () => {
   });
 
   it('serve-mcp on stdio', async () => {
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     const r = await runWithClosedStdout(['serve-mcp', 'greet.json'], { stdin: `${init}\n` });
     expect(r.stderr).not.toMatch(/EPIPE|at .*\.js:\d+/);
     expect(r.code).toBe(0);
@@ -96,7 +128,12 @@ describe('a closed stdout pipe ends the command quietly with exit 0', () => {
     const dir = tempDir();
     const spec = bigSpec(dir);
     const out = await new Promise<string>((done) => {
-      execFile('bash', ['-c', `"${process.execPath}" "${BIN}" convert "${spec}" | head -1; echo "status=\${PIPESTATUS[0]}"`], { cwd: dir, env: ENV, timeout: 30_000 }, (_e, stdout, stderr) => done(stdout + stderr));
+      execFile(
+        'bash',
+        ['-c', `"${process.execPath}" "${BIN}" convert "${spec}" | head -1; echo "status=\${PIPESTATUS[0]}"`],
+        { cwd: dir, env: ENV, timeout: 30_000 },
+        (_e, stdout, stderr) => done(stdout + stderr),
+      );
     });
     expect(out).toContain('status=0');
     expect(out).not.toContain('EPIPE');
@@ -107,7 +144,15 @@ describe('exit codes, as documented: 0 ok, 1 a call failed, 2 usage, 3 a source 
   it('a missing source file exits 3 from every command, naming the file, with nothing on stdout', async () => {
     const dir = tempDir();
     const model = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
-    for (const args of [['tools', 'nope.json'], ['search', 'q', 'nope.json'], ['call', 't', 'nope.json'], ['inspect', 'nope.json'], ['convert', 'nope.json'], ['serve-mcp', 'nope.json'], ['chat', 'nope.json', '--prompt', 'hi']]) {
+    for (const args of [
+      ['tools', 'nope.json'],
+      ['search', 'q', 'nope.json'],
+      ['call', 't', 'nope.json'],
+      ['inspect', 'nope.json'],
+      ['convert', 'nope.json'],
+      ['serve-mcp', 'nope.json'],
+      ['chat', 'nope.json', '--prompt', 'hi'],
+    ]) {
       const r = await run(args, { cwd: dir, env: model });
       expect({ args, code: r.code }).toEqual({ args, code: 3 });
       expect(r.stderr).toContain('No such file: nope.json');
@@ -122,7 +167,14 @@ describe('exit codes, as documented: 0 ok, 1 a call failed, 2 usage, 3 a source 
   });
 
   it('usage errors exit 2 and say how to get help', async () => {
-    for (const args of [['frobnicate'], ['tools', '--bogus'], ['call'], ['search'], ['convert'], ['call', 'greet', 'greet.json', '--timeout', 'soon']]) {
+    for (const args of [
+      ['frobnicate'],
+      ['tools', '--bogus'],
+      ['call'],
+      ['search'],
+      ['convert'],
+      ['call', 'greet', 'greet.json', '--timeout', 'soon'],
+    ]) {
       const r = await run(args);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
       expect(r.stderr).toContain('--help');
@@ -131,12 +183,29 @@ describe('exit codes, as documented: 0 ok, 1 a call failed, 2 usage, 3 a source 
 
   it('inspect exits 1 when a variable is missing, with and without --json', async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'secret.json'), JSON.stringify({ tools: [{ name: 't', tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo x' }], env_vars: { TOKEN: '${TOKEN}' } } }] }));
+    writeFileSync(
+      join(dir, 'secret.json'),
+      JSON.stringify({
+        tools: [
+          {
+            name: 't',
+            tool_call_template: {
+              call_template_type: 'cli',
+              commands: [{ command: 'echo x' }],
+              env_vars: { TOKEN: '${TOKEN}' },
+            },
+          },
+        ],
+      }),
+    );
     const human = await run(['inspect', 'secret.json'], { cwd: dir });
     const json = await run(['inspect', 'secret.json', '--json'], { cwd: dir });
     expect(human.code).toBe(1);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'MISSING_VARIABLE', message: 'Missing variable(s): secret_TOKEN' }, manuals: [{ name: 'secret', variables: [{ name: 'secret_TOKEN', set: false }] }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      error: { code: 'MISSING_VARIABLE', message: 'Missing variable(s): secret_TOKEN' },
+      manuals: [{ name: 'secret', variables: [{ name: 'secret_TOKEN', set: false }] }],
+    });
     expect((await run(['inspect', 'secret.json', '--json'], { cwd: dir, env: { secret_TOKEN: 'x' } })).code).toBe(0);
   });
 });
@@ -145,7 +214,9 @@ describe('errors in --json output', () => {
   it('a failed source gives an error object instead of an empty list', async () => {
     const r = await run(['tools', 'nope.json', '--json'], { cwd: tempDir() });
     expect(r.code).toBe(3);
-    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'SOURCE_FAILED', message: expect.stringContaining('No such file: nope.json'), exit_code: 3 } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      error: { code: 'SOURCE_FAILED', message: expect.stringContaining('No such file: nope.json'), exit_code: 3 },
+    });
   });
 
   it('one broken source among good ones: the good tools, the error, exit 3', async () => {
@@ -166,7 +237,9 @@ describe('errors in --json output', () => {
   it('a failed call prints its error object with the code and the suggestion', async () => {
     const r = await run(['call', 'greet.gret', 'greet.json', '--json']);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toEqual({ error: expect.objectContaining({ code: 'TOOL_NOT_FOUND', suggestions: ['greet.greet'], exit_code: 1 }) });
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: expect.objectContaining({ code: 'TOOL_NOT_FOUND', suggestions: ['greet.greet'], exit_code: 1 }),
+    });
     expect(r.stderr).toContain('Did you mean "greet.greet"?');
   });
 
@@ -202,12 +275,27 @@ describe('help', () => {
 
 describe('call arguments and feedback', () => {
   function nestedManual(dir: string) {
-    const inputs = { type: 'object', properties: { body: { type: 'object', properties: { title: { type: 'string' }, n: { type: 'integer' } } }, tags: { type: 'array', items: { type: 'string' } } } };
+    const inputs = {
+      type: 'object',
+      properties: {
+        body: { type: 'object', properties: { title: { type: 'string' }, n: { type: 'integer' } } },
+        tags: { type: 'array', items: { type: 'string' } },
+      },
+    };
     const echo = `node -e 'console.log(JSON.stringify({ body: JSON.parse(process.argv[1]) }))' UTCP_ARG_body_UTCP_END`;
-    writeFileSync(join(dir, 'm.json'), JSON.stringify({ tools: [
-      { name: 'make', inputs, tool_call_template: { call_template_type: 'cli', commands: [{ command: echo }] } },
-      { name: 'slow', inputs: { type: 'object' }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'sleep 1.6; echo done' }] } },
-    ] }));
+    writeFileSync(
+      join(dir, 'm.json'),
+      JSON.stringify({
+        tools: [
+          { name: 'make', inputs, tool_call_template: { call_template_type: 'cli', commands: [{ command: echo }] } },
+          {
+            name: 'slow',
+            inputs: { type: 'object' },
+            tool_call_template: { call_template_type: 'cli', commands: [{ command: 'sleep 1.6; echo done' }] },
+          },
+        ],
+      }),
+    );
   }
 
   it('--arg body.title=x builds nested objects, typed by the schema', async () => {
@@ -223,7 +311,9 @@ describe('call arguments and feedback', () => {
     nestedManual(dir);
     const r = await run(['call', 'make', 'm.json', '--arg', 'body=title'], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`--arg body must be JSON (the tool's schema says object); write --arg 'body={"name":"value"}' or --arg body.name=value`);
+    expect(r.stderr).toContain(
+      `--arg body must be JSON (the tool's schema says object); write --arg 'body={"name":"value"}' or --arg body.name=value`,
+    );
   });
 
   it('shows that a slow call is running, on stderr only', async () => {

@@ -11,11 +11,23 @@ import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 const BIN = resolve(__dirname, '../../dist/cli/main.js');
 const FIXTURES = resolve(__dirname, '../fixtures/cli-sources');
 
-function run(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd ?? FIXTURES, env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...options.env }, timeout: 20_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        cwd: options.cwd ?? FIXTURES,
+        env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...options.env },
+        timeout: 20_000,
+      },
+      (error, stdout, stderr) => {
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -37,7 +49,9 @@ describe('utcp', () => {
     expect(bare.stdout).toContain('Commands:');
     const help = await run(['call', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("Usage: utcp call <tool> [sources...] [--arg k=v ...] [--args '{...}'] [--stream] [--json]");
+    expect(help.stdout).toContain(
+      "Usage: utcp call <tool> [sources...] [--arg k=v ...] [--args '{...}'] [--stream] [--json]",
+    );
   });
 
   it('lists each option of a command once in its --help, and --json means JSON output everywhere', async () => {
@@ -104,14 +118,27 @@ describe('utcp', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       if (req.url === '/utcp') {
         const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-        res.end(JSON.stringify({ tools: [{ name: 'whoami', description: 'Echo the api key header', tool_call_template: { call_template_type: 'http', url: `${base}/me`, headers: { 'X-Key': '${KEY}' } } }] }));
+        res.end(
+          JSON.stringify({
+            tools: [
+              {
+                name: 'whoami',
+                description: 'Echo the api key header',
+                tool_call_template: { call_template_type: 'http', url: `${base}/me`, headers: { 'X-Key': '${KEY}' } },
+              },
+            ],
+          }),
+        );
       } else res.end(JSON.stringify({ key: req.headers['x-key'] }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
     const dir = tempDir();
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/utcp`;
-    writeFileSync(join(dir, 'utcp.config.json'), JSON.stringify({ manual_call_templates: [{ name: 'api', call_template_type: 'http', url }] }));
+    writeFileSync(
+      join(dir, 'utcp.config.json'),
+      JSON.stringify({ manual_call_templates: [{ name: 'api', call_template_type: 'http', url }] }),
+    );
     writeFileSync(join(dir, '.env'), 'api_KEY=from-dotenv\n');
     const r = await run(['call', 'api.whoami'], { cwd: dir });
     expect(r).toMatchObject({ code: 0 });
@@ -123,7 +150,21 @@ describe('utcp', () => {
   it('inspect lists required variables and exits 1 when one is missing', async () => {
     const dir = tempDir();
     copyFileSync(join(FIXTURES, 'greet.json'), join(dir, 'greet.json'));
-    writeFileSync(join(dir, 'secret.json'), JSON.stringify({ tools: [{ name: 't', tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo x' }], env_vars: { TOKEN: '${TOKEN}' } } }] }));
+    writeFileSync(
+      join(dir, 'secret.json'),
+      JSON.stringify({
+        tools: [
+          {
+            name: 't',
+            tool_call_template: {
+              call_template_type: 'cli',
+              commands: [{ command: 'echo x' }],
+              env_vars: { TOKEN: '${TOKEN}' },
+            },
+          },
+        ],
+      }),
+    );
     const r = await run(['inspect', 'secret.json'], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/missing\s+secret_TOKEN/);
@@ -140,7 +181,10 @@ describe('utcp', () => {
     expect(r.stderr).toMatch(/OpenAPI 3\.0: 1 tool\(s\) from 2 operation\(s\), 1 skipped/);
     expect(r.stderr).toMatch(/warning.*HEAD \/pets\/\{petId\}/);
     const manual = JSON.parse(readFileSync(join(dir, 'pets.json'), 'utf8'));
-    expect(manual.tools[0]).toMatchObject({ name: 'getPet', tool_call_template: { url: 'https://pets.example.com/v1/pets/{petId}', http_method: 'GET' } });
+    expect(manual.tools[0]).toMatchObject({
+      name: 'getPet',
+      tool_call_template: { url: 'https://pets.example.com/v1/pets/{petId}', http_method: 'GET' },
+    });
   });
 });
 
@@ -157,9 +201,29 @@ describe('utcp chat', () => {
         const toolResult = body.messages.find((m: { role: string }) => m.role === 'tool');
         const message = toolResult
           ? { role: 'assistant', content: `The tool said: ${toolResult.content}` }
-          : { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: body.tools.find((t: any) => t.function.name.includes('greet')).function.name, arguments: '{"who":"Ada"}' } }] };
+          : {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                {
+                  id: 'call_1',
+                  type: 'function',
+                  function: {
+                    name: body.tools.find((t: any) => t.function.name.includes('greet')).function.name,
+                    arguments: '{"who":"Ada"}',
+                  },
+                },
+              ],
+            };
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message, finish_reason: toolResult ? 'stop' : 'tool_calls' }] }));
+        res.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            model: 'scripted',
+            choices: [{ index: 0, message, finish_reason: toolResult ? 'stop' : 'tool_calls' }],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -169,7 +233,9 @@ describe('utcp chat', () => {
 
   it('runs one turn with --prompt: tool calls on stderr, the answer on stdout', async () => {
     const llm = await scriptedModel();
-    const r = await run(['chat', 'greet.json', '--prompt', 'Say hello to Ada', '--yes'], { env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'test-key' } });
+    const r = await run(['chat', 'greet.json', '--prompt', 'Say hello to Ada', '--yes'], {
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'test-key' },
+    });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('→ greet.greet({"who":"Ada"})');
     expect(r.stderr).toMatch(/✓ greet\.greet \(\d+ ms\)/);
@@ -197,7 +263,14 @@ describe('utcp serve-mcp', () => {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const mcp = new Client({ name: 'test', version: '1.0.0' });
-    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve-mcp', 'greet.json'], cwd: FIXTURES, stderr: 'ignore' }));
+    await mcp.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve-mcp', 'greet.json'],
+        cwd: FIXTURES,
+        stderr: 'ignore',
+      }),
+    );
     onTestFinished(() => mcp.close());
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name)).toEqual(['greet.greet', 'greet.add', 'greet.fail']);

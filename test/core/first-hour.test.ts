@@ -4,7 +4,15 @@ import { HttpStatusError, ToolNotFoundError, UtcpClient } from '../../src/index.
 import { json, startServer } from '../fixtures/http/server.js';
 
 async function client(logs: string[] = []) {
-  const c = await UtcpClient.create({}, { logger: { warn: (...a: unknown[]) => logs.push(a.filter((x) => typeof x === 'string').join(' ')), info: () => {} } });
+  const c = await UtcpClient.create(
+    {},
+    {
+      logger: {
+        warn: (...a: unknown[]) => logs.push(a.filter((x) => typeof x === 'string').join(' ')),
+        info: () => {},
+      },
+    },
+  );
   onTestFinished(() => c.close());
   return c;
 }
@@ -28,25 +36,44 @@ describe('ToolNotFoundError', () => {
 });
 
 describe('manuals that keep fewer tools than they list', () => {
-  const cliTool = { name: 'hello', inputs: { type: 'object' }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo hi' }] } };
+  const cliTool = {
+    name: 'hello',
+    inputs: { type: 'object' },
+    tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo hi' }] },
+  };
 
   it('warn through the logger with the fix, and a call to a dropped tool says why it is missing', async () => {
     const logs: string[] = [];
     const c = await client(logs);
-    const r = await c.registerManual({ name: 'file1', call_template_type: 'text', content: JSON.stringify({ tools: [cliTool] }) });
+    const r = await c.registerManual({
+      name: 'file1',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools: [cliTool] }),
+    });
     expect(r.success).toBe(true);
     expect(r.manual.tools).toEqual([]);
     expect(r.warnings[0]).toContain('allowed_communication_protocols');
-    expect(logs.some((l) => /Manual file1 keeps 0 of its 1 tools; allow "cli" in its allowed_communication_protocols/.test(l))).toBe(true);
+    expect(
+      logs.some((l) =>
+        /Manual file1 keeps 0 of its 1 tools; allow "cli" in its allowed_communication_protocols/.test(l),
+      ),
+    ).toBe(true);
     const e: any = await c.callTool('file1.hello', {}).catch((err: any) => err);
     expect(e).toBeInstanceOf(ToolNotFoundError);
-    expect(e.message).toMatch(/Tool not found: file1\.hello: it was dropped when manual file1 registered: protocol "cli" is not in allowed_communication_protocols \[text\]/);
+    expect(e.message).toMatch(
+      /Tool not found: file1\.hello: it was dropped when manual file1 registered: protocol "cli" is not in allowed_communication_protocols \[text\]/,
+    );
   });
 
   it('stay quiet when every tool is kept', async () => {
     const logs: string[] = [];
     const c = await client(logs);
-    await c.registerManual({ name: 'ok', call_template_type: 'text', content: JSON.stringify({ tools: [cliTool] }), allowed_communication_protocols: ['cli'] });
+    await c.registerManual({
+      name: 'ok',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools: [cliTool] }),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(logs).toEqual([]);
   });
 });
@@ -54,7 +81,11 @@ describe('manuals that keep fewer tools than they list', () => {
 describe('document errors', () => {
   it('reports invalid JSON as a JSON error with line and column, not a YAML message', async () => {
     const c = await client();
-    const r = await c.registerManual({ name: 'bad', call_template_type: 'text', content: '{\n  "tools": [\n    { "name": "a" "x": 1 }\n  ]\n}' });
+    const r = await c.registerManual({
+      name: 'bad',
+      call_template_type: 'text',
+      content: '{\n  "tools": [\n    { "name": "a" "x": 1 }\n  ]\n}',
+    });
     expect(r.success).toBe(false);
     expect(r.errors[0]).toMatch(/is not valid JSON: .* at line 3, column 19/);
     expect(r.errors[0]).not.toMatch(/YAML|Flow map/);
@@ -62,22 +93,43 @@ describe('document errors', () => {
 
   it('still reads YAML that is not JSON', async () => {
     const c = await client();
-    const r = await c.registerManual({ name: 'y', call_template_type: 'text', content: 'tools:\n  - name: a\n    tool_call_template: { call_template_type: text, content: "x" }\n' });
+    const r = await c.registerManual({
+      name: 'y',
+      call_template_type: 'text',
+      content: 'tools:\n  - name: a\n    tool_call_template: { call_template_type: text, content: "x" }\n',
+    });
     expect(r.success).toBe(true);
   });
 });
 
 describe('HttpStatusError', () => {
   it("puts the server's explanation in the message and keeps the body excerpt", async () => {
-    const server = await startServer((req, res) => json(res, { message: 'Validation Failed: title is too long', errors: [{ field: 'title' }] }, 422));
+    const server = await startServer((req, res) =>
+      json(res, { message: 'Validation Failed: title is too long', errors: [{ field: 'title' }] }, 422),
+    );
     onTestFinished(() => server.close());
     const c = await client();
-    const manual = { tools: [{ name: 'create', inputs: { type: 'object' }, tool_call_template: { call_template_type: 'http', url: `${server.url}/issues`, http_method: 'POST' } }] };
-    const r = await c.registerManual({ name: 'api', call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['http'] });
+    const manual = {
+      tools: [
+        {
+          name: 'create',
+          inputs: { type: 'object' },
+          tool_call_template: { call_template_type: 'http', url: `${server.url}/issues`, http_method: 'POST' },
+        },
+      ],
+    };
+    const r = await c.registerManual({
+      name: 'api',
+      call_template_type: 'text',
+      content: JSON.stringify(manual),
+      allowed_communication_protocols: ['http'],
+    });
     expect(r.success).toBe(true);
     const e: any = await c.callTool('api.create', {}).catch((err: any) => err);
     expect(e).toBeInstanceOf(HttpStatusError);
-    expect(e.message).toMatch(/^HTTP 422 .*from http:\/\/127\.0\.0\.1:\d+\/issues: Validation Failed: title is too long$/);
+    expect(e.message).toMatch(
+      /^HTTP 422 .*from http:\/\/127\.0\.0\.1:\d+\/issues: Validation Failed: title is too long$/,
+    );
     expect(e.bodyExcerpt).toContain('"field":"title"');
   });
 

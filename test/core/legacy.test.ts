@@ -16,7 +16,9 @@ describe('legacy v0.1 normalisation', () => {
           name: 'everything_get',
           parameters: { type: 'object' },
           tool_provider: {
-            provider_type: 'http', url: 'https://newsapi.org/v2/everything', method: 'get',
+            provider_type: 'http',
+            url: 'https://newsapi.org/v2/everything',
+            method: 'get',
             auth: { auth_type: 'api_key', api_key: '$NEWS_API_KEY', var_name: 'X-Api-Key' },
           },
         },
@@ -27,7 +29,9 @@ describe('legacy v0.1 normalisation', () => {
     expect(out.utcp_version).toBe('1.0');
     expect(out.tools[0].inputs).toEqual({ type: 'object' });
     expect(out.tools[0].tool_call_template).toEqual({
-      call_template_type: 'http', url: 'https://newsapi.org/v2/everything', http_method: 'GET',
+      call_template_type: 'http',
+      url: 'https://newsapi.org/v2/everything',
+      http_method: 'GET',
       auth: { auth_type: 'api_key', api_key: '$NEWS_API_KEY', var_name: 'X-Api-Key' },
     });
     expect(legacy).toEqual(snapshot);
@@ -44,7 +48,12 @@ describe('legacy v0.1 normalisation', () => {
 
   it('maps cli command_name/env and drops lossy fields with a note', () => {
     const notes: string[] = [];
-    const out = normalizeCallTemplate({ provider_type: 'cli', command_name: 'ls -l', env: { A: '1' }, output_format: 'json' }, notes, undefined, hooks) as any;
+    const out = normalizeCallTemplate(
+      { provider_type: 'cli', command_name: 'ls -l', env: { A: '1' }, output_format: 'json' },
+      notes,
+      undefined,
+      hooks,
+    ) as any;
     expect(out).toEqual({ call_template_type: 'cli', commands: [{ command: 'ls -l' }], env_vars: { A: '1' } });
     expect(notes.join('\n')).toContain('output_format');
   });
@@ -52,7 +61,14 @@ describe('legacy v0.1 normalisation', () => {
   it('maps tcp timeout_ms and legacy auth type/in', () => {
     const out = normalizeCallTemplate({ type: 'tcp', host: 'h', port: 1, timeout_ms: 50 }, [], undefined, hooks) as any;
     expect(out.timeout).toBe(50);
-    const auth = (normalizeCallTemplate({ type: 'http', url: 'u', auth: { type: 'api_key', api_key: 'k', in: 'query' } }, [], undefined, hooks) as any).auth;
+    const auth = (
+      normalizeCallTemplate(
+        { type: 'http', url: 'u', auth: { type: 'api_key', api_key: 'k', in: 'query' } },
+        [],
+        undefined,
+        hooks,
+      ) as any
+    ).auth;
     expect(auth).toEqual({ auth_type: 'api_key', api_key: 'k', location: 'query' });
   });
 
@@ -60,7 +76,12 @@ describe('legacy v0.1 normalisation', () => {
     const manualTemplate = { name: 'ws', call_template_type: 'websocket', url: 'wss://x.io' };
     const out = normalizeManual({ tools: [{ name: 'a' }] }, manualTemplate, [], hooks) as any;
     expect(out.tools[0].tool_call_template).toBe(manualTemplate);
-    const http = normalizeManual({ tools: [{ name: 'a' }] }, { name: 'h', call_template_type: 'http', url: 'https://x' }, [], hooks) as any;
+    const http = normalizeManual(
+      { tools: [{ name: 'a' }] },
+      { name: 'h', call_template_type: 'http', url: 'https://x' },
+      [],
+      hooks,
+    ) as any;
     expect(http.tools[0].tool_call_template).toBeUndefined();
   });
 });

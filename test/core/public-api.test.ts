@@ -15,8 +15,14 @@ const ROOT = resolve(__dirname, '../..');
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'utcp-api-'));
-  writeFileSync(join(dir, 'tools.json'), JSON.stringify({ tools: [{ name: 'hello', tool_call_template: { call_template_type: 'text', content: 'hi' } }] }));
-  writeFileSync(join(dir, 'utcp.config.yaml'), 'manual_call_templates:\n  - name: local\n    call_template_type: file\n    file_path: tools.json\n    allowed_communication_protocols: [text]\n');
+  writeFileSync(
+    join(dir, 'tools.json'),
+    JSON.stringify({ tools: [{ name: 'hello', tool_call_template: { call_template_type: 'text', content: 'hi' } }] }),
+  );
+  writeFileSync(
+    join(dir, 'utcp.config.yaml'),
+    'manual_call_templates:\n  - name: local\n    call_template_type: file\n    file_path: tools.json\n    allowed_communication_protocols: [text]\n',
+  );
   mkdirSync(join(dir, 'sub'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,10 +36,19 @@ describe('UtcpClient.create', () => {
   });
 
   it('refuses a directory where a config file is expected, and the old three-argument form', async () => {
-    await expect(UtcpClient.create(join(dir, 'sub'))).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('is a directory') });
-    await expect(UtcpClient.create('missing.yaml', { rootDir: dir })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('Cannot read config file') });
+    await expect(UtcpClient.create(join(dir, 'sub'))).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('is a directory'),
+    });
+    await expect(UtcpClient.create('missing.yaml', { rootDir: dir })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('Cannot read config file'),
+    });
     const old = UtcpClient.create as unknown as (...a: unknown[]) => Promise<UtcpClient>;
-    await expect(old(dir, 'utcp.config.yaml', {})).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('options.rootDir') });
+    await expect(old(dir, 'utcp.config.yaml', {})).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('options.rootDir'),
+    });
   });
 });
 
@@ -71,7 +86,9 @@ describe('limits', () => {
       expect(refused.errors[0]).toMatch(/Too many redirects \(more than 0\)/);
       const once = await UtcpClient.create({ limits: { max_redirects: 1 } });
       onTestFinished(() => once.close());
-      expect((await once.registerManual({ name: 'm', call_template_type: 'http', url: `${base}/moved` })).success).toBe(true);
+      expect((await once.registerManual({ name: 'm', call_template_type: 'http', url: `${base}/moved` })).success).toBe(
+        true,
+      );
     });
   });
 });
@@ -101,14 +118,23 @@ describe('results, disposal and logging', () => {
   it('keeps structured fields with pino-style (fields, message) and console-style (message, ...data) loggers', async () => {
     const pinoLike: unknown[][] = [];
     const pino: Logger = { warn: (...a: unknown[]) => void pinoLike.push(a), info: () => {} };
-    const client = await UtcpClient.create({ manual_call_templates: [{ name: 'bad', call_template_type: 'http' }] }, { logger: pino });
+    const client = await UtcpClient.create(
+      { manual_call_templates: [{ name: 'bad', call_template_type: 'http' }] },
+      { logger: pino },
+    );
     onTestFinished(() => client.close());
     const withFields = pinoLike.find((a) => typeof a[0] === 'object');
-    expect(withFields).toEqual([{ errors: ['Invalid manual call template: url: required'] }, 'Manual bad failed to register']);
+    expect(withFields).toEqual([
+      { errors: ['Invalid manual call template: url: required'] },
+      'Manual bad failed to register',
+    ]);
 
     const printed: unknown[][] = [];
     const consoleLike = { warn: (...data: unknown[]) => void printed.push(data) } satisfies Logger;
-    const c2 = await UtcpClient.create({ manual_call_templates: [{ name: 'bad', call_template_type: 'http' }] }, { logger: consoleLike });
+    const c2 = await UtcpClient.create(
+      { manual_call_templates: [{ name: 'bad', call_template_type: 'http' }] },
+      { logger: consoleLike },
+    );
     onTestFinished(() => c2.close());
     expect(printed.flat()).toContainEqual({ errors: ['Invalid manual call template: url: required'] });
   });
@@ -116,8 +142,11 @@ describe('results, disposal and logging', () => {
 
 function runNode(code: string, env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
-    execFile(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? rej(Object.assign(err, { stderr })) : res({ stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', code],
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => (err ? rej(Object.assign(err, { stderr })) : res({ stdout, stderr })),
     );
   });
 }
@@ -132,15 +161,20 @@ await c.close();`;
     expect(quiet.stdout + quiet.stderr).toBe('');
     const loud = await runNode(script, { NODE_DEBUG: 'utcp-kit' });
     expect(loud.stdout).toBe('');
-    expect(loud.stderr).toMatch(/UTCP-KIT \d+: warn Manual bad failed to register \{"errors":\["Invalid manual call template: url: required"\]\}/);
+    expect(loud.stderr).toMatch(
+      /UTCP-KIT \d+: warn Manual bad failed to register \{"errors":\["Invalid manual call template: url: required"\]\}/,
+    );
   });
 
-  it.runIf(process.features.require_module)('can be loaded with require() (exports have a default condition)', async () => {
-    const { stdout } = await runNode(`import { createRequire } from 'node:module';
+  it.runIf(process.features.require_module)(
+    'can be loaded with require() (exports have a default condition)',
+    async () => {
+      const { stdout } = await runNode(`import { createRequire } from 'node:module';
 const require = createRequire(${JSON.stringify(join(ROOT, 'package.json'))});
 const kit = require('utcp-kit');
 const openapi = require('utcp-kit/loaders/openapi');
 process.stdout.write(typeof kit.UtcpClient + ' ' + typeof openapi.convertOpenApiDocument);`);
-    expect(stdout).toBe('function function');
-  });
+      expect(stdout).toBe('function function');
+    },
+  );
 });

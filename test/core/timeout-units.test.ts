@@ -38,22 +38,68 @@ it('reads a sub-1000 timeout as seconds, with one warning per manual and a logge
   expect((manual.tools[0].tool_call_template as { timeout?: number }).timeout).toBe(30);
 
   const logged: string[] = [];
-  const logger = { debug() {}, info() {}, warn: (...a: unknown[]) => logged.push(a.filter((x) => typeof x === 'string').join(' ')), error() {} };
+  const logger = {
+    debug() {},
+    info() {},
+    warn: (...a: unknown[]) => logged.push(a.filter((x) => typeof x === 'string').join(' ')),
+    error() {},
+  };
   const client = await UtcpClient.create({}, { logger });
   onTestFinished(() => client.close());
-  const r = await client.registerManual({ name: 'slow', call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['http'] });
+  const r = await client.registerManual({
+    name: 'slow',
+    call_template_type: 'text',
+    content: JSON.stringify(manual),
+    allowed_communication_protocols: ['http'],
+  });
   expect(r.success).toBe(true);
-  expect(r.warnings.filter((w) => w.includes('read as seconds'))).toEqual([expect.stringMatching(/^2 tool templates: timeout below 1000 read as seconds/)]);
+  expect(r.warnings.filter((w) => w.includes('read as seconds'))).toEqual([
+    expect.stringMatching(/^2 tool templates: timeout below 1000 read as seconds/),
+  ]);
   expect(logged.some((m) => m.includes('read as seconds'))).toBe(true);
   expect(await client.callTool('slow.slowA', {})).toEqual({ ok: true });
 });
 
 it('leaves millisecond values of 1000 and more, seconds-based types, and timeout_ms alone', () => {
-  expect((normalizeCallTemplate({ call_template_type: 'http', url: 'http://x', timeout: 1500 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(1500);
-  expect((normalizeCallTemplate({ call_template_type: 'cli', commands: [], timeout: 5 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(5000);
-  expect((normalizeCallTemplate({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(5);
-  expect((normalizeCallTemplate({ call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 }, [], undefined, hooks) as { timeout: number }).timeout).toBe(50);
+  expect(
+    (
+      normalizeCallTemplate({ call_template_type: 'http', url: 'http://x', timeout: 1500 }, [], undefined, hooks) as {
+        timeout: number;
+      }
+    ).timeout,
+  ).toBe(1500);
+  expect(
+    (
+      normalizeCallTemplate({ call_template_type: 'cli', commands: [], timeout: 5 }, [], undefined, hooks) as {
+        timeout: number;
+      }
+    ).timeout,
+  ).toBe(5000);
+  expect(
+    (
+      normalizeCallTemplate({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }, [], undefined, hooks) as {
+        timeout: number;
+      }
+    ).timeout,
+  ).toBe(5);
+  expect(
+    (
+      normalizeCallTemplate(
+        { call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 },
+        [],
+        undefined,
+        hooks,
+      ) as { timeout: number }
+    ).timeout,
+  ).toBe(50);
   const notes: string[] = [];
-  normalizeCallTemplate({ call_template_type: 'graphql', url: 'http://x', timeout: 2 }, notes, 'manual call template', hooks);
-  expect(notes).toEqual(['manual call template: timeout below 1000 read as seconds (2 → 2000 ms); write milliseconds to silence this']);
+  normalizeCallTemplate(
+    { call_template_type: 'graphql', url: 'http://x', timeout: 2 },
+    notes,
+    'manual call template',
+    hooks,
+  );
+  expect(notes).toEqual([
+    'manual call template: timeout below 1000 read as seconds (2 → 2000 ms); write milliseconds to silence this',
+  ]);
 });

@@ -28,7 +28,12 @@ async function createClient(): Promise<UtcpClient> {
 describe('a transport added through the transport list', () => {
   it('registers and calls a valid template', async () => {
     const c = await createClient();
-    const result = await c.registerManual({ name: 'toy', call_template_type: 'toy_echo', prefix: '>> ', uppercase: true });
+    const result = await c.registerManual({
+      name: 'toy',
+      call_template_type: 'toy_echo',
+      prefix: '>> ',
+      uppercase: true,
+    });
     expect(result.errors).toEqual([]);
     expect(result.success).toBe(true);
     expect((await c.getTools()).map((t) => t.name)).toEqual(['toy.echo']);
@@ -40,19 +45,36 @@ describe('a transport added through the transport list', () => {
     const missing = await c.registerManual({ name: 'toy', call_template_type: 'toy_echo' });
     expect(missing.success).toBe(false);
     expect(missing.errors).toEqual(['Invalid manual call template: prefix: required']);
-    const wrong = await c.registerManual({ name: 'toy', call_template_type: 'toy_echo', prefix: ' ', uppercase: 'yes' });
-    expect(wrong.errors).toEqual(['Invalid manual call template: prefix: must not be empty; uppercase: expected a boolean, got string']);
-    const auth = await c.registerManual({ name: 'toy', call_template_type: 'toy_echo', prefix: 'p', auth: { auth_type: 'basic', username: 'u', password: 'p' } });
+    const wrong = await c.registerManual({
+      name: 'toy',
+      call_template_type: 'toy_echo',
+      prefix: ' ',
+      uppercase: 'yes',
+    });
+    expect(wrong.errors).toEqual([
+      'Invalid manual call template: prefix: must not be empty; uppercase: expected a boolean, got string',
+    ]);
+    const auth = await c.registerManual({
+      name: 'toy',
+      call_template_type: 'toy_echo',
+      prefix: 'p',
+      auth: { auth_type: 'basic', username: 'u', password: 'p' },
+    });
     expect(auth.errors).toEqual(['Invalid manual call template: auth: must be null for toy_echo templates']);
     expect(await c.getTools()).toEqual([]);
   });
 
   it('throws INVALID_MANUAL naming the field where the API throws', async () => {
     const c = await createClient();
-    const error = await c.getRequiredVariablesForManualAndTools({ name: 'toy', call_template_type: 'toy_echo', tool_names: ['ok', ''] }).catch((e) => e);
+    const error = await c
+      .getRequiredVariablesForManualAndTools({ name: 'toy', call_template_type: 'toy_echo', tool_names: ['ok', ''] })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(UtcpValidationError);
     expect(error).toMatchObject({ code: 'INVALID_MANUAL' });
-    expect(error.issues.map((i: { path: string; message: string }) => `${i.path}: ${i.message}`)).toEqual(['prefix: required', 'tool_names[1]: must not be empty']);
+    expect(error.issues.map((i: { path: string; message: string }) => `${i.path}: ${i.message}`)).toEqual([
+      'prefix: required',
+      'tool_names[1]: must not be empty',
+    ]);
   });
 
   it('validates the templates of discovered tools with the same schema (a bad tool is skipped, naming its path)', async () => {
@@ -63,10 +85,17 @@ describe('a transport added through the transport list', () => {
         { name: 'bad', tool_call_template: { call_template_type: 'toy_echo', uppercase: 1 } },
       ],
     };
-    const result = await c.registerManual({ name: 'doc', call_template_type: 'text', content: JSON.stringify(manual), allowed_communication_protocols: ['toy_echo'] });
+    const result = await c.registerManual({
+      name: 'doc',
+      call_template_type: 'text',
+      content: JSON.stringify(manual),
+      allowed_communication_protocols: ['toy_echo'],
+    });
     expect(result.success).toBe(true);
     expect(result.manual.tools.map((t) => t.name)).toEqual(['doc.good']);
-    expect(result.warnings.join('\n')).toContain('tools[1].tool_call_template.prefix: required; tools[1].tool_call_template.uppercase: expected a boolean, got number');
+    expect(result.warnings.join('\n')).toContain(
+      'tools[1].tool_call_template.prefix: required; tools[1].tool_call_template.uppercase: expected a boolean, got number',
+    );
     await expect(c.callTool('doc.good', { n: 1 })).resolves.toBe('g:{"n":1}');
   });
 
@@ -75,7 +104,9 @@ describe('a transport added through the transport list', () => {
     const result = await c.registerManual({ name: 'old', provider_type: 'toy', label: '# ' });
     expect(result.success).toBe(true);
     expect(result.manualCallTemplate).toMatchObject({ call_template_type: 'toy_echo', prefix: '# ' });
-    expect(result.warnings.join('\n')).toMatch(/legacy type "toy" mapped to "toy_echo"[\s\S]*legacy "label" renamed to "prefix"/);
+    expect(result.warnings.join('\n')).toMatch(
+      /legacy type "toy" mapped to "toy_echo"[\s\S]*legacy "label" renamed to "prefix"/,
+    );
     await expect(c.callTool('old.echo', {})).resolves.toBe('# {}');
   });
 
@@ -84,7 +115,13 @@ describe('a transport added through the transport list', () => {
     client = await UtcpClient.create({}, { transports: { bare: createToyEchoTransport } });
     const result = await client.registerManual({ name: 'b', call_template_type: 'bare', prefix: 'b:' });
     expect(result.success).toBe(true);
-    const base = await client.registerManual({ name: 'c', call_template_type: 'bare', allowed_communication_protocols: 'x' });
-    expect(base.errors).toEqual(['Invalid manual call template: allowed_communication_protocols: expected an array of strings, got string']);
+    const base = await client.registerManual({
+      name: 'c',
+      call_template_type: 'bare',
+      allowed_communication_protocols: 'x',
+    });
+    expect(base.errors).toEqual([
+      'Invalid manual call template: allowed_communication_protocols: expected an array of strings, got string',
+    ]);
   });
 });

@@ -14,7 +14,11 @@ describe('validateCallTemplate', () => {
   });
 
   it('reports wrong types and bad enum values', () => {
-    const issues = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', http_method: 'FETCH', headers: { a: 1 } }, '', { templates });
+    const issues = validateCallTemplate(
+      { call_template_type: 'http', url: 'https://x.io', http_method: 'FETCH', headers: { a: 1 } },
+      '',
+      { templates },
+    );
     expect(issues.map((i) => i.path)).toEqual(['headers.a', 'http_method']);
     expect(issues[1].message).toContain('"GET"');
     expect(issues[0].message).toBe('expected a string, got number');
@@ -27,18 +31,30 @@ describe('validateCallTemplate', () => {
 
   it('validates auth objects by auth_type', () => {
     const issues = validateCallTemplate(
-      { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'oauth2', client_id: 'a', client_secret: 'b' } },
+      {
+        call_template_type: 'http',
+        url: 'https://x.io',
+        auth: { auth_type: 'oauth2', client_id: 'a', client_secret: 'b' },
+      },
       '',
       { templates },
     );
     expect(issues).toEqual([{ path: 'auth.token_url', message: 'required' }]);
-    const unknown = validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'magic' } }, '', { templates });
+    const unknown = validateCallTemplate(
+      { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'magic' } },
+      '',
+      { templates },
+    );
     expect(unknown[0].path).toBe('auth.auth_type');
   });
 
   it('rejects CR/LF in an api_key var_name', () => {
     const issues = validateCallTemplate(
-      { call_template_type: 'http', url: 'https://x.io', auth: { auth_type: 'api_key', api_key: 'k', var_name: 'X-Api-Key\r\nX-Injected: yes' } },
+      {
+        call_template_type: 'http',
+        url: 'https://x.io',
+        auth: { auth_type: 'api_key', api_key: 'k', var_name: 'X-Api-Key\r\nX-Injected: yes' },
+      },
       '',
       { templates },
     );
@@ -47,7 +63,11 @@ describe('validateCallTemplate', () => {
 
   it('requires auth to be null for cli templates and checks every command step', () => {
     const issues = validateCallTemplate(
-      { call_template_type: 'cli', commands: [{ command: 'ls' }, { command: '' }, 'x'], auth: { auth_type: 'basic', username: 'u', password: 'p' } },
+      {
+        call_template_type: 'cli',
+        commands: [{ command: 'ls' }, { command: '' }, 'x'],
+        auth: { auth_type: 'basic', username: 'u', password: 'p' },
+      },
       '',
       { templates },
     );
@@ -55,13 +75,19 @@ describe('validateCallTemplate', () => {
   });
 
   it('applies the WebSocket URL policy at validation', () => {
-    const issues = validateCallTemplate({ call_template_type: 'websocket', url: 'ws://10.0.0.5/socket' }, '', { templates });
+    const issues = validateCallTemplate({ call_template_type: 'websocket', url: 'ws://10.0.0.5/socket' }, '', {
+      templates,
+    });
     expect(issues[0].message).toContain('WebSocket URL');
-    expect(validateCallTemplate({ call_template_type: 'websocket', url: 'ws://127.0.0.1:9/s' }, '', { templates })).toEqual([]);
+    expect(
+      validateCallTemplate({ call_template_type: 'websocket', url: 'ws://127.0.0.1:9/s' }, '', { templates }),
+    ).toEqual([]);
   });
 
   it('keeps unknown keys (tolerant reading)', () => {
-    expect(validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', x_custom: 1 }, '', { templates })).toEqual([]);
+    expect(
+      validateCallTemplate({ call_template_type: 'http', url: 'https://x.io', x_custom: 1 }, '', { templates }),
+    ).toEqual([]);
   });
 });
 
@@ -75,7 +101,11 @@ describe('validateTool', () => {
   });
 
   it('lists every problem with its path', () => {
-    const { tool, issues } = validateTool({ tags: 'x', tool_call_template: { call_template_type: 'http' } }, 'tools[3]', { templates });
+    const { tool, issues } = validateTool(
+      { tags: 'x', tool_call_template: { call_template_type: 'http' } },
+      'tools[3]',
+      { templates },
+    );
     expect(tool).toBeUndefined();
     expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
       'tools[3].name: required',

@@ -33,7 +33,10 @@ describe('terminalApprover', () => {
     const approve = terminalApprover({ ask: scriptedAsk(['n']).ask, write: () => {} });
     expect(await approve(request('x.y', {}), { signal })).toEqual({ type: 'deny', reason: 'the user declined' });
     const withReason = terminalApprover({ ask: scriptedAsk(['no: use the staging server']).ask, write: () => {} });
-    expect(await withReason(request('x.y', {}), { signal })).toEqual({ type: 'deny', reason: 'use the staging server' });
+    expect(await withReason(request('x.y', {}), { signal })).toEqual({
+      type: 'deny',
+      reason: 'use the staging server',
+    });
   });
 
   it('edits: prefills the model arguments and returns the typed JSON', async () => {
@@ -55,7 +58,11 @@ describe('terminalApprover', () => {
 
   it('writes the description before asking', async () => {
     const out: string[] = [];
-    const approve = terminalApprover({ ask: scriptedAsk(['y']).ask, write: (t) => out.push(t), describe: () => '  edit a.txt' });
+    const approve = terminalApprover({
+      ask: scriptedAsk(['y']).ask,
+      write: (t) => out.push(t),
+      describe: () => '  edit a.txt',
+    });
     await approve(request('x.y', {}), { signal });
     expect(out).toEqual(['  edit a.txt\n']);
   });
@@ -70,34 +77,86 @@ describe('createToolLog', () => {
   }
 
   it('prints start and success lines', () => {
-    expect(logLines([
-      { type: 'tool_call_start', step: 1, toolCallId: 'a', toolName: 'w.get', args: { city: 'Paris' } },
-      { type: 'tool_call_end', step: 1, toolCallId: 'a', toolName: 'w.get', isError: false, durationMs: 12.4, outputChars: 3, truncated: false },
-    ])).toEqual(['→ w.get({"city":"Paris"})', '✓ w.get (12 ms)']);
+    expect(
+      logLines([
+        { type: 'tool_call_start', step: 1, toolCallId: 'a', toolName: 'w.get', args: { city: 'Paris' } },
+        {
+          type: 'tool_call_end',
+          step: 1,
+          toolCallId: 'a',
+          toolName: 'w.get',
+          isError: false,
+          durationMs: 12.4,
+          outputChars: 3,
+          truncated: false,
+        },
+      ]),
+    ).toEqual(['→ w.get({"city":"Paris"})', '✓ w.get (12 ms)']);
   });
 
   it('prints the failure reason without the client prefix', () => {
-    expect(logLines([
-      { type: 'tool_call_start', step: 1, toolCallId: 'a', toolName: 'w.get', args: {} },
-      { type: 'error', step: 1, phase: 'tool_call', toolCallId: 'a', toolName: 'w.get', error: new Error('Tool w.get failed: HTTP 503 from http://x/y') },
-      { type: 'tool_call_end', step: 1, toolCallId: 'a', toolName: 'w.get', isError: true, durationMs: 5, outputChars: 9, truncated: false },
-    ])).toEqual(['→ w.get({})', '× w.get failed: HTTP 503 from http://x/y']);
+    expect(
+      logLines([
+        { type: 'tool_call_start', step: 1, toolCallId: 'a', toolName: 'w.get', args: {} },
+        {
+          type: 'error',
+          step: 1,
+          phase: 'tool_call',
+          toolCallId: 'a',
+          toolName: 'w.get',
+          error: new Error('Tool w.get failed: HTTP 503 from http://x/y'),
+        },
+        {
+          type: 'tool_call_end',
+          step: 1,
+          toolCallId: 'a',
+          toolName: 'w.get',
+          isError: true,
+          durationMs: 5,
+          outputChars: 9,
+          truncated: false,
+        },
+      ]),
+    ).toEqual(['→ w.get({})', '× w.get failed: HTTP 503 from http://x/y']);
   });
 
   it('prints failures that happen before a call starts', () => {
-    expect(logLines([{ type: 'error', step: 1, phase: 'tool_call', toolCallId: 'b', toolName: 'nope', error: new Error('Tool not found: nope') }])).toEqual(['× nope failed: Tool not found: nope']);
+    expect(
+      logLines([
+        {
+          type: 'error',
+          step: 1,
+          phase: 'tool_call',
+          toolCallId: 'b',
+          toolName: 'nope',
+          error: new Error('Tool not found: nope'),
+        },
+      ]),
+    ).toEqual(['× nope failed: Tool not found: nope']);
   });
 
   it('prints denials and edits', () => {
-    expect(logLines([
-      { type: 'approval', step: 1, toolCallId: 'a', toolName: 'fs.rm', decision: 'deny', by: 'approver', reason: 'no' },
-      { type: 'approval', step: 1, toolCallId: 'b', toolName: 'fs.mv', decision: 'edit', by: 'approver' },
-      { type: 'approval', step: 1, toolCallId: 'c', toolName: 'fs.ls', decision: 'allow', by: 'approver' },
-    ])).toEqual(['× fs.rm denied: no', '✎ fs.mv: arguments edited']);
+    expect(
+      logLines([
+        {
+          type: 'approval',
+          step: 1,
+          toolCallId: 'a',
+          toolName: 'fs.rm',
+          decision: 'deny',
+          by: 'approver',
+          reason: 'no',
+        },
+        { type: 'approval', step: 1, toolCallId: 'b', toolName: 'fs.mv', decision: 'edit', by: 'approver' },
+        { type: 'approval', step: 1, toolCallId: 'c', toolName: 'fs.ls', decision: 'allow', by: 'approver' },
+      ]),
+    ).toEqual(['× fs.rm denied: no', '✎ fs.mv: arguments edited']);
   });
 
   it('cuts long arguments', () => {
-    const [line] = logLines([{ type: 'tool_call_start', step: 1, toolCallId: 'a', toolName: 't', args: { text: 'x'.repeat(500) } }]);
+    const [line] = logLines([
+      { type: 'tool_call_start', step: 1, toolCallId: 'a', toolName: 't', args: { text: 'x'.repeat(500) } },
+    ]);
     expect(line.length).toBeLessThan(220);
     expect(line.endsWith('…)')).toBe(true);
   });
@@ -109,7 +168,9 @@ describe('createToolLog', () => {
 
 describe('describeChange', () => {
   it('previews an edit as removed and added lines', () => {
-    expect(describeChange(request('code.edit', { path: 'a.ts', old_string: 'a\nb', new_string: 'c' }))).toBe('  edit a.ts\n  - a\n  - b\n  + c');
+    expect(describeChange(request('code.edit', { path: 'a.ts', old_string: 'a\nb', new_string: 'c' }))).toBe(
+      '  edit a.ts\n  - a\n  - b\n  + c',
+    );
   });
 
   it('previews a write with its first lines', () => {

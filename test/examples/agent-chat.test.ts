@@ -57,21 +57,32 @@ async function weatherManual() {
     }
   });
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => { api.close(() => resolve()); api.closeAllConnections(); }));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        api.close(() => resolve());
+        api.closeAllConnections();
+      }),
+  );
   const base = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
   const dir = await mkdtemp(join(tmpdir(), 'agent-chat-'));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, 'weather.json');
-  await writeFile(path, JSON.stringify({
-    utcp_version: '1.0.1',
-    manual_version: '1.0.0',
-    tools: [{
-      name: 'current_weather',
-      description: 'Current weather for a city',
-      inputs: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-      tool_call_template: { call_template_type: 'http', url: `${base}/weather/{city}`, http_method: 'GET' },
-    }],
-  }));
+  await writeFile(
+    path,
+    JSON.stringify({
+      utcp_version: '1.0.1',
+      manual_version: '1.0.0',
+      tools: [
+        {
+          name: 'current_weather',
+          description: 'Current weather for a city',
+          inputs: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          tool_call_template: { call_template_type: 'http', url: `${base}/weather/{city}`, http_method: 'GET' },
+        },
+      ],
+    }),
+  );
   return { path, received, dir };
 }
 
@@ -81,10 +92,13 @@ async function llm(steps: ScriptStep[]) {
   return { server, env: { OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: 'test-key', OPENAI_MODEL: 'scripted' } };
 }
 
-const callWeather = (city: string): ScriptStep => (request) => {
-  if (!request.tools?.some((t) => t.function.name === 'weather__current_weather')) throw new Error('weather tool not offered');
-  return { toolCalls: [{ name: 'weather__current_weather', arguments: { city } }] };
-};
+const callWeather =
+  (city: string): ScriptStep =>
+  (request) => {
+    if (!request.tools?.some((t) => t.function.name === 'weather__current_weather'))
+      throw new Error('weather tool not offered');
+    return { toolCalls: [{ name: 'weather__current_weather', arguments: { city } }] };
+  };
 
 describe('agent-chat example', () => {
   it('runs one turn with --prompt: tool call on stderr, answer on stdout', async () => {
@@ -141,7 +155,9 @@ describe('agent-chat example', () => {
     const run = await runChat(['--prompt', 'Weather in Paris?', manual.path], env);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('I was not allowed to look it up.\n');
-    expect(run.stderr).toContain('× weather.current_weather denied: needs approval, but stdin is not a terminal; rerun with --yes to allow it');
+    expect(run.stderr).toContain(
+      '× weather.current_weather denied: needs approval, but stdin is not a terminal; rerun with --yes to allow it',
+    );
     expect(manual.received).toEqual([]);
     expect(server.errors).toEqual([]);
   });
@@ -161,7 +177,10 @@ describe('agent-chat example', () => {
       (request) => {
         // The second turn carries the whole conversation.
         const roles = request.messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`);
-        if (roles.join('|') !== 'system:You are a helpful assistant. Use the tools when they help; say which tool an answer came from.|user:hello|assistant:first answer|user:again') {
+        if (
+          roles.join('|') !==
+          'system:You are a helpful assistant. Use the tools when they help; say which tool an answer came from.|user:hello|assistant:first answer|user:again'
+        ) {
           throw new Error(`unexpected conversation ${roles.join('|')}`);
         }
         return { text: 'second answer' };
@@ -205,7 +224,9 @@ describe('agent-chat example', () => {
   it('runs offline with --demo', async () => {
     const run = await runChat(['--demo', '--yes'], {});
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe('(scripted demo model) The weather tool answered: {"city":"Paris","temp_c":14,"sky":"light rain"}\n');
+    expect(run.stdout).toBe(
+      '(scripted demo model) The weather tool answered: {"city":"Paris","temp_c":14,"sky":"light rain"}\n',
+    );
     expect(run.stderr).toContain('→ demo.current_weather({"city":"Paris"})');
   });
 });

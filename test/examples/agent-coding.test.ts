@@ -11,9 +11,16 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_DEADLINE_MS = 30_000;
 const BUGGY = "function greet(name) {\n  return 'Hello, ' + nme;\n}\n";
 
-function runCodingAgent(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCodingAgent(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI|ANTHROPIC)_/.test(k)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/run.ts', 'coding-agent', ...args], { cwd: repoRoot, env: { ...clean, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/run.ts', 'coding-agent', ...args], {
+    cwd: repoRoot,
+    env: { ...clean, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -37,20 +44,49 @@ async function setup(steps: ScriptStep[]) {
   await writeFile(join(root, 'greet.js'), BUGGY);
   // A remote-style manual next to the local tools (never called here; its tools must be offered).
   const manual = join(root, '..', `${root.split('/').pop()}-notes.json`);
-  await writeFile(manual, JSON.stringify({
-    utcp_version: '1.0.1',
-    manual_version: '1.0.0',
-    tools: [{ name: 'add_note', description: 'Adds a note', inputs: { type: 'object', properties: { text: { type: 'string' } } }, tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:9/notes', http_method: 'POST' } }],
-  }));
+  await writeFile(
+    manual,
+    JSON.stringify({
+      utcp_version: '1.0.1',
+      manual_version: '1.0.0',
+      tools: [
+        {
+          name: 'add_note',
+          description: 'Adds a note',
+          inputs: { type: 'object', properties: { text: { type: 'string' } } },
+          tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:9/notes', http_method: 'POST' },
+        },
+      ],
+    }),
+  );
   onTestFinished(() => rm(manual, { force: true }));
   const server = await startScriptedOpenAIServer(steps);
   onTestFinished(() => server.close());
-  return { root, manual, server, env: { OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: 'k-test', OPENAI_MODEL: 'scripted' } };
+  return {
+    root,
+    manual,
+    server,
+    env: { OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: 'k-test', OPENAI_MODEL: 'scripted' },
+  };
 }
 
 const readStep: ScriptStep = (request) => {
   const offered = (request.tools ?? []).map((t) => t.function.name).sort();
-  const code = ['apply_patch', 'bash', 'bash_output', 'edit', 'glob', 'grep', 'list_processes', 'ls', 'read', 'stop_process', 'web_fetch', 'write', 'write_append'];
+  const code = [
+    'apply_patch',
+    'bash',
+    'bash_output',
+    'edit',
+    'glob',
+    'grep',
+    'list_processes',
+    'ls',
+    'read',
+    'stop_process',
+    'web_fetch',
+    'write',
+    'write_append',
+  ];
   const expected = [...code.map((t) => `code__${t}`), 'notes__add_note'].sort();
   if (JSON.stringify(offered) !== JSON.stringify(expected)) throw new Error(`offered ${offered.join(', ')}`);
   if (!String(request.messages[0].content).includes('coding agent')) throw new Error('no system prompt');
@@ -59,9 +95,19 @@ const readStep: ScriptStep = (request) => {
 
 const editStep: ScriptStep = (request) => {
   const read = lastToolResult(request);
-  const expected = BUGGY.trimEnd().split('\n').map((line, i) => `   ${i + 1}:${lineHash(line)}\t${line}`).join('\n');
+  const expected = BUGGY.trimEnd()
+    .split('\n')
+    .map((line, i) => `   ${i + 1}:${lineHash(line)}\t${line}`)
+    .join('\n');
   if (read !== expected) throw new Error(`unexpected read result ${JSON.stringify(read)}`);
-  return { toolCalls: [{ name: 'code__edit', arguments: { path: 'greet.js', old_string: "'Hello, ' + nme", new_string: "'Hello, ' + name" } }] };
+  return {
+    toolCalls: [
+      {
+        name: 'code__edit',
+        arguments: { path: 'greet.js', old_string: "'Hello, ' + nme", new_string: "'Hello, ' + name" },
+      },
+    ],
+  };
 };
 
 describe('coding-agent example', () => {
@@ -71,7 +117,13 @@ describe('coding-agent example', () => {
       editStep,
       (request) => {
         const result = lastToolResult(request);
-        if (!result.startsWith("Edited greet.js at line 2: replaced 1 line(s) with 1\n\n--- a/greet.js\n+++ b/greet.js\n") || !result.includes("\n-  return 'Hello, ' + nme;\n+  return 'Hello, ' + name;")) throw new Error(`unexpected edit result ${result}`);
+        if (
+          !result.startsWith(
+            'Edited greet.js at line 2: replaced 1 line(s) with 1\n\n--- a/greet.js\n+++ b/greet.js\n',
+          ) ||
+          !result.includes("\n-  return 'Hello, ' + nme;\n+  return 'Hello, ' + name;")
+        )
+          throw new Error(`unexpected edit result ${result}`);
         return { text: 'Fixed the typo in greet.js: nme → name.' };
       },
     ]);
@@ -79,11 +131,15 @@ describe('coding-agent example', () => {
     expect(server.errors).toEqual([]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Fixed the typo in greet.js: nme → name.\n');
-    expect(await readFile(join(root, 'greet.js'), 'utf8')).toBe("function greet(name) {\n  return 'Hello, ' + name;\n}\n");
+    expect(await readFile(join(root, 'greet.js'), 'utf8')).toBe(
+      "function greet(name) {\n  return 'Hello, ' + name;\n}\n",
+    );
     const lines = run.stderr.split('\n');
     expect(lines).toContain(`Workspace: ${root}`);
     expect(lines).toContain('→ code.read({"path":"greet.js"})');
-    expect(lines).toContain(`→ code.edit({"path":"greet.js","old_string":"'Hello, ' + nme","new_string":"'Hello, ' + name"})`);
+    expect(lines).toContain(
+      `→ code.edit({"path":"greet.js","old_string":"'Hello, ' + nme","new_string":"'Hello, ' + name"})`,
+    );
     expect(lines.filter((l) => /^✓ code\.(read|edit) \(\d+ ms\)$/.test(l))).toHaveLength(2);
     expect(server.pendingSteps()).toBe(0);
   });
@@ -93,7 +149,8 @@ describe('coding-agent example', () => {
       readStep,
       editStep,
       (request) => {
-        if (!lastToolResult(request).includes('rerun with --yes to allow file changes')) throw new Error('the model was not told why');
+        if (!lastToolResult(request).includes('rerun with --yes to allow file changes'))
+          throw new Error('the model was not told why');
         return { text: 'I need permission to edit files.' };
       },
     ]);
@@ -101,14 +158,18 @@ describe('coding-agent example', () => {
     expect(server.errors).toEqual([]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('I need permission to edit files.\n');
-    expect(run.stderr).toContain('× code.edit denied: needs approval, but stdin is not a terminal; rerun with --yes to allow file changes');
+    expect(run.stderr).toContain(
+      '× code.edit denied: needs approval, but stdin is not a terminal; rerun with --yes to allow file changes',
+    );
     expect(await readFile(join(root, 'greet.js'), 'utf8')).toBe(BUGGY);
   });
 
   it('runs offline with --demo and fixes the demo bug', async () => {
     const run = await runCodingAgent(['--demo', '--yes'], {});
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe('(scripted demo model) Fixed the typo: Edited greet.js at line 2: replaced 1 line(s) with 1.\n');
+    expect(run.stdout).toBe(
+      '(scripted demo model) Fixed the typo: Edited greet.js at line 2: replaced 1 line(s) with 1.\n',
+    );
     expect(run.stderr).toContain("greet.js is now:\nfunction greet(name) {\n  return 'Hello, ' + name;\n}");
   });
 });

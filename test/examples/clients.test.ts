@@ -59,15 +59,22 @@ describe.concurrent('client examples (npm run example -- <name>)', { timeout: RU
     const run = await runExample('http-client');
     expectCleanExit(run);
     const out = run.stdout;
-    for (const tool of ['tasks.list_tasks', 'tasks.get_task', 'tasks.create_task', 'tasks.watch_task']) expect(out).toContain(`   ${tool} `);
+    for (const tool of ['tasks.list_tasks', 'tasks.get_task', 'tasks.create_task', 'tasks.watch_task'])
+      expect(out).toContain(`   ${tool} `);
     expect(out).toContain('variables it needs: tasks_BASE_URL, tasks_API_KEY');
-    expect(out).toContain('auth: {"auth_type":"api_key","api_key":"${API_KEY}","var_name":"X-Api-Key","location":"header"}');
+    expect(out).toContain(
+      'auth: {"auth_type":"api_key","api_key":"${API_KEY}","var_name":"X-Api-Key","location":"header"}',
+    );
     expect(out).not.toContain('example-key-123'); // the key never shows up in stored tools or results
-    expect(out).toContain('sent:   GET /tasks?status=open&limit=1\n     result: [{"id":2,"title":"Ship version 1.0","status":"open"}]');
+    expect(out).toContain(
+      'sent:   GET /tasks?status=open&limit=1\n     result: [{"id":2,"title":"Ship version 1.0","status":"open"}]',
+    );
     expect(out).toContain('sent:   GET /tasks/2\n');
     expect(out).toContain('sent:   POST /tasks  Idempotency-Key: req-42  body: {"title":"Try utcp-kit"}');
     expect(out).toContain('"idempotency_key":"req-42"');
-    expect(out).toContain('event: {"task":2,"percent":25}\n   event: {"task":2,"percent":75}\n   event: {"task":2,"percent":100}');
+    expect(out).toContain(
+      'event: {"task":2,"percent":25}\n   event: {"task":2,"percent":75}\n   event: {"task":2,"percent":100}',
+    );
     expect(out).toContain('HttpStatusError: status 404, body {"error":"no task with id 99"}');
     expect(out).toContain('UtcpArgumentsError: Invalid arguments for tasks.get_task: id: must be integer');
   });
@@ -82,11 +89,17 @@ describe.concurrent('client examples (npm run example -- <name>)', { timeout: RU
     expect(out).toMatch(/bookshop\.get_books_bookId_reviews\s+bookId\*: integer\n/);
     expect(out).not.toMatch(/^   bookshop\.deleteBook /m); // not in the tool list
     expect(out).toContain('conversion notes: 1 operations filtered');
-    expect(out).toContain('addBook: auth {"auth_type":"api_key","api_key":"Bearer ${BEARER_AUTH}","var_name":"Authorization","location":"header"}');
+    expect(out).toContain(
+      'addBook: auth {"auth_type":"api_key","api_key":"Bearer ${BEARER_AUTH}","var_name":"Authorization","location":"header"}',
+    );
     expect(out).toContain('sent:   GET /api/books?author=Ursula%20K.%20Le%20Guin&limit=1');
-    expect(out).toContain('sent:   GET /api/books/2  Accept-Language: fr\n     result: {"id":2,"title":"The Dispossessed","author":"Ursula K. Le Guin","blurb":"Deux mondes, un mur."}');
+    expect(out).toContain(
+      'sent:   GET /api/books/2  Accept-Language: fr\n     result: {"id":2,"title":"The Dispossessed","author":"Ursula K. Le Guin","blurb":"Deux mondes, un mur."}',
+    );
     expect(out).toContain('result: [{"stars":5,"text":"A classic."}]');
-    expect(out).toContain('sent:   POST /api/books  Authorization: Bearer ***  body: {"title":"Kindred","author":"Octavia E. Butler"}');
+    expect(out).toContain(
+      'sent:   POST /api/books  Authorization: Bearer ***  body: {"title":"Kindred","author":"Octavia E. Butler"}',
+    );
     expect(out).toContain('HttpStatusError: status 404, body {"error":"no book with id 42"}');
     expect(out).toContain('ToolNotFoundError: Tool not found: bookshop.deleteBook');
   });
@@ -95,7 +108,8 @@ describe.concurrent('client examples (npm run example -- <name>)', { timeout: RU
     const run = await runExample('cli-client');
     expectCleanExit(run);
     const out = run.stdout;
-    for (const tool of ['toolbox.text_stats', 'toolbox.greet', 'toolbox.list_files']) expect(out).toContain(`   ${tool} `);
+    for (const tool of ['toolbox.text_stats', 'toolbox.greet', 'toolbox.list_files'])
+      expect(out).toContain(`   ${tool} `);
     expect(out).toContain('-> {"received":"UTCP calls tools directly","words":4,"characters":25,"lines":1}');
     expect(out).toContain('-> "Good morning, Ada!"');
     expect(out).toContain('stored env_vars: {"GREETING":"${GREETING}"}');
@@ -109,7 +123,8 @@ describe.concurrent('client examples (npm run example -- <name>)', { timeout: RU
     const run = await runExample('mcp-client');
     expectCleanExit(run);
     const out = run.stdout;
-    for (const tool of ['echo', 'get-sum', 'trigger-long-running-operation']) expect(out).toContain(`   demo.everything.${tool} `);
+    for (const tool of ['echo', 'get-sum', 'trigger-long-running-operation'])
+      expect(out).toContain(`   demo.everything.${tool} `);
     expect(out).toContain('"add two numbers" -> demo.everything.get-sum');
     expect(out).toContain('echo    -> "Echo: hello from UTCP"');
     expect(out).toContain('get-sum -> "The sum of 2 and 40 is 42."');
@@ -118,7 +133,9 @@ describe.concurrent('client examples (npm run example -- <name>)', { timeout: RU
     expect(out).toMatch(/UtcpAbortError after \d+\.\d s: MCP tools\/call trigger-long-running-operation/);
     expect(out).toContain('the session is still usable: "Echo: still here"');
     expect(out).toContain('UtcpArgumentsError: Invalid arguments for demo.everything.get-sum: a: must be number');
-    expect(out).toContain('ToolExecutionError: MCP tool everything.get-resource-reference returned an error: Invalid resourceId: 0');
+    expect(out).toContain(
+      'ToolExecutionError: MCP tool everything.get-resource-reference returned an error: Invalid resourceId: 0',
+    );
   });
 
   it('sockets-client discovers, calls and streams over WebSocket, TCP, UDP, GraphQL and gRPC', async () => {
@@ -141,7 +158,9 @@ describe.concurrent('client examples (npm run example -- <name>)', { timeout: RU
 
     expect(out).toContain('tools: books.add, books.book, books.addBook, books.countdown');
     expect(out).toContain('books.book document: query ($id: ID!) { book(id: $id) { id title author { name born } } }');
-    expect(out).toContain('books.book {"id":"2"} -> {"id":"2","title":"Kindred","author":{"name":"Octavia E. Butler","born":1947}}');
+    expect(out).toContain(
+      'books.book {"id":"2"} -> {"id":"2","title":"Kindred","author":{"name":"Octavia E. Butler","born":1947}}',
+    );
     expect(out).toContain('books.addBook {"title":"Solaris","author":"Stanisław Lem"} -> {"id":"3","title":"Solaris"');
     expect(out).toContain('stream books.countdown {"from":3} -> 3 2 1 0');
     expect(out).toMatch(/books\.book \{"id":"9"\} -> GraphqlError: .*no book with id 9/);

@@ -19,8 +19,11 @@ it('the README Quick start runs as pasted and prints what the README says', asyn
   symlinkSync(ROOT, join(dir, 'node_modules', 'utcp-kit'), 'dir');
   writeFileSync(join(dir, 'quick-start.mjs'), code!);
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(process.execPath, ['quick-start.mjs'], { cwd: dir, timeout: 60_000, env: { PATH: process.env.PATH!, HOME: dir } }, (error, stdout, stderr) =>
-      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['quick-start.mjs'],
+      { cwd: dir, timeout: 60_000, env: { PATH: process.env.PATH!, HOME: dir } },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
   expect(result.stderr).toBe('');

@@ -2,7 +2,9 @@
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import type { TransportContext } from '../../src/core/transport.js';
 
-export function createTestContext(overrides: Partial<TransportContext> = {}): TransportContext & { disposeShared(): Promise<void> } {
+export function createTestContext(
+  overrides: Partial<TransportContext> = {},
+): TransportContext & { disposeShared(): Promise<void> } {
   const shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
   return {
     rootDir: process.cwd(),

@@ -26,7 +26,8 @@ function findBinDir(): string {
   if (existsSync(base)) {
     for (const v of readdirSync(base).sort((a, b) => Number(b) - Number(a))) candidates.push(join(base, v, 'bin'));
   }
-  for (const dir of candidates) if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
+  for (const dir of candidates)
+    if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
   throw new Error(
     'PostgreSQL server binaries (initdb, pg_ctl) not found on PATH or in /usr/lib/postgresql/*/bin. ' +
       'Install them with: apt-get install -y postgresql (.ci/run does this).',
@@ -60,7 +61,9 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
   let prefix: string[] = [];
   if (asRoot) {
     const ids = await userIds('postgres').catch(() => {
-      throw new Error('Running as root but there is no "postgres" user to run the server as (apt-get install -y postgresql creates it)');
+      throw new Error(
+        'Running as root but there is no "postgres" user to run the server as (apt-get install -y postgresql creates it)',
+      );
     });
     await chown(root, ids.uid, ids.gid);
     await chmod(root, 0o700);
@@ -72,7 +75,15 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
   };
   const port = await freePort();
   try {
-    await exec('initdb', ['-D', data, '-U', 'utcp', '--auth=trust', '--encoding=UTF8', ...(options.fsync ? [] : ['--no-sync'])]);
+    await exec('initdb', [
+      '-D',
+      data,
+      '-U',
+      'utcp',
+      '--auth=trust',
+      '--encoding=UTF8',
+      ...(options.fsync ? [] : ['--no-sync']),
+    ]);
     const opts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root} ${options.fsync ? '' : '-c fsync=off '}-c max_connections=50`;
     await exec('pg_ctl', ['start', '-w', '-t', '120', '-D', data, '-l', join(root, 'server.log'), '-o', opts]);
   } catch (error) {

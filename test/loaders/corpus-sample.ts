@@ -44,7 +44,10 @@ export async function loadSample(): Promise<Array<[string, Record<string, unknow
   const dir = corpusDir();
   for (const rel of CORPUS_SAMPLE) out.push([rel, JSON.parse(readFileSync(join(dir, rel), 'utf8'))]);
   for (const name of FIXTURE_SAMPLE) {
-    out.push([name, (await parseDocumentText(readFileSync(FIXTURES + name, 'utf8'), { what: name })) as Record<string, unknown>]);
+    out.push([
+      name,
+      (await parseDocumentText(readFileSync(FIXTURES + name, 'utf8'), { what: name })) as Record<string, unknown>,
+    ]);
   }
   return out;
 }

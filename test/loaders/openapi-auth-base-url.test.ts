@@ -26,7 +26,13 @@ const plainSpec = {
   info: { title: 'Plain', version: '1' },
   servers: [{ url: '/api/v3' }],
   paths: {
-    '/pet/{petId}': { get: { operationId: 'getPet', parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }], responses: { '200': { description: 'ok' } } } },
+    '/pet/{petId}': {
+      get: {
+        operationId: 'getPet',
+        parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
     '/health': { get: { operationId: 'health', security: [], responses: { '200': { description: 'ok' } } } },
     '/keyed': {
       get: { operationId: 'keyed', security: [{ key: [] }], responses: { '200': { description: 'ok' } } },
@@ -61,13 +67,22 @@ afterAll(async () => {
 
 describe('a local server playing GitHub: the real GitHub spec, no security schemes, a bearer token from a variable', () => {
   let client: UtcpClient;
-  const githubSpec = join(dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')), 'generated', 'api.github.com.json');
+  const githubSpec = join(
+    dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')),
+    'generated',
+    'api.github.com.json',
+  );
   const template = () => ({
     name: 'github',
     call_template_type: 'file' as const,
     file_path: relative(ROOT, githubSpec),
     base_url: base, // the spec's https://api.github.com, overridden to loopback
-    auth_tools: { auth_type: 'api_key' as const, api_key: 'Bearer ${GITHUB_TOKEN}', var_name: 'Authorization', location: 'header' as const },
+    auth_tools: {
+      auth_type: 'api_key' as const,
+      api_key: 'Bearer ${GITHUB_TOKEN}',
+      var_name: 'Authorization',
+      location: 'header' as const,
+    },
     openapi_filter: { include_tags: ['issues'] },
   });
 
@@ -83,7 +98,12 @@ describe('a local server playing GitHub: the real GitHub spec, no security schem
   });
 
   it('sends Authorization: Bearer <GITHUB_TOKEN> on the wire and accepts { milestone: null }', async () => {
-    const result = await client.callTool('github.issues_update', { owner: 'octo', repo: 'hello', issue_number: 7, body: { milestone: null } });
+    const result = await client.callTool('github.issues_update', {
+      owner: 'octo',
+      repo: 'hello',
+      issue_number: 7,
+      body: { milestone: null },
+    });
     expect(result).toEqual({ ok: true, method: 'PATCH' });
     const r = received.at(-1)!;
     expect(r.method).toBe('PATCH');
@@ -97,11 +117,13 @@ describe('a local server playing GitHub: the real GitHub spec, no security schem
     expect(tool!.tool_call_template).toMatchObject({ auth: { api_key: 'Bearer ${GITHUB_TOKEN}' } });
     expect(JSON.stringify(await client.getTools())).not.toContain('ghp_secret123');
     expect(await client.getRequiredVariablesForRegisteredTool('github.issues_update')).toEqual(['github_GITHUB_TOKEN']);
-    expect(await client.getRequiredVariablesForManualAndTools({ ...template(), name: 'github2' })).toEqual(['github2_GITHUB_TOKEN']);
+    expect(await client.getRequiredVariablesForManualAndTools({ ...template(), name: 'github2' })).toEqual([
+      'github2_GITHUB_TOKEN',
+    ]);
   }, 60_000);
 });
 
-describe('the http manual template\'s own auth and headers for a spec without schemes', () => {
+describe("the http manual template's own auth and headers for a spec without schemes", () => {
   let client: UtcpClient;
 
   beforeAll(async () => {
@@ -166,9 +188,18 @@ describe('a relative server URL without a spec URL: the ${BASE_URL} variable', (
   });
 
   it('turns every operation into a tool and names the variable', async () => {
-    expect((await client.getTools()).map((t) => t.name).sort()).toEqual(['petstore.getPet', 'petstore.health', 'petstore.keyed']);
-    expect((await client.getTool('petstore.getPet'))!.tool_call_template).toMatchObject({ url: '${BASE_URL}/api/v3/pet/{petId}' });
-    expect(await client.getRequiredVariablesForManualAndTools({ ...template, name: 'petstore2' })).toEqual(['petstore2_BASE_URL', 'petstore2_KEY']);
+    expect((await client.getTools()).map((t) => t.name).sort()).toEqual([
+      'petstore.getPet',
+      'petstore.health',
+      'petstore.keyed',
+    ]);
+    expect((await client.getTool('petstore.getPet'))!.tool_call_template).toMatchObject({
+      url: '${BASE_URL}/api/v3/pet/{petId}',
+    });
+    expect(await client.getRequiredVariablesForManualAndTools({ ...template, name: 'petstore2' })).toEqual([
+      'petstore2_BASE_URL',
+      'petstore2_KEY',
+    ]);
   });
 
   it('fails a call without it with UtcpVariableNotFoundError naming it, and reaches the API with it', async () => {

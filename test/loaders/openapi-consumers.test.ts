@@ -15,7 +15,10 @@ describe('converted manuals of 24 varied specs', () => {
 
   beforeAll(async () => {
     for (const [label, doc] of await loadSample()) {
-      converted.push([label, convertOpenApiSpec(doc, { manualName: 'sample', specUrl: 'https://specs.example.com/openapi.json' })]);
+      converted.push([
+        label,
+        convertOpenApiSpec(doc, { manualName: 'sample', specUrl: 'https://specs.example.com/openapi.json' }),
+      ]);
     }
   }, 120_000);
 
@@ -36,7 +39,12 @@ describe('converted manuals of 24 varied specs', () => {
       for (const t of manual.tools) {
         const template = t.tool_call_template as unknown as Record<string, unknown>;
         const nulls = Object.keys(template).filter((k) => template[k] === null);
-        if (template.auth) nulls.push(...Object.keys(template.auth).filter((k) => (template.auth as Record<string, unknown>)[k] === null).map((k) => `auth.${k}`));
+        if (template.auth)
+          nulls.push(
+            ...Object.keys(template.auth)
+              .filter((k) => (template.auth as Record<string, unknown>)[k] === null)
+              .map((k) => `auth.${k}`),
+          );
         if (nulls.length > 0) errors.push(`${label} ${t.name}: null ${nulls.join(', ')}`);
       }
     }
@@ -53,7 +61,8 @@ describe('converted manuals of 24 varied specs', () => {
       manual.tools.forEach((t, i) => {
         for (const schema of [t.inputs, t.outputs]) {
           checked++;
-          for (const p of checker.check(schema, { compile: i % 6 === 0 })) problems.push(`${label} ${t.name}: ${p.kind} ${p.message}`);
+          for (const p of checker.check(schema, { compile: i % 6 === 0 }))
+            problems.push(`${label} ${t.name}: ${p.kind} ${p.message}`);
         }
       });
     }

@@ -19,8 +19,13 @@ const spec = {
   info: { title: 'Shop', version: '1' },
   servers: [{ url: '/api/v1' }],
   components: {
-    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' }, queryKey: { type: 'apiKey', in: 'query', name: 'key' } },
-    schemas: { Item: { type: 'object', properties: { name: { type: 'string' }, parent: { $ref: '#/components/schemas/Item' } } } },
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer' },
+      queryKey: { type: 'apiKey', in: 'query', name: 'key' },
+    },
+    schemas: {
+      Item: { type: 'object', properties: { name: { type: 'string' }, parent: { $ref: '#/components/schemas/Item' } } },
+    },
   },
   security: [{ bearerAuth: [] }],
   paths: {
@@ -33,21 +38,35 @@ const spec = {
           { name: 'X-Request-Id', in: 'header', schema: { type: 'string' } },
           { name: 'session', in: 'cookie', schema: { type: 'string' } },
         ],
-        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } } },
+        responses: {
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+          },
+        },
       },
     },
     '/items': {
       post: {
         operationId: 'createItem',
         security: [{ bearerAuth: [], queryKey: [] }],
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+        },
         responses: { '201': { description: 'created' } },
       },
     },
     '/forms': {
       post: {
         security: [],
-        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'string' } } } } } },
+        requestBody: {
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'string' } } },
+            },
+          },
+        },
         responses: { '204': { description: 'ok' } },
       },
     },
@@ -79,7 +98,11 @@ describe('converted tools through UtcpClient and the http transport', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     client = await UtcpClient.create({ variables: { shop_BEARER_AUTH: 'tok-1', shop_QUERY_KEY: 'k-2' } });
-    const registration = await client.registerManual({ name: 'shop', call_template_type: 'http', url: `${base}/openapi.json` });
+    const registration = await client.registerManual({
+      name: 'shop',
+      call_template_type: 'http',
+      url: `${base}/openapi.json`,
+    });
     expect(registration.success, registration.errors.join('; ')).toBe(true);
   });
 
@@ -94,7 +117,9 @@ describe('converted tools through UtcpClient and the http transport', () => {
   });
 
   it('sends path, query, header and cookie arguments and the bearer token', async () => {
-    await expect(client.callTool('shop.getItem', { itemId: 'a/b', verbose: true, 'X-Request-Id': 'r1', session: 's1' })).resolves.toEqual({ ok: true });
+    await expect(
+      client.callTool('shop.getItem', { itemId: 'a/b', verbose: true, 'X-Request-Id': 'r1', session: 's1' }),
+    ).resolves.toEqual({ ok: true });
     const r = received.at(-1)!;
     expect(r.method).toBe('GET');
     expect(r.url).toBe('/api/v1/items/a%2Fb?verbose=true');
@@ -126,7 +151,10 @@ describe('converted tools through UtcpClient and the http transport', () => {
     const tool = await client.getTool('shop.createItem');
     expect(JSON.stringify(tool)).not.toContain('tok-1');
     expect(JSON.stringify(tool)).not.toContain('k-2');
-    expect(tool!.tool_call_template).toMatchObject({ url: `${base}/api/v1/items?key=\${QUERY_KEY}`, auth: { api_key: 'Bearer ${BEARER_AUTH}' } });
+    expect(tool!.tool_call_template).toMatchObject({
+      url: `${base}/api/v1/items?key=\${QUERY_KEY}`,
+      auth: { api_key: 'Bearer ${BEARER_AUTH}' },
+    });
   });
 
   it('validates arguments against the generated inputs (required body)', async () => {

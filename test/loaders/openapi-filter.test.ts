@@ -5,13 +5,18 @@ import { convert, convertFixture, oas3, op } from './openapi-helpers.js';
 const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];
 const doc = oas3({
   '/pets': { get: op('listPets', { tags: ['Pets'] }), post: op('createPet', { tags: ['pets', 'write'] }) },
-  '/pets/{id}': { parameters: idParam, get: op('getPet', { tags: ['pets'] }), delete: op('deletePet', { tags: ['pets', 'write'] }) },
+  '/pets/{id}': {
+    parameters: idParam,
+    get: op('getPet', { tags: ['pets'] }),
+    delete: op('deletePet', { tags: ['pets', 'write'] }),
+  },
   '/admin/users': { get: op('listUsers', { tags: ['admin'] }) },
   '/admin/users/{id}/roles': { parameters: idParam, put: op(undefined, { tags: ['admin'] }) },
   '/store/order': { post: op('placeOrder') },
 });
 
-const names = async (filter: Record<string, unknown>) => (await convert(doc, { filter })).manual.tools.map((t) => t.name);
+const names = async (filter: Record<string, unknown>) =>
+  (await convert(doc, { filter })).manual.tools.map((t) => t.name);
 
 describe('openapi_filter (docs/design/openapi.md#filters)', () => {
   it('converts `*` to "anything but /" and `**` to "anything"', () => {
@@ -27,7 +32,13 @@ describe('openapi_filter (docs/design/openapi.md#filters)', () => {
   });
 
   it('exclude_paths with ** removes a whole subtree', async () => {
-    expect(await names({ exclude_paths: ['/admin/**'] })).toEqual(['listPets', 'createPet', 'getPet', 'deletePet', 'placeOrder']);
+    expect(await names({ exclude_paths: ['/admin/**'] })).toEqual([
+      'listPets',
+      'createPet',
+      'getPet',
+      'deletePet',
+      'placeOrder',
+    ]);
   });
 
   it('include_paths with * stays within one segment', async () => {
@@ -40,12 +51,23 @@ describe('openapi_filter (docs/design/openapi.md#filters)', () => {
   });
 
   it('operation-id lists match the original operationId or the generated tool name', async () => {
-    expect(await names({ include_operation_ids: ['getPet', 'put_admin_users_id_roles'] })).toEqual(['getPet', 'put_admin_users_id_roles']);
-    expect(await names({ exclude_operation_ids: ['deletePet', 'put_admin_users_id_roles'] })).toEqual(['listPets', 'createPet', 'getPet', 'listUsers', 'placeOrder']);
+    expect(await names({ include_operation_ids: ['getPet', 'put_admin_users_id_roles'] })).toEqual([
+      'getPet',
+      'put_admin_users_id_roles',
+    ]);
+    expect(await names({ exclude_operation_ids: ['deletePet', 'put_admin_users_id_roles'] })).toEqual([
+      'listPets',
+      'createPet',
+      'getPet',
+      'listUsers',
+      'placeOrder',
+    ]);
   });
 
   it('keeps an operation only when it matches every include list and no exclude list', async () => {
-    expect(await names({ include_tags: ['pets'], include_methods: ['GET', 'DELETE'], exclude_tags: ['write'] })).toEqual(['listPets', 'getPet']);
+    expect(
+      await names({ include_tags: ['pets'], include_methods: ['GET', 'DELETE'], exclude_tags: ['write'] }),
+    ).toEqual(['listPets', 'getPet']);
   });
 
   it('adds one summary warning and lists the filtered operations in the report', async () => {
@@ -61,7 +83,9 @@ describe('openapi_filter (docs/design/openapi.md#filters)', () => {
   it('applies filters before name collisions are resolved', async () => {
     const dup = oas3({ '/a': { get: op('same', { tags: ['x'] }) }, '/b': { get: op('same', { tags: ['y'] }) } });
     const r = await convert(dup, { filter: { include_tags: ['y'] } });
-    expect(r.manual.tools.map((t) => [t.name, t.tool_call_template.url])).toEqual([['same', 'https://api.example.com/b']]);
+    expect(r.manual.tools.map((t) => [t.name, t.tool_call_template.url])).toEqual([
+      ['same', 'https://api.example.com/b'],
+    ]);
   });
 
   it('rejects a filter list that is not an array of strings, and reports unknown keys', async () => {
@@ -87,7 +111,10 @@ describe('conversion report', () => {
   });
 
   it('lists each skipped operation in the warnings, then aggregated dropped constructs, then the filter count', async () => {
-    const r = await convertFixture('shop-3.0.json', { specUrl: 'https://specs.example.org/openapi.json', filter: { exclude_operation_ids: ['upload'] } });
+    const r = await convertFixture('shop-3.0.json', {
+      specUrl: 'https://specs.example.org/openapi.json',
+      filter: { exclude_operation_ids: ['upload'] },
+    });
     expect(r.report.warnings).toEqual([
       'Skipped OPTIONS /orders (ordersOptions): OPTIONS operations are not supported by the http call template',
       'Skipped TRACE /orders: TRACE operations are not supported by the http call template',
@@ -108,10 +135,21 @@ describe('conversion report', () => {
   });
 
   it('skips a path item whose $ref cannot be resolved, with the reason', async () => {
-    const r = await convert(oas3({ '/a': { $ref: '#/paths/~1missing' }, '/b': { $ref: 'https://other.example.com/spec.yaml#/paths/~1b' } }));
+    const r = await convert(
+      oas3({ '/a': { $ref: '#/paths/~1missing' }, '/b': { $ref: 'https://other.example.com/spec.yaml#/paths/~1b' } }),
+    );
     expect(r.report.dropped).toEqual([
-      { location: 'paths./a', construct: 'path item', reason: 'unresolved reference #/paths/~1missing; its operations are not converted' },
-      { location: 'paths./b', construct: 'path item', reason: 'external reference https://other.example.com/spec.yaml#/paths/~1b is not fetched; its operations are not converted' },
+      {
+        location: 'paths./a',
+        construct: 'path item',
+        reason: 'unresolved reference #/paths/~1missing; its operations are not converted',
+      },
+      {
+        location: 'paths./b',
+        construct: 'path item',
+        reason:
+          'external reference https://other.example.com/spec.yaml#/paths/~1b is not fetched; its operations are not converted',
+      },
     ]);
   });
 
@@ -131,13 +169,17 @@ describe('operation $refs', () => {
       ),
     );
     expect(r.manual.tools.map((t) => [t.name, t.description])).toEqual([['getA', 'A']]);
-    expect(r.report.skipped).toEqual([{ method: 'post', path: '/a', reason: 'operation unresolved reference #/x-operations/nope' }]);
+    expect(r.report.skipped).toEqual([
+      { method: 'post', path: '/a', reason: 'operation unresolved reference #/x-operations/nope' },
+    ]);
   });
 });
 
 describe('filters and unsupported methods', () => {
   it('counts a filtered HEAD operation as filtered, not as a skip', async () => {
-    const r = await convert(oas3({ '/a': { get: op('a'), head: op('headA') } }), { filter: { exclude_methods: ['head'] } });
+    const r = await convert(oas3({ '/a': { get: op('a'), head: op('headA') } }), {
+      filter: { exclude_methods: ['head'] },
+    });
     expect(r.report.counts).toEqual({ operations: 2, tools: 1, skipped: 0, filtered: 1 });
     expect(r.report.warnings).toEqual(['1 operations filtered']);
   });

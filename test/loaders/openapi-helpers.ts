@@ -11,12 +11,18 @@ export function fixtureText(name: string): string {
 }
 
 /** Converts a fixture file (JSON or YAML text). */
-export function convertFixture(name: string, options: Partial<OpenApiConverterOptions> = {}): Promise<OpenApiConversion> {
+export function convertFixture(
+  name: string,
+  options: Partial<OpenApiConverterOptions> = {},
+): Promise<OpenApiConversion> {
   return convertOpenApiDocument(fixtureText(name), { manualName: 'demo', ...options });
 }
 
 /** Converts an inline document object. */
-export function convert(doc: Record<string, unknown>, options: Partial<OpenApiConverterOptions> = {}): Promise<OpenApiConversion> {
+export function convert(
+  doc: Record<string, unknown>,
+  options: Partial<OpenApiConverterOptions> = {},
+): Promise<OpenApiConversion> {
   return convertOpenApiDocument(doc, { manualName: 'demo', ...options });
 }
 
@@ -28,7 +34,13 @@ export function toolNamed(result: OpenApiConversion, name: string): OpenApiTool 
 
 /** A minimal OAS 3.0 document with the given paths (and extra root keys). */
 export function oas3(paths: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { openapi: '3.0.3', info: { title: 'T', version: '1' }, servers: [{ url: 'https://api.example.com' }], paths, ...extra };
+  return {
+    openapi: '3.0.3',
+    info: { title: 'T', version: '1' },
+    servers: [{ url: 'https://api.example.com' }],
+    paths,
+    ...extra,
+  };
 }
 
 /** `{ get: { operationId, responses } }` shorthand. */

@@ -17,7 +17,13 @@ describe('tool names (docs/design/openapi.md#naming)', () => {
   });
 
   it('sanitises punctuation, collapses and trims underscores', async () => {
-    const r = await convert(oas3({ '/a': { get: op('repos/list-for.org (v2)!') }, '/b': { get: op('__déjà  vu__') }, '/c': { get: op('€€€') } }));
+    const r = await convert(
+      oas3({
+        '/a': { get: op('repos/list-for.org (v2)!') },
+        '/b': { get: op('__déjà  vu__') },
+        '/c': { get: op('€€€') },
+      }),
+    );
     expect(r.manual.tools.map((t) => t.name)).toEqual(['repos_list-for_org_v2', 'd_j_vu', 'operation']);
   });
 
@@ -62,6 +68,10 @@ describe('tool names (docs/design/openapi.md#naming)', () => {
     );
     expect(r.manual.tools.map((t) => t.name)).toEqual(['del', 'pat']);
     expect(r.report.counts.operations).toBe(2);
-    expect(r.report.dropped).toContainEqual({ location: 'paths./a', construct: 'key query', reason: expect.stringContaining('not an operation') });
+    expect(r.report.dropped).toContainEqual({
+      location: 'paths./a',
+      construct: 'key query',
+      reason: expect.stringContaining('not an operation'),
+    });
   });
 });

@@ -5,7 +5,14 @@ import { convert, convertFixture, oas3, op, toolNamed } from './openapi-helpers.
 
 function withSchemas(schemas: Record<string, unknown>, responseSchema: unknown, extra: Record<string, unknown> = {}) {
   return oas3(
-    { '/x': { get: op('x', { responses: { '200': { description: 'ok', content: { 'application/json': { schema: responseSchema } } } }, ...extra }) } },
+    {
+      '/x': {
+        get: op('x', {
+          responses: { '200': { description: 'ok', content: { 'application/json': { schema: responseSchema } } } },
+          ...extra,
+        }),
+      },
+    },
     { components: { schemas } },
   );
 }
@@ -54,14 +61,19 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
     const t = toolNamed(await convertFixture('graph-3.1.yaml'), 'reuseParam');
     expect((t.inputs as any).properties.id).toEqual({ type: ['string', 'integer'], examples: ['root', 42] });
     expect((t.inputs as any).properties.body.items.properties.name).toEqual({ type: 'string' });
-    expect((t.outputs as any).properties.tilde).toEqual({ type: 'string', description: 'a schema whose name needs ~0 and ~1 escapes' });
+    expect((t.outputs as any).properties.tilde).toEqual({
+      type: 'string',
+      description: 'a schema whose name needs ~0 and ~1 escapes',
+    });
     expectRefsResolve(t.inputs);
   });
 
   it('replaces external and missing refs with a placeholder and a warning, without fetching', async () => {
     const r = await convertFixture('graph-3.1.yaml');
     const out = toolNamed(r, 'reuseParam').outputs as any;
-    expect(out.properties.remote).toEqual({ description: 'Unresolved external reference: https://schemas.example.com/common.yaml#/Thing' });
+    expect(out.properties.remote).toEqual({
+      description: 'Unresolved external reference: https://schemas.example.com/common.yaml#/Thing',
+    });
     expect(out.properties.local).toEqual({ description: 'Unresolved external reference: ./common.yaml#/Other' });
     expect(out.properties.missing).toEqual({ description: 'Unresolved reference: #/components/schemas/DoesNotExist' });
     expect(r.report.dropped).toContainEqual({
@@ -73,21 +85,45 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
   });
 
   it('merges keys beside a $ref over the target (and applies nullable to the merged type)', async () => {
-    const doc = withSchemas({ Name: { type: 'string', description: 'target', maxLength: 5 } }, {
-      type: 'object',
-      properties: { n: { $ref: '#/components/schemas/Name', description: 'override', nullable: true } },
-    });
+    const doc = withSchemas(
+      { Name: { type: 'string', description: 'target', maxLength: 5 } },
+      {
+        type: 'object',
+        properties: { n: { $ref: '#/components/schemas/Name', description: 'override', nullable: true } },
+      },
+    );
     const t = (await convert(doc)).manual.tools[0];
-    expect((t.outputs as any).properties.n).toEqual({ type: ['string', 'null'], description: 'override', maxLength: 5 });
+    expect((t.outputs as any).properties.n).toEqual({
+      type: ['string', 'null'],
+      description: 'override',
+      maxLength: 5,
+    });
   });
 
   it('names $defs after the last pointer segment, sanitised, with _2 on clashes', async () => {
     const doc = oas3(
-      { '/x': { get: op('x', { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Tree%20Node' } } } } } }) } },
+      {
+        '/x': {
+          get: op('x', {
+            responses: {
+              '200': {
+                description: 'ok',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Tree%20Node' } } },
+              },
+            },
+          }),
+        },
+      },
       {
         components: {
           schemas: {
-            'Tree Node': { type: 'object', properties: { next: { $ref: '#/components/schemas/Tree%20Node' }, other: { $ref: '#/definitions/Tree_Node' } } },
+            'Tree Node': {
+              type: 'object',
+              properties: {
+                next: { $ref: '#/components/schemas/Tree%20Node' },
+                other: { $ref: '#/definitions/Tree_Node' },
+              },
+            },
           },
         },
         definitions: { Tree_Node: { type: 'object', properties: { back: { $ref: '#/definitions/Tree_Node' } } } },
@@ -105,17 +141,34 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
     for (let i = 0; i < 5; i++) {
       paths[`/n${i}`] = {
         post: op(`n${i}`, {
-          requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { wrap: { $ref: '#/components/schemas/Wrapper' } } } } } },
-          responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Wrapper' } } } } },
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { wrap: { $ref: '#/components/schemas/Wrapper' } } },
+              },
+            },
+          },
+          responses: {
+            '200': {
+              description: 'ok',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Wrapper' } } },
+            },
+          },
         }),
       };
     }
     const doc = oas3(paths, {
       components: {
         schemas: {
-          Wrapper: { type: 'object', properties: { leaf: { $ref: '#/components/schemas/Leaf' }, list: { $ref: '#/components/schemas/List' } } },
+          Wrapper: {
+            type: 'object',
+            properties: { leaf: { $ref: '#/components/schemas/Leaf' }, list: { $ref: '#/components/schemas/List' } },
+          },
           Leaf: { type: 'string' },
-          List: { type: 'object', properties: { head: { $ref: '#/components/schemas/Leaf' }, tail: { $ref: '#/components/schemas/List' } } },
+          List: {
+            type: 'object',
+            properties: { head: { $ref: '#/components/schemas/Leaf' }, tail: { $ref: '#/components/schemas/List' } },
+          },
         },
       },
     });
@@ -131,7 +184,10 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
     // A binary tree of distinct schemas: full inlining would need 2^12 nodes per level pair.
     const schemas: Record<string, unknown> = {};
     for (let i = 0; i < 12; i++) {
-      schemas[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/components/schemas/L${i + 1}` }, b: { $ref: `#/components/schemas/L${i + 1}` } } };
+      schemas[`L${i}`] = {
+        type: 'object',
+        properties: { a: { $ref: `#/components/schemas/L${i + 1}` }, b: { $ref: `#/components/schemas/L${i + 1}` } },
+      };
     }
     schemas.L12 = { type: 'string' };
     const doc = withSchemas(schemas, { $ref: '#/components/schemas/L0' });
@@ -146,7 +202,10 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
   it('keeps the default 10,000-node budget on an exponential schema (fast, small, resolvable)', async () => {
     const schemas: Record<string, unknown> = {};
     for (let i = 0; i < 40; i++) {
-      schemas[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/components/schemas/L${i + 1}` }, b: { $ref: `#/components/schemas/L${i + 1}` } } };
+      schemas[`L${i}`] = {
+        type: 'object',
+        properties: { a: { $ref: `#/components/schemas/L${i + 1}` }, b: { $ref: `#/components/schemas/L${i + 1}` } },
+      };
     }
     schemas.L40 = { type: 'string' };
     const started = performance.now();
@@ -159,27 +218,51 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
   it('resolves parameter, requestBody, response and example refs', async () => {
     const r = await convertFixture('shop-3.0.json', { specUrl: 'https://specs.example.org/openapi.json' });
     const list = toolNamed(r, 'listOrders');
-    expect((list.inputs.properties as any)['X-Trace-Id']).toEqual({ type: 'string', format: 'uuid', description: 'Trace id', examples: ['7c2e'] });
+    expect((list.inputs.properties as any)['X-Trace-Id']).toEqual({
+      type: 'string',
+      format: 'uuid',
+      description: 'Trace id',
+      examples: ['7c2e'],
+    });
     expect((list.outputs as any).items.required).toEqual(['id']);
     expect(toolNamed(r, 'createOrder').inputs.required).toEqual(['body']);
-    expect((toolNamed(r, 'replaceOrder').inputs.properties as any).request_body.examples).toEqual([{ id: 'o1' }, { id: 'o2' }]);
+    expect((toolNamed(r, 'replaceOrder').inputs.properties as any).request_body.examples).toEqual([
+      { id: 'o1' },
+      { id: 'o2' },
+    ]);
   });
 
   it('drops non-JSON example values and de-duplicates by canonical JSON', async () => {
-    const doc = withSchemas({}, {
-      type: 'object',
-      example: { b: 1, a: [1, 2] },
-      examples: [{ a: [1, 2], b: 1 }, Number.NaN, { a: [2, 1], b: 1 }],
-    });
+    const doc = withSchemas(
+      {},
+      {
+        type: 'object',
+        example: { b: 1, a: [1, 2] },
+        examples: [{ a: [1, 2], b: 1 }, Number.NaN, { a: [2, 1], b: 1 }],
+      },
+    );
     const out = (await convert(doc)).manual.tools[0].outputs as any;
-    expect(out.examples).toEqual([{ b: 1, a: [1, 2] }, { a: [2, 1], b: 1 }]);
+    expect(out.examples).toEqual([
+      { b: 1, a: [1, 2] },
+      { a: [2, 1], b: 1 },
+    ]);
     expect(out.example).toBeUndefined();
   });
 
   it('treats a property literally named $ref, example or xml as a property', async () => {
-    const doc = withSchemas({}, { type: 'object', properties: { $ref: { type: 'string' }, example: { type: 'integer' }, xml: { type: 'boolean' } } });
+    const doc = withSchemas(
+      {},
+      {
+        type: 'object',
+        properties: { $ref: { type: 'string' }, example: { type: 'integer' }, xml: { type: 'boolean' } },
+      },
+    );
     const out = (await convert(doc)).manual.tools[0].outputs as any;
-    expect(out.properties).toEqual({ $ref: { type: 'string' }, example: { type: 'integer' }, xml: { type: 'boolean' } });
+    expect(out.properties).toEqual({
+      $ref: { type: 'string' },
+      example: { type: 'integer' },
+      xml: { type: 'boolean' },
+    });
   });
 
   it('never lets a __proto__ name reach the prototype', async () => {

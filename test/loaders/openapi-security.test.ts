@@ -10,14 +10,27 @@ const SCHEMES = {
   basicAuth: { type: 'http', scheme: 'Basic' },
   digestAuth: { type: 'http', scheme: 'digest' },
   mtls: { type: 'mutualTLS' },
-  petstore_auth: { type: 'oauth2', flows: { implicit: { authorizationUrl: 'https://auth.example.com/authorize', scopes: { 'read:pets': '' } } } },
-  machine: { type: 'oauth2', flows: { authorizationCode: { authorizationUrl: 'https://a.example.com/a', tokenUrl: 'https://a.example.com/t' }, clientCredentials: { tokenUrl: 'https://auth.example.com/oauth/token', scopes: { a: '', b: '' } } } },
+  petstore_auth: {
+    type: 'oauth2',
+    flows: { implicit: { authorizationUrl: 'https://auth.example.com/authorize', scopes: { 'read:pets': '' } } },
+  },
+  machine: {
+    type: 'oauth2',
+    flows: {
+      authorizationCode: { authorizationUrl: 'https://a.example.com/a', tokenUrl: 'https://a.example.com/t' },
+      clientCredentials: { tokenUrl: 'https://auth.example.com/oauth/token', scopes: { a: '', b: '' } },
+    },
+  },
   relativeToken: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: {} } } },
   oidc: { type: 'openIdConnect', openIdConnectUrl: 'https://auth.example.com/.well-known/openid-configuration' },
 };
 
 /** One GET operation per security requirement list (undefined → inherit root security). */
-function securedDoc(perOp: Array<unknown[] | undefined>, rootSecurity?: unknown[], schemes: Record<string, unknown> = SCHEMES) {
+function securedDoc(
+  perOp: Array<unknown[] | undefined>,
+  rootSecurity?: unknown[],
+  schemes: Record<string, unknown> = SCHEMES,
+) {
   const paths: Record<string, unknown> = {};
   perOp.forEach((security, i) => {
     paths[`/op${i}`] = { get: op(`op${i}`, security === undefined ? {} : { security }) };
@@ -25,9 +38,17 @@ function securedDoc(perOp: Array<unknown[] | undefined>, rootSecurity?: unknown[
   return oas3(paths, { components: { securitySchemes: schemes }, ...(rootSecurity ? { security: rootSecurity } : {}) });
 }
 
-async function auths(perOp: Array<unknown[] | undefined>, rootSecurity?: unknown[], options: Record<string, unknown> = {}) {
+async function auths(
+  perOp: Array<unknown[] | undefined>,
+  rootSecurity?: unknown[],
+  options: Record<string, unknown> = {},
+) {
   const r = await convert(securedDoc(perOp, rootSecurity), options);
-  return { r, auth: r.manual.tools.map((t) => t.tool_call_template.auth), templates: r.manual.tools.map((t) => t.tool_call_template) };
+  return {
+    r,
+    auth: r.manual.tools.map((t) => t.tool_call_template.auth),
+    templates: r.manual.tools.map((t) => t.tool_call_template),
+  };
 }
 
 describe('security schemes → auth (docs/design/openapi.md#security-schemes)', () => {
@@ -45,7 +66,13 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
   });
 
   it('maps apiKey (header, query, cookie), bearer and basic', async () => {
-    const { auth } = await auths([[{ api_key: [] }], [{ queryKey: [] }], [{ cookieKey: [] }], [{ bearerAuth: [] }], [{ basicAuth: [] }]]);
+    const { auth } = await auths([
+      [{ api_key: [] }],
+      [{ queryKey: [] }],
+      [{ cookieKey: [] }],
+      [{ bearerAuth: [] }],
+      [{ basicAuth: [] }],
+    ]);
     expect(auth).toEqual([
       { auth_type: 'api_key', api_key: '${API_KEY}', var_name: 'X-API-Key', location: 'header' },
       { auth_type: 'api_key', api_key: '${QUERY_KEY}', var_name: 'key', location: 'query' },
@@ -58,21 +85,40 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
   it('maps oauth2 client credentials with the scopes the requirement lists (omitted when none)', async () => {
     const { auth } = await auths([[{ machine: ['b'] }], [{ machine: [] }]]);
     expect(auth).toEqual([
-      { auth_type: 'oauth2', token_url: 'https://auth.example.com/oauth/token', client_id: '${MACHINE_CLIENT_ID}', client_secret: '${MACHINE_CLIENT_SECRET}', scope: 'b' },
-      { auth_type: 'oauth2', token_url: 'https://auth.example.com/oauth/token', client_id: '${MACHINE_CLIENT_ID}', client_secret: '${MACHINE_CLIENT_SECRET}' },
+      {
+        auth_type: 'oauth2',
+        token_url: 'https://auth.example.com/oauth/token',
+        client_id: '${MACHINE_CLIENT_ID}',
+        client_secret: '${MACHINE_CLIENT_SECRET}',
+        scope: 'b',
+      },
+      {
+        auth_type: 'oauth2',
+        token_url: 'https://auth.example.com/oauth/token',
+        client_id: '${MACHINE_CLIENT_ID}',
+        client_secret: '${MACHINE_CLIENT_SECRET}',
+      },
     ]);
   });
 
   it('maps user-obtained oauth2 flows and openIdConnect to a bearer access token', async () => {
     const { auth } = await auths([[{ petstore_auth: ['read:pets'] }], [{ oidc: [] }]]);
     expect(auth).toEqual([
-      { auth_type: 'api_key', api_key: 'Bearer ${PETSTORE_AUTH_ACCESS_TOKEN}', var_name: 'Authorization', location: 'header' },
+      {
+        auth_type: 'api_key',
+        api_key: 'Bearer ${PETSTORE_AUTH_ACCESS_TOKEN}',
+        var_name: 'Authorization',
+        location: 'header',
+      },
       { auth_type: 'api_key', api_key: 'Bearer ${OIDC_ACCESS_TOKEN}', var_name: 'Authorization', location: 'header' },
     ]);
   });
 
   it('uses ONE variable per scheme across 50 operations', async () => {
-    const { r, auth } = await auths(Array.from({ length: 50 }, () => undefined), [{ api_key: [] }]);
+    const { r, auth } = await auths(
+      Array.from({ length: 50 }, () => undefined),
+      [{ api_key: [] }],
+    );
     expect(r.manual.tools).toHaveLength(50);
     const all = JSON.stringify(r.manual.tools.map((t) => t.tool_call_template));
     expect(new Set(all.match(/\$\{[A-Z0-9_]+\}/g))).toEqual(new Set(['${API_KEY}']));
@@ -80,9 +126,15 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
   });
 
   it('gives clashing derived names _2 on the later scheme', async () => {
-    const schemes = { apiKey: { type: 'apiKey', in: 'header', name: 'A' }, API_KEY: { type: 'apiKey', in: 'header', name: 'B' } };
+    const schemes = {
+      apiKey: { type: 'apiKey', in: 'header', name: 'A' },
+      API_KEY: { type: 'apiKey', in: 'header', name: 'B' },
+    };
     const r = await convert(securedDoc([[{ apiKey: [] }], [{ API_KEY: [] }]], undefined, schemes));
-    expect(r.manual.tools.map((t) => (t.tool_call_template.auth as any).api_key)).toEqual(['${API_KEY}', '${API_KEY_2}']);
+    expect(r.manual.tools.map((t) => (t.tool_call_template.auth as any).api_key)).toEqual([
+      '${API_KEY}',
+      '${API_KEY_2}',
+    ]);
   });
 
   it('prefers operation security (even []) over root security; no security → no auth', async () => {
@@ -93,21 +145,38 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
   });
 
   it('treats {} as optional authentication → no auth', async () => {
-    const { auth } = await auths([[{}, { api_key: [] }], [{ api_key: [] }, {}]]);
+    const { auth } = await auths([
+      [{}, { api_key: [] }],
+      [{ api_key: [] }, {}],
+    ]);
     expect(auth[0]).toBeUndefined();
     expect((auth[1] as any).api_key).toBe('${API_KEY}');
   });
 
   it('sends further apiKey schemes of an AND-ed requirement as headers and query parameters', async () => {
     const { templates, r } = await auths([[{ bearerAuth: [], api_key: [], queryKey: [], cookieKey: [] }]]);
-    expect(templates[0].auth).toEqual({ auth_type: 'api_key', api_key: 'Bearer ${BEARER_AUTH}', var_name: 'Authorization', location: 'header' });
+    expect(templates[0].auth).toEqual({
+      auth_type: 'api_key',
+      api_key: 'Bearer ${BEARER_AUTH}',
+      var_name: 'Authorization',
+      location: 'header',
+    });
     expect(templates[0].headers).toEqual({ 'X-API-Key': '${API_KEY}' });
     expect(templates[0].url).toBe('https://api.example.com/op0?key=${QUERY_KEY}');
-    expect(r.report.dropped).toContainEqual({ location: 'GET /op0', construct: 'security scheme cookieKey', reason: expect.stringContaining('cannot be expressed') });
+    expect(r.report.dropped).toContainEqual({
+      location: 'GET /op0',
+      construct: 'security scheme cookieKey',
+      reason: expect.stringContaining('cannot be expressed'),
+    });
   });
 
   it('skips unsupported requirements (digest, mutualTLS, undefined schemes) for the next one, else no auth + warning', async () => {
-    const { auth, r } = await auths([[{ digestAuth: [] }, { basicAuth: [] }], [{ mtls: [] }], [{ nowhere: [] }], [{ api_key: [], digestAuth: [] }]]);
+    const { auth, r } = await auths([
+      [{ digestAuth: [] }, { basicAuth: [] }],
+      [{ mtls: [] }],
+      [{ nowhere: [] }],
+      [{ api_key: [], digestAuth: [] }],
+    ]);
     expect((auth[0] as any).auth_type).toBe('basic');
     expect(auth.slice(1)).toEqual([undefined, undefined, undefined]);
     expect(r.report.warnings).toEqual(
@@ -130,49 +199,74 @@ describe('security schemes → auth (docs/design/openapi.md#security-schemes)', 
     const doc = {
       swagger: '2.0',
       host: 'api.example.com',
-      securityDefinitions: { app: { type: 'oauth2', flow: 'application', tokenUrl: 'https://api.example.com/token', scopes: { x: '' } } },
+      securityDefinitions: {
+        app: { type: 'oauth2', flow: 'application', tokenUrl: 'https://api.example.com/token', scopes: { x: '' } },
+      },
       security: [{ app: ['x'] }],
       paths: { '/a': { get: { operationId: 'a', responses: {} } } },
     };
     const r = await convert(doc);
     expect(r.manual.tools[0].tool_call_template.auth).toEqual({
-      auth_type: 'oauth2', token_url: 'https://api.example.com/token', client_id: '${APP_CLIENT_ID}', client_secret: '${APP_CLIENT_SECRET}', scope: 'x',
+      auth_type: 'oauth2',
+      token_url: 'https://api.example.com/token',
+      client_id: '${APP_CLIENT_ID}',
+      client_secret: '${APP_CLIENT_SECRET}',
+      scope: 'x',
     });
   });
 });
 
 describe('tokenUrl rules (docs/design/security.md#attack-cases OpenAPI)', () => {
   const tokenDoc = (tokenUrl: string) =>
-    securedDoc([[{ cc: [] }]], undefined, { cc: { type: 'oauth2', flows: { clientCredentials: { tokenUrl, scopes: {} } } } });
+    securedDoc([[{ cc: [] }]], undefined, {
+      cc: { type: 'oauth2', flows: { clientCredentials: { tokenUrl, scopes: {} } } },
+    });
   const tokenUrlOf = async (tokenUrl: string, specUrl?: string) =>
     ((await convert(tokenDoc(tokenUrl), { specUrl })).manual.tools[0].tool_call_template.auth as any).token_url;
 
-  it.each(['http://169.254.169.254/token', 'http://attacker.example/token'])('drops a scheme whose tokenUrl is %s, with a report line; the rest converts', async (url) => {
-    const doc = tokenDoc(url);
-    (doc.paths as any)['/other'] = { get: { operationId: 'other', security: [{ key: [] }], responses: { '200': { description: 'ok' } } } };
-    (doc.components as any).securitySchemes.key = { type: 'apiKey', in: 'header', name: 'X-Key' };
-    const r = await convert(doc, { specUrl: 'https://api.example.com/spec.json' });
-    expect(r.manual.tools.map((t) => t.name)).toEqual(['op0', 'other']);
-    expect(r.manual.tools[0].tool_call_template).not.toHaveProperty('auth');
-    expect(JSON.stringify(r.manual)).not.toContain(new URL(url).host);
-    expect((r.manual.tools[1].tool_call_template.auth as any).var_name).toBe('X-Key');
-    expect(r.report.dropped).toContainEqual({ location: 'securitySchemes.cc', construct: 'security scheme cc', reason: expect.stringContaining('OAuth2 tokenUrl') });
-  });
+  it.each(['http://169.254.169.254/token', 'http://attacker.example/token'])(
+    'drops a scheme whose tokenUrl is %s, with a report line; the rest converts',
+    async (url) => {
+      const doc = tokenDoc(url);
+      (doc.paths as any)['/other'] = {
+        get: { operationId: 'other', security: [{ key: [] }], responses: { '200': { description: 'ok' } } },
+      };
+      (doc.components as any).securitySchemes.key = { type: 'apiKey', in: 'header', name: 'X-Key' };
+      const r = await convert(doc, { specUrl: 'https://api.example.com/spec.json' });
+      expect(r.manual.tools.map((t) => t.name)).toEqual(['op0', 'other']);
+      expect(r.manual.tools[0].tool_call_template).not.toHaveProperty('auth');
+      expect(JSON.stringify(r.manual)).not.toContain(new URL(url).host);
+      expect((r.manual.tools[1].tool_call_template.auth as any).var_name).toBe('X-Key');
+      expect(r.report.dropped).toContainEqual({
+        location: 'securitySchemes.cc',
+        construct: 'security scheme cc',
+        reason: expect.stringContaining('OAuth2 tokenUrl'),
+      });
+    },
+  );
 
   it('accepts a legitimate https tokenUrl', async () => {
-    expect(await tokenUrlOf('https://auth.example.com/oauth/token', 'https://api.example.com/spec.json')).toBe('https://auth.example.com/oauth/token');
+    expect(await tokenUrlOf('https://auth.example.com/oauth/token', 'https://api.example.com/spec.json')).toBe(
+      'https://auth.example.com/oauth/token',
+    );
   });
 
   it('resolves a relative tokenUrl against an https spec URL', async () => {
-    expect(await tokenUrlOf('/oauth/token', 'https://api.example.com/spec.json')).toBe('https://api.example.com/oauth/token');
+    expect(await tokenUrlOf('/oauth/token', 'https://api.example.com/spec.json')).toBe(
+      'https://api.example.com/oauth/token',
+    );
   });
 
   it('resolves a scheme-relative tokenUrl to https', async () => {
-    expect(await tokenUrlOf('//auth.example.com/oauth/token', 'https://api.example.com/spec.json')).toBe('https://auth.example.com/oauth/token');
+    expect(await tokenUrlOf('//auth.example.com/oauth/token', 'https://api.example.com/spec.json')).toBe(
+      'https://auth.example.com/oauth/token',
+    );
   });
 
   it('resolves //localhost/… against an http loopback spec to http://localhost/…', async () => {
-    expect(await tokenUrlOf('//localhost/oauth/token', 'http://127.0.0.1:8080/spec.json')).toBe('http://localhost/oauth/token');
+    expect(await tokenUrlOf('//localhost/oauth/token', 'http://127.0.0.1:8080/spec.json')).toBe(
+      'http://localhost/oauth/token',
+    );
   });
 
   it('leaves a relative tokenUrl unchanged without a spec URL, with a warning', async () => {
@@ -182,11 +276,15 @@ describe('tokenUrl rules (docs/design/security.md#attack-cases OpenAPI)', () => 
   });
 
   it('fails a remote https spec whose tokenUrl //localhost/… resolves to a loopback host', async () => {
-    await expect(convert(tokenDoc('//localhost/oauth/token'), { specUrl: 'https://api.example.com/spec.json' })).rejects.toThrow(/loopback/);
+    await expect(
+      convert(tokenDoc('//localhost/oauth/token'), { specUrl: 'https://api.example.com/spec.json' }),
+    ).rejects.toThrow(/loopback/);
   });
 
   it('fails a remote spec with an absolute loopback tokenUrl', async () => {
-    await expect(convert(tokenDoc('http://127.0.0.1:9/token'), { specUrl: 'https://api.example.com/spec.json' })).rejects.toThrow(/OAuth2 tokenUrl.*loopback/);
+    await expect(
+      convert(tokenDoc('http://127.0.0.1:9/token'), { specUrl: 'https://api.example.com/spec.json' }),
+    ).rejects.toThrow(/OAuth2 tokenUrl.*loopback/);
   });
 });
 
@@ -205,13 +303,21 @@ describe('auth_tools (docs/design/openapi.md#security-schemes)', () => {
 
   it('keeps the generated auth (with one warning) when auth_tools is incompatible', async () => {
     const authTools = { auth_type: 'api_key', api_key: '${T}', var_name: 'Authorization', location: 'header' };
-    const { auth, r } = await auths([[{ api_key: [] }], [{ queryKey: [] }], [{ basicAuth: [] }]], undefined, { authTools });
+    const { auth, r } = await auths([[{ api_key: [] }], [{ queryKey: [] }], [{ basicAuth: [] }]], undefined, {
+      authTools,
+    });
     expect(auth.map((a: any) => a.api_key ?? a.auth_type)).toEqual(['${API_KEY}', '${QUERY_KEY}', 'basic']);
     expect(r.report.warnings.filter((w) => w.includes('auth_tools'))).toHaveLength(3);
   });
 
   it('applies an oauth2 auth_tools to generated oauth2 auth', async () => {
-    const authTools = { auth_type: 'oauth2', token_url: 'https://idp.example.com/t', client_id: '${ID}', client_secret: '${SECRET}', scope: 'all' };
+    const authTools = {
+      auth_type: 'oauth2',
+      token_url: 'https://idp.example.com/t',
+      client_id: '${ID}',
+      client_secret: '${SECRET}',
+      scope: 'all',
+    };
     const { auth } = await auths([[{ machine: ['a'] }]], undefined, { authTools });
     expect(auth[0]).toEqual(authTools);
   });

@@ -10,7 +10,11 @@ const checker = createSchemaChecker();
 function withResponse(schema: unknown, schemas: Record<string, unknown> = {}, version = '3.0.3') {
   return {
     ...oas3(
-      { '/x': { get: op('x', { responses: { '200': { description: 'ok', content: { 'application/json': { schema } } } } }) } },
+      {
+        '/x': {
+          get: op('x', { responses: { '200': { description: 'ok', content: { 'application/json': { schema } } } } }),
+        },
+      },
       { components: { schemas } },
     ),
     openapi: version,
@@ -44,8 +48,15 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
 
   it('nullable without a type and beside oneOf/anyOf/allOf admits null through anyOf', async () => {
     for (const combinator of ['oneOf', 'anyOf', 'allOf']) {
-      const { out } = await outputOf({ [combinator]: [{ type: 'string' }, { type: 'integer' }], nullable: true, description: 'd' });
-      expect(out).toEqual({ description: 'd', anyOf: [{ [combinator]: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] });
+      const { out } = await outputOf({
+        [combinator]: [{ type: 'string' }, { type: 'integer' }],
+        nullable: true,
+        description: 'd',
+      });
+      expect(out).toEqual({
+        description: 'd',
+        anyOf: [{ [combinator]: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }],
+      });
       expect(accepts(out, null)).toBe(true);
       expect(accepts(out, {})).toBe(false);
     }
@@ -66,7 +77,17 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
       Name: { type: 'string', maxLength: 3 },
       Node: { type: 'object', properties: { next: { $ref: '#/components/schemas/Node', nullable: true } } },
     };
-    const { out } = await outputOf({ type: 'object', properties: { n: { $ref: '#/components/schemas/Name', nullable: true }, m: { $ref: '#/components/schemas/Name' }, node: { $ref: '#/components/schemas/Node' } } }, schemas);
+    const { out } = await outputOf(
+      {
+        type: 'object',
+        properties: {
+          n: { $ref: '#/components/schemas/Name', nullable: true },
+          m: { $ref: '#/components/schemas/Name' },
+          node: { $ref: '#/components/schemas/Node' },
+        },
+      },
+      schemas,
+    );
     expect(out.properties.n).toEqual({ type: ['string', 'null'], maxLength: 3 });
     expect(out.properties.m).toEqual({ type: 'string', maxLength: 3 });
     expect(out.$defs.Node.properties.next).toEqual({ anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] });
@@ -74,7 +95,12 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
   });
 
   it('a oneOf whose branches are all nullable accepts null once', async () => {
-    const { out } = await outputOf({ oneOf: [{ type: 'string', nullable: true }, { type: 'integer', nullable: true }] });
+    const { out } = await outputOf({
+      oneOf: [
+        { type: 'string', nullable: true },
+        { type: 'integer', nullable: true },
+      ],
+    });
     expect(accepts(out, null)).toBe(true);
     expect(accepts(out, 'a')).toBe(true);
     expect(accepts(out, 1.5)).toBe(false);
@@ -96,7 +122,12 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
             operationId: 'up',
             consumes: ['multipart/form-data'],
             parameters: [{ name: 'file', in: 'formData', type: 'file', required: true }],
-            responses: { '200': { description: 'ok', schema: { type: 'object', properties: { note: { type: 'string', 'x-nullable': true } } } } },
+            responses: {
+              '200': {
+                description: 'ok',
+                schema: { type: 'object', properties: { note: { type: 'string', 'x-nullable': true } } },
+              },
+            },
           },
         },
       },
@@ -126,7 +157,12 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
       examples: [{ kind: 'a' }],
       properties: { n: { type: 'number', exclusiveMinimum: 0, maximum: 10 }, kind: { type: 'string' } },
     });
-    expect(report.dropped.map((d) => d.construct).sort()).toEqual(['keyword discriminator', 'keyword externalDocs', 'keyword xml', 'x-* extension keywords']);
+    expect(report.dropped.map((d) => d.construct).sort()).toEqual([
+      'keyword discriminator',
+      'keyword externalDocs',
+      'keyword xml',
+      'x-* extension keywords',
+    ]);
     expect(report.warnings).toContainEqual(expect.stringContaining('Changed boolean exclusiveMinimum'));
   });
 
@@ -148,8 +184,16 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
       {
         '/users': {
           post: op('createUser', {
-            requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/User' } } } },
-            responses: { '201': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/User' } } } } },
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/User' } } },
+            },
+            responses: {
+              '201': {
+                description: 'ok',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/User' } } },
+              },
+            },
           }),
         },
       },
@@ -162,7 +206,9 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
     expect(body.required).toEqual(['name', 'password']);
     expect(Object.keys((t.outputs as any).properties)).toEqual(['id', 'created', 'name']);
     expect((t.outputs as any).required).toEqual(['id', 'name']);
-    expect(r.report.dropped.map((d) => d.construct)).toEqual(expect.arrayContaining(['readOnly property', 'writeOnly property']));
+    expect(r.report.dropped.map((d) => d.construct)).toEqual(
+      expect.arrayContaining(['readOnly property', 'writeOnly property']),
+    );
   });
 
   it('passes 3.1 / 2020-12 schemas through', async () => {
@@ -199,10 +245,18 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
       patternProperties: { '[': { type: 'string' }, '^x-': { type: 'string' } },
     });
     expect(out.properties.a).toEqual({ type: 'string', minLength: 2 });
-    expect(out.properties.b).toEqual({ type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }], items: false });
+    expect(out.properties.b).toEqual({
+      type: 'array',
+      prefixItems: [{ type: 'string' }, { type: 'integer' }],
+      items: false,
+    });
     expect(out.properties.c).toEqual({});
     expect(out.properties.d).toEqual({});
-    expect(out.properties.e).toEqual({ type: 'object', dependentRequired: { x: ['y'] }, dependentSchemas: { z: { required: ['w'] } } });
+    expect(out.properties.e).toEqual({
+      type: 'object',
+      dependentRequired: { x: ['y'] },
+      dependentSchemas: { z: { required: ['w'] } },
+    });
     expect(out.properties.f).toEqual({});
     expect(out.properties.g).toEqual({ type: 'integer' });
     expect(out.patternProperties).toEqual({ '^x-': { type: 'string' } });
@@ -211,7 +265,12 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
   });
 
   it('accepts { milestone: null } for GitHub-style oneOf + nullable request bodies', async () => {
-    const r = await convert(withBody({ type: 'object', properties: { milestone: { oneOf: [{ type: 'string' }, { type: 'integer' }], nullable: true } } }));
+    const r = await convert(
+      withBody({
+        type: 'object',
+        properties: { milestone: { oneOf: [{ type: 'string' }, { type: 'integer' }], nullable: true } },
+      }),
+    );
     const inputs = r.manual.tools[0].inputs;
     expect(checker.check(inputs)).toEqual([]);
     expect(accepts(inputs, { body: { milestone: null } })).toBe(true);
@@ -227,7 +286,12 @@ function hostileSpec(operations: number, definitions: number): Record<string, un
   for (let i = 0; i < definitions; i++) {
     schemas[`N${i}`] = {
       type: 'object',
-      properties: { a: ref(i + 1), b: ref(i * 7 + 3), c: { type: 'array', items: ref(i * 13 + 5) }, s: { type: 'string' } },
+      properties: {
+        a: ref(i + 1),
+        b: ref(i * 7 + 3),
+        c: { type: 'array', items: ref(i * 13 + 5) },
+        s: { type: 'string' },
+      },
     };
   }
   const paths: Record<string, unknown> = {};
@@ -264,7 +328,10 @@ describe('expansion limits per document (docs/design/openapi.md#expansion-limits
 
   it('converts the same graph when the limits allow it, sharing every translated subtree', () => {
     const doc = hostileSpec(200, 60);
-    const r = convertOpenApiSpec(doc, { manualName: 'hostile', limits: { max_openapi_expansion_factor: 100_000, max_schema_nodes: 300 } });
+    const r = convertOpenApiSpec(doc, {
+      manualName: 'hostile',
+      limits: { max_openapi_expansion_factor: 100_000, max_schema_nodes: 300 },
+    });
     expect(r.manual.tools).toHaveLength(200);
     const defs = r.manual.tools.map((t) => (t.outputs as any).$defs?.N5).filter(Boolean);
     expect(defs.length).toBeGreaterThan(100);

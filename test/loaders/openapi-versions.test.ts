@@ -9,16 +9,25 @@ describe('Swagger 2.0 (YAML fixture)', () => {
     const r = await convertFixture('petstore-swagger2.yaml');
     expect(r.report.specVersion).toBe('2.0');
     expect(toolNamed(r, 'addPet').tool_call_template.url).toBe('https://petstore.swagger.io/v2/pet');
-    expect(toolNamed(r, 'uploadFile').tool_call_template.url).toBe('https://petstore.swagger.io/v2/pet/{petId}/uploadImage');
+    expect(toolNamed(r, 'uploadFile').tool_call_template.url).toBe(
+      'https://petstore.swagger.io/v2/pet/{petId}/uploadImage',
+    );
   });
 
   it('turns an `in: body` parameter into the body with the first JSON-like consumes entry', async () => {
     const t = toolNamed(await convertFixture('petstore-swagger2.yaml'), 'addPet');
-    expect(t.tool_call_template).toMatchObject({ http_method: 'POST', body_field: 'body', content_type: 'application/json' });
+    expect(t.tool_call_template).toMatchObject({
+      http_method: 'POST',
+      body_field: 'body',
+      content_type: 'application/json',
+    });
     expect(t.inputs.required).toEqual(['body']);
     const body = (t.inputs.properties as any).body;
     expect(body.description).toBe('Pet object that needs to be added to the store');
-    expect(body.properties.category).toEqual({ type: 'object', properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' } } });
+    expect(body.properties.category).toEqual({
+      type: 'object',
+      properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' } },
+    });
     expect(body.properties.tags.items.properties.name).toEqual({ type: 'string' });
     expect(body.externalDocs).toBeUndefined();
     expect(body.properties.name).toEqual({ type: 'string', examples: ['doggie'] });
@@ -27,7 +36,11 @@ describe('Swagger 2.0 (YAML fixture)', () => {
   it('maps x-nullable to a type array (null added to enum) and boolean exclusiveMaximum to the numeric form', async () => {
     const r = await convertFixture('petstore-swagger2.yaml');
     const status = (toolNamed(r, 'addPet').inputs.properties as any).body.properties.status;
-    expect(status).toEqual({ type: ['string', 'null'], description: 'pet status in the store', enum: ['available', 'pending', 'sold', null] });
+    expect(status).toEqual({
+      type: ['string', 'null'],
+      description: 'pet status in the store',
+      enum: ['available', 'pending', 'sold', null],
+    });
     const limit = (toolNamed(r, 'findPetsByStatus').inputs.properties as any).limit;
     expect(limit).toEqual({ type: ['integer', 'null'], format: 'int32', minimum: 1, exclusiveMaximum: 100 });
   });
@@ -40,7 +53,7 @@ describe('Swagger 2.0 (YAML fixture)', () => {
       description: 'Status values that need to be considered for filter',
     });
     expect(t.inputs.required).toEqual(['status']);
-    expect(t.tool_call_template).not.toHaveProperty("body_field");
+    expect(t.tool_call_template).not.toHaveProperty('body_field');
   });
 
   it('reads integer YAML response keys and 2.0 response examples into outputs', async () => {
@@ -73,10 +86,22 @@ describe('Swagger 2.0 (YAML fixture)', () => {
 
   it('maps 2.0 security definitions (apiKey, basic, implicit oauth2) to one variable per scheme', async () => {
     const r = await convertFixture('petstore-swagger2.yaml');
-    expect(toolNamed(r, 'findPetsByStatus').tool_call_template.auth).toEqual({ auth_type: 'api_key', api_key: '${API_KEY}', var_name: 'api_key', location: 'header' });
-    expect(toolNamed(r, 'deletePet').tool_call_template.auth).toEqual({ auth_type: 'basic', username: '${BASIC_AUTH_USERNAME}', password: '${BASIC_AUTH_PASSWORD}' });
+    expect(toolNamed(r, 'findPetsByStatus').tool_call_template.auth).toEqual({
+      auth_type: 'api_key',
+      api_key: '${API_KEY}',
+      var_name: 'api_key',
+      location: 'header',
+    });
+    expect(toolNamed(r, 'deletePet').tool_call_template.auth).toEqual({
+      auth_type: 'basic',
+      username: '${BASIC_AUTH_USERNAME}',
+      password: '${BASIC_AUTH_PASSWORD}',
+    });
     expect(toolNamed(r, 'addPet').tool_call_template.auth).toEqual({
-      auth_type: 'api_key', api_key: 'Bearer ${PETSTORE_AUTH_ACCESS_TOKEN}', var_name: 'Authorization', location: 'header',
+      auth_type: 'api_key',
+      api_key: 'Bearer ${PETSTORE_AUTH_ACCESS_TOKEN}',
+      var_name: 'Authorization',
+      location: 'header',
     });
     expect(toolNamed(r, 'deletePet').tool_call_template.header_fields).toEqual(['api_key']);
   });
@@ -84,12 +109,21 @@ describe('Swagger 2.0 (YAML fixture)', () => {
   it('skips HEAD with a warning and accounts for every operation', async () => {
     const r = await convertFixture('petstore-swagger2.yaml');
     expect(r.report.counts).toEqual({ operations: 6, tools: 5, skipped: 1, filtered: 0 });
-    expect(r.report.skipped).toEqual([{ method: 'head', path: '/pet/{petId}', operationId: 'headPet', reason: expect.stringContaining('HEAD') }]);
-    expect(r.report.warnings).toContain('Skipped HEAD /pet/{petId} (headPet): HEAD operations are not supported by the http call template');
+    expect(r.report.skipped).toEqual([
+      { method: 'head', path: '/pet/{petId}', operationId: 'headPet', reason: expect.stringContaining('HEAD') },
+    ]);
+    expect(r.report.warnings).toContain(
+      'Skipped HEAD /pet/{petId} (headPet): HEAD operations are not supported by the http call template',
+    );
   });
 
   it('uses the 2.0 spec URL host when host is absent, and the https scheme when listed', async () => {
-    const doc = { swagger: '2.0', info: { title: 't', version: '1' }, basePath: '/api', paths: { '/x': { get: { operationId: 'x', responses: {} } } } };
+    const doc = {
+      swagger: '2.0',
+      info: { title: 't', version: '1' },
+      basePath: '/api',
+      paths: { '/x': { get: { operationId: 'x', responses: {} } } },
+    };
     const r = await convertOpenApiDocument(doc, { manualName: 'm', specUrl: 'https://specs.example.com/swagger.json' });
     expect(r.manual.tools[0].tool_call_template.url).toBe('https://specs.example.com/api/x');
   });
@@ -103,10 +137,24 @@ describe('OpenAPI 3.0 (JSON fixture)', () => {
     expect(r.report.specVersion).toBe('3.0');
     expect(r.report.counts).toEqual({ operations: 15, tools: 11, skipped: 4, filtered: 0 });
     expect(r.manual.tools.map((t) => t.name)).toEqual([
-      'listOrders', 'createOrder', 'listOrders_2', 'createOrder_2', 'get_orders_orderId', 'replaceOrder',
-      'upload', 'uploadMultipart', 'uploadRaw', 'patchAnything', 'get_root',
+      'listOrders',
+      'createOrder',
+      'listOrders_2',
+      'createOrder_2',
+      'get_orders_orderId',
+      'replaceOrder',
+      'upload',
+      'uploadMultipart',
+      'uploadRaw',
+      'patchAnything',
+      'get_root',
     ]);
-    expect(r.report.skipped.map((s) => `${s.method} ${s.path}`)).toEqual(['options /orders', 'trace /orders', 'options /legacy/orders', 'trace /legacy/orders']);
+    expect(r.report.skipped.map((s) => `${s.method} ${s.path}`)).toEqual([
+      'options /orders',
+      'trace /orders',
+      'options /legacy/orders',
+      'trace /legacy/orders',
+    ]);
   });
 
   it('returns the manual shape with the manual name on every template', async () => {
@@ -132,12 +180,17 @@ describe('OpenAPI 3.0 (JSON fixture)', () => {
     const r = await convertOpenApiDocument(yaml, { manualName: 'petstore' });
     expect(r.manual.tools).toEqual([
       {
-        name: 'getPet', description: '', tags: ['pets'],
+        name: 'getPet',
+        description: '',
+        tags: ['pets'],
         inputs: { type: 'object', properties: { petId: { type: 'string' } }, required: ['petId'] },
         outputs: {},
         tool_call_template: {
-          name: 'petstore', call_template_type: 'http', http_method: 'GET',
-          url: 'https://eu.api.example.com/v1/pets/{petId}', content_type: 'application/json',
+          name: 'petstore',
+          call_template_type: 'http',
+          http_method: 'GET',
+          url: 'https://eu.api.example.com/v1/pets/{petId}',
+          content_type: 'application/json',
           auth: { auth_type: 'api_key', api_key: '${API_KEY}', var_name: 'X-API-Key', location: 'header' },
         },
       },
@@ -171,9 +224,15 @@ describe('OpenAPI 3.0 (JSON fixture)', () => {
 
   it('accepts JSON text, YAML text and an object alike', async () => {
     const fromText = await convertOpenApiDocument(fixtureText('shop-3.0.json'), { manualName: 'm', specUrl });
-    const fromObject = await convertOpenApiDocument(JSON.parse(fixtureText('shop-3.0.json')), { manualName: 'm', specUrl });
+    const fromObject = await convertOpenApiDocument(JSON.parse(fixtureText('shop-3.0.json')), {
+      manualName: 'm',
+      specUrl,
+    });
     const YAML = await import('yaml');
-    const fromYaml = await convertOpenApiDocument(YAML.stringify(JSON.parse(fixtureText('shop-3.0.json'))), { manualName: 'm', specUrl });
+    const fromYaml = await convertOpenApiDocument(YAML.stringify(JSON.parse(fixtureText('shop-3.0.json'))), {
+      manualName: 'm',
+      specUrl,
+    });
     expect(fromObject.manual).toEqual(fromText.manual);
     expect(fromYaml.manual).toEqual(fromText.manual);
   });
@@ -217,14 +276,21 @@ describe('document input', () => {
   });
 
   it('rejects a document above max_document_bytes before parsing', async () => {
-    await expect(convertOpenApiDocument(fixtureText('shop-3.0.json'), { manualName: 'm', limits: { max_document_bytes: 1000 } })).rejects.toMatchObject({
+    await expect(
+      convertOpenApiDocument(fixtureText('shop-3.0.json'), { manualName: 'm', limits: { max_document_bytes: 1000 } }),
+    ).rejects.toMatchObject({
       code: 'RESPONSE_TOO_LARGE',
     });
   });
 
   it('rejects a YAML alias bomb with max_yaml_aliases', async () => {
     const lines = ['openapi: 3.0.0', 'a: &a [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 0; i < 8; i++) lines.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`);
+    for (let i = 0; i < 8; i++)
+      lines.push(
+        `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+          .fill(`*${String.fromCharCode(97 + i)}`)
+          .join(', ')}]`,
+      );
     lines.push('paths: {}');
     await expect(convertOpenApiDocument(lines.join('\n'), { manualName: 'm' })).rejects.toMatchObject({
       code: 'INVALID_MANUAL',
@@ -233,8 +299,12 @@ describe('document input', () => {
   });
 
   it('rejects something that is not an OpenAPI document', async () => {
-    await expect(convertOpenApiDocument('{"tools": []}', { manualName: 'm' })).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
-    await expect(convertOpenApiDocument('- just\n- a list', { manualName: 'm' })).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    await expect(convertOpenApiDocument('{"tools": []}', { manualName: 'm' })).rejects.toMatchObject({
+      code: 'INVALID_MANUAL',
+    });
+    await expect(convertOpenApiDocument('- just\n- a list', { manualName: 'm' })).rejects.toMatchObject({
+      code: 'INVALID_MANUAL',
+    });
   });
 
   it('defaults the manual name to the sanitised info.title', async () => {
@@ -246,7 +316,11 @@ describe('document input', () => {
     const doc = JSON.parse(fixtureText('shop-3.0.json'));
     const { manual, warnings } = await convertOpenApi(doc, { manualName: 'shop' });
     expect((manual as { tools: unknown[] }).tools).toHaveLength(11);
-    expect(warnings).toContainEqual(expect.stringMatching(/^Changed relative server URL .* at PUT \/orders\/\{orderId\}: bound to the variable \$\{BASE_URL\}: set shop_BASE_URL/));
+    expect(warnings).toContainEqual(
+      expect.stringMatching(
+        /^Changed relative server URL .* at PUT \/orders\/\{orderId\}: bound to the variable \$\{BASE_URL\}: set shop_BASE_URL/,
+      ),
+    );
   });
 });
 
@@ -254,7 +328,9 @@ describe('malformed documents', () => {
   it('reports a non-object paths and converts nothing', async () => {
     const r = await convertOpenApiDocument({ openapi: '3.0.0', paths: ['/a'] }, { manualName: 'm' });
     expect(r.manual.tools).toEqual([]);
-    expect(r.report.dropped).toEqual([{ location: 'document', construct: 'paths', reason: 'not an object; no operations converted' }]);
+    expect(r.report.dropped).toEqual([
+      { location: 'document', construct: 'paths', reason: 'not an object; no operations converted' },
+    ]);
   });
 
   it('accepts a 3.1 document without paths', async () => {
@@ -269,12 +345,21 @@ describe('malformed documents', () => {
       openapi: '3.0.0',
       servers: [{ url: 'https://a.example.com' }],
       paths: {
-        '/deep': { post: { operationId: 'deep', requestBody: { content: { 'application/json': { schema } } }, responses: {} } },
+        '/deep': {
+          post: { operationId: 'deep', requestBody: { content: { 'application/json': { schema } } }, responses: {} },
+        },
         '/ok': { get: { operationId: 'ok', responses: {} } },
       },
     };
     const r = await convertOpenApiDocument(doc, { manualName: 'm' });
     expect(r.manual.tools.map((t) => t.name)).toEqual(['ok']);
-    expect(r.report.skipped).toEqual([{ method: 'post', path: '/deep', operationId: 'deep', reason: expect.stringMatching(/^conversion failed: .*call stack/) }]);
+    expect(r.report.skipped).toEqual([
+      {
+        method: 'post',
+        path: '/deep',
+        operationId: 'deep',
+        reason: expect.stringMatching(/^conversion failed: .*call stack/),
+      },
+    ]);
   });
 });

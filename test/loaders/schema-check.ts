@@ -8,7 +8,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
 type AddFormats = (ajv: unknown) => unknown;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
+  addFormatsModule) as unknown as AddFormats;
 
 /** Keywords that exist only in OpenAPI: none may remain in a generated schema. */
 const OPENAPI_ONLY = ['nullable', 'x-nullable', 'discriminator', 'example', 'xml', 'externalDocs'];
@@ -74,7 +75,15 @@ export function findOpenApiKeywords(schema: unknown): string[] {
       }
       if (OPENAPI_ONLY.includes(k) || k.startsWith('x-')) found.push(`${at}/${k}`);
       if (DATA_KEYS.has(k)) continue;
-      walk(v, `${at}/${k}`, k === 'properties' || k === 'patternProperties' || k === '$defs' || k === 'definitions' || k === 'dependentSchemas');
+      walk(
+        v,
+        `${at}/${k}`,
+        k === 'properties' ||
+          k === 'patternProperties' ||
+          k === '$defs' ||
+          k === 'definitions' ||
+          k === 'dependentSchemas',
+      );
     }
   };
   walk(schema, '#', false);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isPlainObject, toCallToolResult, toErrorResult, toInputSchema, toOutputSchema } from '../../src/mcp/convert.js';
+import {
+  isPlainObject,
+  toCallToolResult,
+  toErrorResult,
+  toInputSchema,
+  toOutputSchema,
+} from '../../src/mcp/convert.js';
 import { encodeMcpToolName, isValidMcpToolName } from '../../src/mcp/tool-names.js';
 
 describe('encodeMcpToolName', () => {
@@ -34,7 +40,10 @@ describe('encodeMcpToolName', () => {
 
 describe('toInputSchema', () => {
   it('adds type object when missing', () => {
-    expect(toInputSchema({ properties: { a: { type: 'string' } } })).toEqual({ type: 'object', properties: { a: { type: 'string' } } });
+    expect(toInputSchema({ properties: { a: { type: 'string' } } })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string' } },
+    });
   });
 
   it('turns a missing schema into an empty object schema', () => {
@@ -52,7 +61,10 @@ describe('toInputSchema', () => {
 
 describe('toOutputSchema', () => {
   it('keeps an object schema', () => {
-    expect(toOutputSchema({ type: 'object', properties: { n: { type: 'number' } } })).toEqual({ type: 'object', properties: { n: { type: 'number' } } });
+    expect(toOutputSchema({ type: 'object', properties: { n: { type: 'number' } } })).toEqual({
+      type: 'object',
+      properties: { n: { type: 'number' } },
+    });
   });
 
   it.each([[{}], [{ type: 'array' }], [{ type: 'string' }], [undefined]])('omits %j', (schema) => {
@@ -66,7 +78,10 @@ describe('toCallToolResult', () => {
   });
 
   it('adds structuredContent for plain objects', () => {
-    expect(toCallToolResult({ a: 1 })).toEqual({ content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { a: 1 } });
+    expect(toCallToolResult({ a: 1 })).toEqual({
+      content: [{ type: 'text', text: '{"a":1}' }],
+      structuredContent: { a: 1 },
+    });
   });
 
   it('stringifies numbers, arrays and null without structuredContent', () => {
@@ -77,7 +92,10 @@ describe('toCallToolResult', () => {
   });
 
   it('writes bigints as strings in text and structuredContent', () => {
-    expect(toCallToolResult({ n: 10n })).toEqual({ content: [{ type: 'text', text: '{"n":"10"}' }], structuredContent: { n: '10' } });
+    expect(toCallToolResult({ n: 10n })).toEqual({
+      content: [{ type: 'text', text: '{"n":"10"}' }],
+      structuredContent: { n: '10' },
+    });
   });
 
   it('survives circular objects with text only', () => {

@@ -12,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-github.ts', import.meta.url));
-const LABEL = { id: 1, node_id: 'MDU6TGFiZWwx', url: 'https://api.github.com/repos/o/r/labels/defect', name: 'defect', description: null, color: 'f29513', default: false };
+const LABEL = {
+  id: 1,
+  node_id: 'MDU6TGFiZWwx',
+  url: 'https://api.github.com/repos/o/r/labels/defect',
+  name: 'defect',
+  description: null,
+  color: 'f29513',
+  default: false,
+};
 
 let api: ReturnType<typeof createServer>;
 let apiBase = '';
@@ -44,7 +52,10 @@ async function listAndCall(mcp: Client): Promise<void> {
   expect(tools.length).toBeGreaterThan(30);
   expect(update?.outputSchema).toBeDefined();
   expect(tools.find((t) => /issues.update$/.test(t.name))).toBeDefined();
-  const result = await mcp.callTool({ name: update!.name, arguments: { owner: 'o', repo: 'r', name: 'bug', body: { new_name: 'defect', color: 'f29513' } } });
+  const result = await mcp.callTool({
+    name: update!.name,
+    arguments: { owner: 'o', repo: 'r', name: 'bug', body: { new_name: 'defect', color: 'f29513' } },
+  });
   expect(result.isError).toBeFalsy();
   expect(result.structuredContent).toEqual(LABEL);
   const r = seen.at(-1)!;

@@ -33,9 +33,13 @@ function watchLines(stream: NodeJS.ReadableStream) {
 }
 
 function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child did not exit within ${EXIT_DEADLINE_MS} ms`)), EXIT_DEADLINE_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`child did not exit within ${EXIT_DEADLINE_MS} ms`)),
+      EXIT_DEADLINE_MS,
+    );
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal });
@@ -44,7 +48,10 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 }
 
 function spawnBridge(mode: 'stdio' | 'http'): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, mode], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture, mode], {
+    cwd: repoRoot,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -52,7 +59,12 @@ function spawnBridge(mode: 'stdio' | 'http'): ChildProcess {
 }
 
 async function stdioClient() {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', fixture, 'stdio'], cwd: repoRoot, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', fixture, 'stdio'],
+    cwd: repoRoot,
+    stderr: 'pipe',
+  });
   const mcp = new Client({ name: 'bridge-stdio-test', version: '1.0.0' });
   const stderr = transport.stderr as unknown as NodeJS.ReadableStream;
   await mcp.connect(transport);
@@ -65,7 +77,10 @@ describe('serveMcp over stdio (child process)', () => {
     const { mcp } = await stdioClient();
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name)).toEqual(['demo.add', 'demo.fail', 'demo.wait']);
-    expect(tools[0]).toMatchObject({ description: 'Adds two numbers', inputSchema: { type: 'object', required: ['a', 'b'] } });
+    expect(tools[0]).toMatchObject({
+      description: 'Adds two numbers',
+      inputSchema: { type: 'object', required: ['a', 'b'] },
+    });
   });
 
   it('calls a tool', async () => {
@@ -78,7 +93,9 @@ describe('serveMcp over stdio (child process)', () => {
     const { mcp } = await stdioClient();
     const result = await mcp.callTool({ name: 'demo.fail', arguments: {} });
     expect(result.isError).toBe(true);
-    expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('the fail tool failed on purpose') }]);
+    expect(result.content).toEqual([
+      { type: 'text', text: expect.stringContaining('the fail tool failed on purpose') },
+    ]);
   });
 
   it('aborts the tool in the child when the host cancels', async () => {
@@ -96,9 +113,14 @@ describe('serveMcp over stdio (child process)', () => {
     const child = spawnBridge('stdio');
     const replies = createInterface({ input: child.stdout! });
     const first = once(replies, 'line');
-    child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`);
+    child.stdin!.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`,
+    );
     const [line] = (await first) as [string];
-    expect(JSON.parse(line)).toMatchObject({ id: 1, result: { serverInfo: { name: 'utcp-kit' }, capabilities: { tools: {} } } });
+    expect(JSON.parse(line)).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: 'utcp-kit' }, capabilities: { tools: {} } },
+    });
     child.stdin!.end();
     expect(await exitOf(child)).toEqual({ code: 0, signal: null });
   });

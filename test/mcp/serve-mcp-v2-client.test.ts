@@ -22,7 +22,11 @@ it('serves tools to a v2-SDK client over streamable HTTP', async () => {
   const client = await UtcpClient.create({});
   onTestFinished(() => client.close());
   await client.registerFunctions('demo', [
-    { name: 'add', inputs: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }, handler: ({ a, b }) => ({ sum: (a as number) + (b as number) }) },
+    {
+      name: 'add',
+      inputs: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+      handler: ({ a, b }) => ({ sum: (a as number) + (b as number) }),
+    },
   ]);
   const handle = await serveMcp(client, { transport: 'http' });
   onTestFinished(() => handle.close());
@@ -36,7 +40,14 @@ it('serves tools to a v2-SDK client over streamable HTTP', async () => {
 
 it('serves tools to a v2-SDK client over stdio', async () => {
   const mcp = v2Client();
-  await mcp.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', fixture, 'stdio'], cwd: repoRoot, stderr: 'pipe' }));
+  await mcp.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', fixture, 'stdio'],
+      cwd: repoRoot,
+      stderr: 'pipe',
+    }),
+  );
   expect((await mcp.listTools()).tools.map((t) => t.name)).toContain('demo.add');
   const result = await mcp.callTool({ name: 'demo.add', arguments: { a: 1, b: 1 } });
   expect(JSON.stringify(result.content)).toContain('2');

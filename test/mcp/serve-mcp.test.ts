@@ -33,12 +33,26 @@ async function connect(url: string) {
 
 function rawPost(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
+    req.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    );
   });
 }
 
@@ -89,7 +103,14 @@ describe('serveMcp over streamable HTTP', () => {
   });
 
   it('reports a throwing tool as isError with its message', async () => {
-    const { handle } = await startBridge([{ name: 'fail', handler: () => { throw new Error('disk is full'); } }]);
+    const { handle } = await startBridge([
+      {
+        name: 'fail',
+        handler: () => {
+          throw new Error('disk is full');
+        },
+      },
+    ]);
     const mcp = await connect(handle.url!);
     const result = await mcp.callTool({ name: 'demo.fail', arguments: {} });
     expect(result.isError).toBe(true);
@@ -107,7 +128,10 @@ describe('serveMcp over streamable HTTP', () => {
   it('answers an unknown tool with an InvalidParams protocol error', async () => {
     const { handle } = await startBridge([add]);
     const mcp = await connect(handle.url!);
-    await expect(mcp.callTool({ name: 'demo.nope', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: demo.nope') });
+    await expect(mcp.callTool({ name: 'demo.nope', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool: demo.nope'),
+    });
   });
 
   it('aborts the running tool when the host cancels the request', async () => {
@@ -118,10 +142,18 @@ describe('serveMcp over streamable HTTP', () => {
     const { handle } = await startBridge([
       {
         name: 'wait',
-        handler: (_args, { signal }) => new Promise((_resolve, reject) => {
-          signal.addEventListener('abort', () => { aborted(signal.reason); reject(signal.reason); }, { once: true });
-          started();
-        }),
+        handler: (_args, { signal }) =>
+          new Promise((_resolve, reject) => {
+            signal.addEventListener(
+              'abort',
+              () => {
+                aborted(signal.reason);
+                reject(signal.reason);
+              },
+              { once: true },
+            );
+            started();
+          }),
       },
     ]);
     const mcp = await connect(handle.url!);
@@ -146,7 +178,9 @@ describe('serveMcp over streamable HTTP', () => {
     ]);
     const mcp = await connect(handle.url!);
     const progress: unknown[] = [];
-    const result = await mcp.callTool({ name: 'demo.steps', arguments: {} }, undefined, { onprogress: (p) => progress.push(p) });
+    const result = await mcp.callTool({ name: 'demo.steps', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p),
+    });
     expect(result.content).toEqual([{ type: 'text', text: 'done' }]);
     expect(progress).toEqual([
       { progress: 1, total: 2, message: 'first' },
@@ -170,7 +204,9 @@ describe('serveMcp over streamable HTTP', () => {
   });
 
   it('accepts a predicate filter', async () => {
-    const { handle } = await startBridge([add, { name: 'other', handler: () => 1 }], { filter: (tool) => tool.name.endsWith('.other') });
+    const { handle } = await startBridge([add, { name: 'other', handler: () => 1 }], {
+      filter: (tool) => tool.name.endsWith('.other'),
+    });
     const mcp = await connect(handle.url!);
     expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(['demo.other']);
   });
@@ -221,7 +257,9 @@ describe('serveMcp over streamable HTTP', () => {
     expect(b.sessionId).toBeTruthy();
     expect(a.sessionId).not.toBe(b.sessionId);
     await a.terminateSession();
-    expect((await second.callTool({ name: 'demo.add', arguments: { a: 1, b: 1 } })).structuredContent).toEqual({ sum: 2 });
+    expect((await second.callTool({ name: 'demo.add', arguments: { a: 1, b: 1 } })).structuredContent).toEqual({
+      sum: 2,
+    });
   });
 
   it('rejects requests with an unknown session id with 404', async () => {
@@ -262,10 +300,18 @@ describe('serveMcp over streamable HTTP', () => {
     const { handle } = await startBridge([
       {
         name: 'wait',
-        handler: (_args, { signal }) => new Promise((_resolve, reject) => {
-          signal.addEventListener('abort', () => { aborted = true; reject(signal.reason); }, { once: true });
-          started();
-        }),
+        handler: (_args, { signal }) =>
+          new Promise((_resolve, reject) => {
+            signal.addEventListener(
+              'abort',
+              () => {
+                aborted = true;
+                reject(signal.reason);
+              },
+              { once: true },
+            );
+            started();
+          }),
       },
     ]);
     const mcp = await connect(handle.url!);
@@ -282,10 +328,22 @@ describe('serveMcp over streamable HTTP', () => {
 
 describe('serveMcp round trip through the mcp transport', () => {
   it('lets another UtcpClient call the bridged tools as an MCP manual', async () => {
-    const { handle } = await startBridge([add, { name: 'fail', handler: () => { throw new Error('bridged failure'); } }]);
+    const { handle } = await startBridge([
+      add,
+      {
+        name: 'fail',
+        handler: () => {
+          throw new Error('bridged failure');
+        },
+      },
+    ]);
     const other = await UtcpClient.create({});
     onTestFinished(() => other.close());
-    const reg = await other.registerManual({ name: 'bridged', call_template_type: 'mcp', config: { mcpServers: { local: { url: handle.url!, transport: 'http' } } } });
+    const reg = await other.registerManual({
+      name: 'bridged',
+      call_template_type: 'mcp',
+      config: { mcpServers: { local: { url: handle.url!, transport: 'http' } } },
+    });
     expect(reg.errors).toEqual([]);
     expect((await other.getTools()).map((t) => t.name)).toEqual(['bridged.local.demo.add', 'bridged.local.demo.fail']);
     expect(await other.callTool('bridged.local.demo.add', { a: 20, b: 22 })).toEqual({ sum: 42 });

@@ -7,7 +7,12 @@ import type { ToolRepository } from '../../src/core/repository.js';
 import type { Tool } from '../../src/core/types.js';
 
 export const t = (name: string, description: string, tags: string[] = []): Tool => ({
-  name, description, tags, inputs: {}, outputs: {}, tool_call_template: { call_template_type: 'http' },
+  name,
+  description,
+  tags,
+  inputs: {},
+  outputs: {},
+  tool_call_template: { call_template_type: 'http' },
 });
 
 export const catalog: Tool[] = [
@@ -53,15 +58,24 @@ export async function saveCatalog(repo: ToolRepository, tools: readonly Tool[] =
     byManual.get(m)!.push(tool);
   }
   for (const [name, list] of byManual) {
-    await repo.saveManual(name, { name, call_template_type: 'http' }, { utcp_version: '1.0.0', manual_version: '1.0.0', tools: list });
+    await repo.saveManual(
+      name,
+      { name, call_template_type: 'http' },
+      { utcp_version: '1.0.0', manual_version: '1.0.0', tools: list },
+    );
   }
 }
 
 /** Registers the shared search cases for one repository. `create` gets a fresh, empty repository each time. */
-export function repositorySearchSuite(label: string, create: () => Promise<ToolRepository & { close?(): Promise<void> }>, extra: { typos?: boolean } = {}): void {
+export function repositorySearchSuite(
+  label: string,
+  create: () => Promise<ToolRepository & { close?(): Promise<void> }>,
+  extra: { typos?: boolean } = {},
+): void {
   describe(`search through the repository: ${label}`, () => {
     let repo: ToolRepository & { close?(): Promise<void> };
-    const names = async (q: string, limit: number, tags?: string[]) => (await repo.searchTools(q, { limit, anyOfTagsRequired: tags })).map((x) => x.name);
+    const names = async (q: string, limit: number, tags?: string[]) =>
+      (await repo.searchTools(q, { limit, anyOfTagsRequired: tags })).map((x) => x.name);
 
     beforeAll(async () => {
       repo = await create();
@@ -114,7 +128,15 @@ export function repositorySearchSuite(label: string, create: () => Promise<ToolR
       const fresh = await create();
       try {
         await saveCatalog(fresh);
-        await fresh.saveManual('weather', { name: 'weather', call_template_type: 'http' }, { utcp_version: '1.0.0', manual_version: '2.0.0', tools: [t('weather.get_alerts', 'Severe weather alerts for a region', ['weather'])] });
+        await fresh.saveManual(
+          'weather',
+          { name: 'weather', call_template_type: 'http' },
+          {
+            utcp_version: '1.0.0',
+            manual_version: '2.0.0',
+            tools: [t('weather.get_alerts', 'Severe weather alerts for a region', ['weather'])],
+          },
+        );
         expect((await fresh.searchTools('weather', { limit: 0 })).map((x) => x.name)).toEqual(['weather.get_alerts']);
         const stored = await fresh.getManual('weather');
         expect(stored?.manual.manual_version).toBe('2.0.0');

@@ -32,7 +32,9 @@ describe('BM25 search', () => {
 
   it('stays correct across compaction after many removals', () => {
     const s = new Bm25Search();
-    const many = Array.from({ length: 3000 }, (_, i) => t(`m${i % 3}.tool_${i}`, `Tool number ${i} about ${i % 2 ? 'apples' : 'pears'}`));
+    const many = Array.from({ length: 3000 }, (_, i) =>
+      t(`m${i % 3}.tool_${i}`, `Tool number ${i} about ${i % 2 ? 'apples' : 'pears'}`),
+    );
     s.add(many);
     s.remove(many.slice(0, 2500));
     const hits = s.search('apples', 0);

@@ -39,7 +39,14 @@ async function setup(): Promise<Env> {
   const tcp = await startTcpServer();
   const udp = await startUdpServer();
   const ws = await startWsServer();
-  const tool = (name: string, tool_call_template: Record<string, unknown>) => ({ name, description: name, inputs: {}, outputs: {}, tags: [], tool_call_template });
+  const tool = (name: string, tool_call_template: Record<string, unknown>) => ({
+    name,
+    description: name,
+    inputs: {},
+    outputs: {},
+    tags: [],
+    tool_call_template,
+  });
   const manual = {
     utcp_version: '1.0.1',
     manual_version: '1',
@@ -48,7 +55,13 @@ async function setup(): Promise<Env> {
       tool('sse', { call_template_type: 'sse', url: `${http.url}/sse` }),
       tool('streamable', { call_template_type: 'streamable_http', url: `${http.url}/streamable` }),
       tool('graphql', { call_template_type: 'graphql', url: `${http.url}/graphql`, query: 'query { slow }' }),
-      tool('tcp', { call_template_type: 'tcp', host: '127.0.0.1', port: tcp.port, framing_strategy: 'delimiter', message_delimiter: '\n' }),
+      tool('tcp', {
+        call_template_type: 'tcp',
+        host: '127.0.0.1',
+        port: tcp.port,
+        framing_strategy: 'delimiter',
+        message_delimiter: '\n',
+      }),
       tool('udp', { call_template_type: 'udp', host: '127.0.0.1', port: udp.port }),
       tool('ws', { call_template_type: 'websocket', url: ws.url }),
     ],
@@ -73,7 +86,10 @@ afterEach(async () => {
 });
 
 /** Starts the call, waits until the server holds it, aborts, and returns the error and how long the rejection took. */
-async function abortMidFlight(name: string, arrived: () => Promise<unknown>): Promise<{ error: UtcpError; ms: number }> {
+async function abortMidFlight(
+  name: string,
+  arrived: () => Promise<unknown>,
+): Promise<{ error: UtcpError; ms: number }> {
   const controller = new AbortController();
   const call = env!.client.callTool(name, {}, { signal: controller.signal, timeoutMs: 20_000 });
   const settled = call.then(

@@ -50,7 +50,13 @@ function runChild(script: string, diagnostics: boolean): Promise<Run> {
     child.on('exit', (code, signal) => {
       clearTimeout(runBound);
       clearTimeout(exitBound);
-      resolve({ code, signal, stdout, stderr, exitAfterCloseMs: closedAt === undefined ? undefined : Date.now() - closedAt });
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr,
+        exitAfterCloseMs: closedAt === undefined ? undefined : Date.now() - closedAt,
+      });
     });
   });
 }
@@ -60,39 +66,62 @@ async function runCleanly(script: string): Promise<Run> {
   const run = await runChild(script, false);
   if (run.code !== 0) {
     const diag = await runChild(script, true);
-    throw new Error(`child exited with ${run.code ?? run.signal} (${run.exitAfterCloseMs} ms after close)\nstderr: ${run.stderr}\ndiagnostics: ${diag.stderr}`);
+    throw new Error(
+      `child exited with ${run.code ?? run.signal} (${run.exitAfterCloseMs} ms after close)\nstderr: ${run.stderr}\ndiagnostics: ${diag.stderr}`,
+    );
   }
   return run;
 }
 
 describe('exit after close', () => {
-  it('exits on its own with code 0 right after closing a client that used every transport', async () => {
-    const run = await runCleanly(SCRIPT);
-    const { results } = JSON.parse(run.stdout) as { results: Record<string, unknown> };
-    expect(results).toEqual({
-      http: { echoed: true },
-      sse: [{ tick: 1 }, { tick: 2 }],
-      streamable_http: [{ r: 1 }, { r: 2 }],
-      websocket: 5,
-      tcp: 5,
-      udp: 5,
-      graphql: 5,
-      graphql_subscription: [2, 1, 0],
-      grpc: 5,
-      mcp: 'Echo: bye',
-      cli: 'BYE',
-    });
-    expect(run.exitAfterCloseMs).toBeLessThan(EXIT_BOUND_MS);
-    console.info(`exit-after-close: exited ${run.exitAfterCloseMs} ms after closing the client and servers`);
-  }, 2 * RUN_BOUND_MS + 5_000);
+  it(
+    'exits on its own with code 0 right after closing a client that used every transport',
+    async () => {
+      const run = await runCleanly(SCRIPT);
+      const { results } = JSON.parse(run.stdout) as { results: Record<string, unknown> };
+      expect(results).toEqual({
+        http: { echoed: true },
+        sse: [{ tick: 1 }, { tick: 2 }],
+        streamable_http: [{ r: 1 }, { r: 2 }],
+        websocket: 5,
+        tcp: 5,
+        udp: 5,
+        graphql: 5,
+        graphql_subscription: [2, 1, 0],
+        grpc: 5,
+        mcp: 'Echo: bye',
+        cli: 'BYE',
+      });
+      expect(run.exitAfterCloseMs).toBeLessThan(EXIT_BOUND_MS);
+      console.info(`exit-after-close: exited ${run.exitAfterCloseMs} ms after closing the client and servers`);
+    },
+    2 * RUN_BOUND_MS + 5_000,
+  );
 
-  it('settles every in-flight call with CLIENT_CLOSED when the client closes, then exits on its own', async () => {
-    const run = await runCleanly(IN_FLIGHT_SCRIPT);
-    const { outcomes, settleMs } = JSON.parse(run.stdout) as { outcomes: Record<string, string>; settleMs: number };
-    const names = ['slow.http', 'slow.sse', 'slow.streamable', 'slow.graphql', 'slow.tcp', 'slow.udp', 'slow.ws', 'slow.hang', 'slow.cli', 'mcp.everything.trigger-long-running-operation'];
-    expect(outcomes).toEqual(Object.fromEntries(names.map((n) => [n, 'CLIENT_CLOSED'])));
-    expect(settleMs).toBeLessThan(SETTLE_BOUND_MS);
-    expect(run.exitAfterCloseMs).toBeLessThan(EXIT_BOUND_MS);
-    console.info(`close-in-flight: all calls settled ${settleMs} ms after close(); exited ${run.exitAfterCloseMs} ms after that`);
-  }, 2 * RUN_BOUND_MS + 5_000);
+  it(
+    'settles every in-flight call with CLIENT_CLOSED when the client closes, then exits on its own',
+    async () => {
+      const run = await runCleanly(IN_FLIGHT_SCRIPT);
+      const { outcomes, settleMs } = JSON.parse(run.stdout) as { outcomes: Record<string, string>; settleMs: number };
+      const names = [
+        'slow.http',
+        'slow.sse',
+        'slow.streamable',
+        'slow.graphql',
+        'slow.tcp',
+        'slow.udp',
+        'slow.ws',
+        'slow.hang',
+        'slow.cli',
+        'mcp.everything.trigger-long-running-operation',
+      ];
+      expect(outcomes).toEqual(Object.fromEntries(names.map((n) => [n, 'CLIENT_CLOSED'])));
+      expect(settleMs).toBeLessThan(SETTLE_BOUND_MS);
+      expect(run.exitAfterCloseMs).toBeLessThan(EXIT_BOUND_MS);
+      console.info(
+        `close-in-flight: all calls settled ${settleMs} ms after close(); exited ${run.exitAfterCloseMs} ms after that`,
+      );
+    },
+    2 * RUN_BOUND_MS + 5_000,
+  );
 });

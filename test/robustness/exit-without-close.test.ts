@@ -15,18 +15,30 @@ it('exits on its own after an MCP stdio call when close() is never called', asyn
   const dir = mkdtempSync(join(tmpdir(), 'utcp-noclose-'));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const script = join(dir, 'no-close.mjs');
-  writeFileSync(script, `
+  writeFileSync(
+    script,
+    `
 import { UtcpClient } from ${JSON.stringify(DIST)};
 const client = await UtcpClient.create({ manual_call_templates: [{ name: 'ev', call_template_type: 'mcp',
   config: { mcpServers: { everything: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(EVERYTHING_ENTRY)}, 'stdio'] } } } }] });
 if (!client.initialRegistrations[0].success) throw new Error(client.initialRegistrations[0].errors.join('; '));
 console.log(await client.callTool('ev.everything.echo', { message: 'hi' }));
 console.log('done at', Date.now());
-`);
+`,
+  );
   const started = Date.now();
   const result = await new Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }>((done) => {
-    execFile(process.execPath, [script], { cwd: dir, timeout: 45_000, env: { PATH: process.env.PATH! } }, (error, stdout, stderr) =>
-      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr, killed: Boolean(error?.killed) }),
+    execFile(
+      process.execPath,
+      [script],
+      { cwd: dir, timeout: 45_000, env: { PATH: process.env.PATH! } },
+      (error, stdout, stderr) =>
+        done({
+          code: error ? (typeof error.code === 'number' ? error.code : null) : 0,
+          stdout,
+          stderr,
+          killed: Boolean(error?.killed),
+        }),
     );
   });
   expect(result.stderr).toBe('');

@@ -13,7 +13,10 @@ import { startGrpcServer } from '../../examples/sockets-client/servers/grpc-serv
 import { startWebSocketServer } from '../../examples/sockets-client/servers/websocket-server.js';
 
 const require = createRequire(import.meta.url);
-const everything = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js');
+const everything = join(
+  dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist/index.js',
+);
 
 let http: TestServer;
 let servers: Array<{ close(): Promise<void> }>;
@@ -23,7 +26,19 @@ const held = deferred();
 
 beforeAll(async () => {
   http = await startServer(async (req, res) => {
-    if (req.url === '/utcp') return json(res, { tools: [{ name: 'slow', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'http', url: `${http.url}/slow`, http_method: 'GET' } }] });
+    if (req.url === '/utcp')
+      return json(res, {
+        tools: [
+          {
+            name: 'slow',
+            description: '',
+            inputs: {},
+            outputs: {},
+            tags: [],
+            tool_call_template: { call_template_type: 'http', url: `${http.url}/slow`, http_method: 'GET' },
+          },
+        ],
+      });
     held.resolve();
     await release.promise;
     json(res, { ok: true });
@@ -35,7 +50,11 @@ beforeAll(async () => {
     { name: 'ws', call_template_type: 'websocket', url: ws.url },
     { name: 'grpc', call_template_type: 'grpc', host: '127.0.0.1', port: grpc.port },
     { name: 'gql', call_template_type: 'graphql', url: graphql.url },
-    { name: 'mcp', call_template_type: 'mcp', config: { mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } } },
+    {
+      name: 'mcp',
+      call_template_type: 'mcp',
+      config: { mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } },
+    },
   ] as CallTemplate[];
 }, 30_000);
 

@@ -15,12 +15,24 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const tool = (name: string, tool_call_template: Record<string, unknown>) => ({ name, description: name, inputs: {}, outputs: {}, tags: [], tool_call_template });
+const tool = (name: string, tool_call_template: Record<string, unknown>) => ({
+  name,
+  description: name,
+  inputs: {},
+  outputs: {},
+  tags: [],
+  tool_call_template,
+});
 
 async function clientWith(tools: ReturnType<typeof tool>[], protocols: string[]): Promise<UtcpClient> {
   const client = await UtcpClient.create();
   cleanups.push(() => client.close());
-  const r = await client.registerManual({ name: 'r', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: protocols });
+  const r = await client.registerManual({
+    name: 'r',
+    call_template_type: 'text',
+    content: JSON.stringify({ tools }),
+    allowed_communication_protocols: protocols,
+  });
   expect(r.errors).toEqual([]);
   return client;
 }
@@ -90,22 +102,38 @@ describe('http-family servers resetting mid-body', () => {
     await http.allSocketsClosed();
   });
 
-  it.each(['endless', 'endless_sse'])('%s: a caller that stops reading an endless stream releases the connection', async (name) => {
-    const client = await setup();
-    let n = 0;
-    for await (const item of client.callToolStreaming(`r.${name}`, {})) {
-      expect(item).toEqual({ n: 1 });
-      if (++n === 3) break;
-    }
-    await http.allSocketsClosed();
-  });
+  it.each(['endless', 'endless_sse'])(
+    '%s: a caller that stops reading an endless stream releases the connection',
+    async (name) => {
+      const client = await setup();
+      let n = 0;
+      for await (const item of client.callToolStreaming(`r.${name}`, {})) {
+        expect(item).toEqual({ n: 1 });
+        if (++n === 3) break;
+      }
+      await http.allSocketsClosed();
+    },
+  );
 });
 
 describe('socket servers dropping a call', () => {
   it('tcp: a reset after a partial frame gives a typed error', async () => {
-    const tcp: TcpTestServer = await startTcpServer((socket) => socket.once('data', () => socket.write('{"partial":', () => socket.resetAndDestroy())));
+    const tcp: TcpTestServer = await startTcpServer((socket) =>
+      socket.once('data', () => socket.write('{"partial":', () => socket.resetAndDestroy())),
+    );
     cleanups.push(() => tcp.close());
-    const client = await clientWith([tool('t', { call_template_type: 'tcp', host: '127.0.0.1', port: tcp.port, framing_strategy: 'delimiter', message_delimiter: '\n' })], ['tcp']);
+    const client = await clientWith(
+      [
+        tool('t', {
+          call_template_type: 'tcp',
+          host: '127.0.0.1',
+          port: tcp.port,
+          framing_strategy: 'delimiter',
+          message_delimiter: '\n',
+        }),
+      ],
+      ['tcp'],
+    );
     expect(await rejection(client.callTool('r.t', {}))).toBeInstanceOf(UtcpError);
   });
 
@@ -125,14 +153,20 @@ describe('socket servers dropping a call', () => {
         peer.ws.on('message', (data) => {
           const msg = JSON.parse(data.toString()) as { id?: string; type: string };
           if (msg.type === 'connection_init') peer.ws.send(JSON.stringify({ type: 'connection_ack' }));
-          if (msg.type === 'subscribe') peer.ws.send(JSON.stringify({ id: msg.id, type: 'next', payload: { data: { n: 1 } } }), () => peer.ws.terminate());
+          if (msg.type === 'subscribe')
+            peer.ws.send(JSON.stringify({ id: msg.id, type: 'next', payload: { data: { n: 1 } } }), () =>
+              peer.ws.terminate(),
+            );
         });
       },
       { handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) },
     );
     cleanups.push(() => ws.close());
     const url = ws.url.replace('ws:', 'http:');
-    const client = await clientWith([tool('g', { call_template_type: 'graphql', url, operation_type: 'subscription', query: 'subscription { n }' })], ['graphql']);
+    const client = await clientWith(
+      [tool('g', { call_template_type: 'graphql', url, operation_type: 'subscription', query: 'subscription { n }' })],
+      ['graphql'],
+    );
     const items: unknown[] = [];
     const error = await rejection(
       (async () => {

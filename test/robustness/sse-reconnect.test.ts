@@ -29,8 +29,22 @@ it('reconnects many times without leaking listeners on the call signal', async (
   process.on('warning', onWarning);
   try {
     client = await UtcpClient.create();
-    const tools = [{ name: 'ticks', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'sse', url: `${http.url}/ticks` } }];
-    const r = await client.registerManual({ name: 'r', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['sse'] });
+    const tools = [
+      {
+        name: 'ticks',
+        description: '',
+        inputs: {},
+        outputs: {},
+        tags: [],
+        tool_call_template: { call_template_type: 'sse', url: `${http.url}/ticks` },
+      },
+    ];
+    const r = await client.registerManual({
+      name: 'r',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['sse'],
+    });
     expect(r.errors).toEqual([]);
     const items = await client.callTool('r.ticks', {});
     expect(items).toEqual(Array.from({ length: DROPS + 1 }, (_, i) => i));

@@ -71,7 +71,17 @@ const CODE_CONTEXTS: Array<{ construct: string; command: string }> = [
   { construct: 'mapfile -C', command: `mapfile -C ${P} -c 1 x <<< y` },
 ];
 
-const ATTACKS = ['a[$(touch CANARY)]', 'a[`touch CANARY`]', 'x[$(touch CANARY)]+1', '$(touch CANARY)', 'PATH=0', '1+1', ' 2', '2e3', '0x10'];
+const ATTACKS = [
+  'a[$(touch CANARY)]',
+  'a[`touch CANARY`]',
+  'x[$(touch CANARY)]+1',
+  '$(touch CANARY)',
+  'PATH=0',
+  '1+1',
+  ' 2',
+  '2e3',
+  '0x10',
+];
 
 let dir: string;
 let client: UtcpClient;
@@ -86,7 +96,10 @@ function toolsFor(entries: Array<{ command: string | string[] }>, prefix: string
     inputs: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'] },
     tool_call_template: {
       call_template_type: 'cli',
-      commands: (Array.isArray(e.command) ? e.command : [e.command]).map((command) => ({ command, append_to_final_output: true })),
+      commands: (Array.isArray(e.command) ? e.command : [e.command]).map((command) => ({
+        command,
+        append_to_final_output: true,
+      })),
     },
   }));
 }
@@ -95,7 +108,12 @@ beforeAll(async () => {
   dir = await tempDir(() => {});
   client = await UtcpClient.create({}, { rootDir: dir });
   const tools = toolsFor(INTEGER_CONTEXTS, 'int');
-  const r = await client.registerManual({ name: 'm', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+  const r = await client.registerManual({
+    name: 'm',
+    call_template_type: 'text',
+    content: JSON.stringify({ tools }),
+    allowed_communication_protocols: ['cli'],
+  });
   expect(r.errors).toEqual([]);
   expect(r.warnings).toEqual([]);
 });
@@ -128,7 +146,12 @@ describe('cli: code contexts are refused for every value', () => {
   it('refuses each such tool when its manual is registered, naming the construct', async () => {
     const local = await UtcpClient.create({}, { rootDir: dir });
     const tools = toolsFor(CODE_CONTEXTS, 'code');
-    const r = await local.registerManual({ name: 'k', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+    const r = await local.registerManual({
+      name: 'k',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(r.manual.tools).toEqual([]);
     expect(r.warnings).toHaveLength(CODE_CONTEXTS.length);
     for (const w of r.warnings) expect(w).toMatch(/argument "v" would (be run as code|choose the command)/);
@@ -156,8 +179,20 @@ describe('cli: plain contexts still take any value literally', () => {
       `cat <<EOF\n${P}\nEOF`,
       `bash -c 'printf "%s|" "$1"' _ ${P}`,
     ];
-    const tools = [{ name: 't', description: '', inputs: { type: 'object', properties: { v: { type: 'string' } } }, tool_call_template: { call_template_type: 'cli', commands: [{ command: commands.join('\n') }] } }];
-    await local.registerManual({ name: 'p', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+    const tools = [
+      {
+        name: 't',
+        description: '',
+        inputs: { type: 'object', properties: { v: { type: 'string' } } },
+        tool_call_template: { call_template_type: 'cli', commands: [{ command: commands.join('\n') }] },
+      },
+    ];
+    await local.registerManual({
+      name: 'p',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['cli'],
+    });
     const value = `a[$(touch ${canary})]`;
     expect(await local.callTool('p.t', { v: value })).toBe(`${value}|${value}|${value}|many|${value}\n${value}|`);
     expect(existsSync(canary)).toBe(false);

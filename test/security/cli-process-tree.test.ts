@@ -20,14 +20,26 @@ const hasSetsid = (() => {
 async function clientWith(commands: string[]): Promise<UtcpClient> {
   const dir = await tempDir();
   const client = await UtcpClient.create({}, { rootDir: dir });
-  const tools = [{ name: 't', description: 'escapes', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'cli', commands: commands.map((command) => ({ command })) } }];
-  const r = await client.registerManual({ name: 'm', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+  const tools = [
+    {
+      name: 't',
+      description: 'escapes',
+      inputs: { type: 'object', properties: {} },
+      tool_call_template: { call_template_type: 'cli', commands: commands.map((command) => ({ command })) },
+    },
+  ];
+  const r = await client.registerManual({
+    name: 'm',
+    call_template_type: 'text',
+    content: JSON.stringify({ tools }),
+    allowed_communication_protocols: ['cli'],
+  });
   expect(r.errors).toEqual([]);
   return client;
 }
 
 /** The pid of a `sleep` started in a new session by a double fork: its parent is gone, it is in no group of ours. */
-const escapeGroup = 'setsid sh -c \'sleep 1000 >/dev/null 2>&1 </dev/null & echo $!\' </dev/null';
+const escapeGroup = "setsid sh -c 'sleep 1000 >/dev/null 2>&1 </dev/null & echo $!' </dev/null";
 
 describe.skipIf(process.platform !== 'linux' || !hasSetsid)('cli: children that leave the process group', () => {
   it('close() kills a setsid grandchild left behind by a finished call', async () => {
@@ -36,7 +48,10 @@ describe.skipIf(process.platform !== 'linux' || !hasSetsid)('cli: children that 
     expect(pid).toBeGreaterThan(1);
     expect(isGone(pid)).toBe(false);
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const [, , pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const [, , pgrp, session] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     expect(pgrp).toBe(session); // its own session and group: a group kill alone would miss it
     await client.close();
     expect(await waitUntilGone(pid)).toBe(true);
@@ -44,7 +59,9 @@ describe.skipIf(process.platform !== 'linux' || !hasSetsid)('cli: children that 
 
   it('abort of a running call kills a setsid grandchild too', async () => {
     const dir = await tempDir();
-    const client = await clientWith([`p=$(${escapeGroup}); echo $p > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; sleep 1000`]);
+    const client = await clientWith([
+      `p=$(${escapeGroup}); echo $p > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; sleep 1000`,
+    ]);
     const controller = new AbortController();
     const call = client.callTool('m.t', {}, { signal: controller.signal });
     call.catch(() => {});

@@ -11,7 +11,19 @@ import { describe, expect, it } from 'vitest';
 import { UtcpClient } from '../../src/index.js';
 import { tempDir } from '../fixtures/cli/harness.js';
 
-const manual = (name: string) => JSON.stringify({ utcp_version: '1.0.1', manual_version: '1.0.0', tools: [{ name, description: name, inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'text', content: '{}' } }] });
+const manual = (name: string) =>
+  JSON.stringify({
+    utcp_version: '1.0.1',
+    manual_version: '1.0.0',
+    tools: [
+      {
+        name,
+        description: name,
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: { call_template_type: 'text', content: '{}' },
+      },
+    ],
+  });
 
 const RACER = `
 const fs = require('node:fs');
@@ -46,7 +58,9 @@ describe.skipIf(process.platform === 'win32')('file confinement under a symlink 
       // 16 registrations at a time, so that opens land in every phase of the swap.
       for (let round = 0; running && round < 400; round++) {
         const results = await Promise.all(
-          Array.from({ length: 16 }, (_, k) => client.registerManual({ name: `m${round}_${k}`, call_template_type: 'file', file_path: 'sub/manual.json' })),
+          Array.from({ length: 16 }, (_, k) =>
+            client.registerManual({ name: `m${round}_${k}`, call_template_type: 'file', file_path: 'sub/manual.json' }),
+          ),
         );
         for (const [k, r] of results.entries()) {
           const names = r.manual.tools.map((t) => t.name);

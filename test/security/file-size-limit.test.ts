@@ -20,7 +20,12 @@ describe('file transport: size limit before reading', () => {
   it('rejects a file above max_document_bytes with RESPONSE_TOO_LARGE without reading it', async () => {
     const transport = createFileTransport(createTestContext({ rootDir: dir }));
     const template = { name: 'm', call_template_type: 'file', file_path: 'huge.json' } as never;
-    await expect(transport.registerManual(template, { signal: new AbortController().signal, manualName: 'm', rawTemplate: template } as never))
-      .rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    await expect(
+      transport.registerManual(template, {
+        signal: new AbortController().signal,
+        manualName: 'm',
+        rawTemplate: template,
+      } as never),
+    ).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
   });
 });

@@ -21,7 +21,11 @@ it('refuses an MCP server URL that answers with a redirect, naming the rule, and
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   const client = await UtcpClient.create();
   onTestFinished(() => client.close());
-  const r = await client.registerManual({ name: 'm', call_template_type: 'mcp', config: { mcpServers: { s: { url, transport: 'http' } } } });
+  const r = await client.registerManual({
+    name: 'm',
+    call_template_type: 'mcp',
+    config: { mcpServers: { s: { url, transport: 'http' } } },
+  });
   expect(r.success).toBe(false);
   expect(r.errors.join(' ')).toMatch(/never follow redirects/);
   expect(seen.some((s) => s.includes('/elsewhere'))).toBe(false);

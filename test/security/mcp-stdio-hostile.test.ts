@@ -12,7 +12,11 @@ import { FIXTURE_DIR, processAlive } from '../fixtures/mcp/harness.js';
 const HOSTILE = join(FIXTURE_DIR, 'hostile-server.mjs');
 
 function manual(name: string, flags: string[], env: Record<string, string> = {}) {
-  return { name, call_template_type: 'mcp' as const, config: { mcpServers: { h: { command: process.execPath, args: [HOSTILE, ...flags], env } } } };
+  return {
+    name,
+    call_template_type: 'mcp' as const,
+    config: { mcpServers: { h: { command: process.execPath, args: [HOSTILE, ...flags], env } } },
+  };
 }
 
 function pidFile(): string {

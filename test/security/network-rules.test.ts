@@ -11,7 +11,10 @@ import { UtcpClient } from '../../src/index.js';
 
 /** Resolves every name to 127.0.0.1: plays DNS entries (or /etc/hosts aliases) that point at loopback. */
 const toLoopback: LookupFunction = (_host, options, callback) => {
-  if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+  if ((options as { all?: boolean }).all)
+    (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+      { address: '127.0.0.1', family: 4 },
+    ]);
   else callback(null, '127.0.0.1', 4);
 };
 
@@ -80,16 +83,24 @@ const open = { type: 'object' } as const;
 describe('remote → loopback rule at call time (placeholders)', () => {
   it('refuses a remote manual tool whose {host} placeholder is filled with a loopback address; a local manual may', async () => {
     const target = await connectionCounter();
-    const tool = { name: 'get', inputs: open, tool_call_template: { call_template_type: 'http', url: `https://{host}:${target.port}/x`, http_method: 'GET' } };
+    const tool = {
+      name: 'get',
+      inputs: open,
+      tool_call_template: { call_template_type: 'http', url: `https://{host}:${target.port}/x`, http_method: 'GET' },
+    };
     const { client } = await remoteManualClient([tool]);
     for (const host of ['127.0.0.1', 'localhost', '127.1.2.3']) {
-      await expect(client.callTool('m.get', { host }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'URL_POLICY' });
+      await expect(client.callTool('m.get', { host }, { timeoutMs: 5000 })).rejects.toMatchObject({
+        code: 'URL_POLICY',
+      });
     }
     expect(target.count()).toBe(0);
 
     const local = await remoteManualClient([tool], { remote: false });
     // The same tool from a local (loopback) manual source passes the rule and dials (the TLS handshake then fails).
-    const error = await local.client.callTool('m.get', { host: '127.0.0.1' }, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    const error = await local.client
+      .callTool('m.get', { host: '127.0.0.1' }, { timeoutMs: 5000 })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' });
     expect(target.count()).toBe(1);
   });
@@ -99,10 +110,34 @@ describe('dial guard: the resolved address decides (names resolving to loopback)
   it('refuses http, tcp, udp and websocket tools of a remote manual whose host name resolves to loopback, before any byte is sent', async () => {
     const target = await connectionCounter();
     const tools = [
-      { name: 'h', inputs: open, tool_call_template: { call_template_type: 'http', url: `https://alias.example.test:${target.port}/x`, http_method: 'GET' } },
-      { name: 't', inputs: open, tool_call_template: { call_template_type: 'tcp', host: 'alias.example.test', port: target.port, timeout: 5000 } },
-      { name: 'u', inputs: open, tool_call_template: { call_template_type: 'udp', host: 'alias.example.test', port: target.port, timeout: 5000 } },
-      { name: 'w', inputs: open, tool_call_template: { call_template_type: 'websocket', url: `wss://alias.example.test:${target.port}/ws`, timeout: 5 } },
+      {
+        name: 'h',
+        inputs: open,
+        tool_call_template: {
+          call_template_type: 'http',
+          url: `https://alias.example.test:${target.port}/x`,
+          http_method: 'GET',
+        },
+      },
+      {
+        name: 't',
+        inputs: open,
+        tool_call_template: { call_template_type: 'tcp', host: 'alias.example.test', port: target.port, timeout: 5000 },
+      },
+      {
+        name: 'u',
+        inputs: open,
+        tool_call_template: { call_template_type: 'udp', host: 'alias.example.test', port: target.port, timeout: 5000 },
+      },
+      {
+        name: 'w',
+        inputs: open,
+        tool_call_template: {
+          call_template_type: 'websocket',
+          url: `wss://alias.example.test:${target.port}/ws`,
+          timeout: 5,
+        },
+      },
     ];
     const { client } = await remoteManualClient(tools);
     for (const name of ['m.h', 'm.t', 'm.u', 'm.w']) {
@@ -114,7 +149,11 @@ describe('dial guard: the resolved address decides (names resolving to loopback)
 
   it('treats a host with surrounding spaces as the host itself: " 127.0.0.1" from a remote manual never connects', async () => {
     const target = await connectionCounter();
-    const tool = { name: 't', inputs: open, tool_call_template: { call_template_type: 'tcp', host: ' 127.0.0.1 ', port: target.port, timeout: 5000 } };
+    const tool = {
+      name: 't',
+      inputs: open,
+      tool_call_template: { call_template_type: 'tcp', host: ' 127.0.0.1 ', port: target.port, timeout: 5000 },
+    };
     const { client, result } = await remoteManualClient([tool]);
     // Dropped at registration (the rule recognises the trimmed literal) ...
     expect(result.manual.tools).toEqual([]);
@@ -125,15 +164,41 @@ describe('dial guard: the resolved address decides (names resolving to loopback)
 });
 
 function localHttpManual(tools: unknown[]) {
-  return { name: 'm', call_template_type: 'text', content: JSON.stringify({ utcp_version: '1.0.0', manual_version: '1.0.0', tools }), allowed_communication_protocols: ['http', 'sse', 'streamable_http', 'graphql'] };
+  return {
+    name: 'm',
+    call_template_type: 'text',
+    content: JSON.stringify({ utcp_version: '1.0.0', manual_version: '1.0.0', tools }),
+    allowed_communication_protocols: ['http', 'sse', 'streamable_http', 'graphql'],
+  };
 }
 
 describe('deadlines during DNS lookup and TCP connect', () => {
   const tools = [
-    { name: 'http', inputs: open, tool_call_template: { call_template_type: 'http', url: 'https://hang.example.test/x', http_method: 'GET' } },
-    { name: 'sse', inputs: open, tool_call_template: { call_template_type: 'sse', url: 'https://hang.example.test/events' } },
-    { name: 'stream', inputs: open, tool_call_template: { call_template_type: 'streamable_http', url: 'https://hang.example.test/s' } },
-    { name: 'gql', inputs: open, tool_call_template: { call_template_type: 'graphql', url: 'https://hang.example.test/graphql', operation_type: 'query', query: '{ hello }' } },
+    {
+      name: 'http',
+      inputs: open,
+      tool_call_template: { call_template_type: 'http', url: 'https://hang.example.test/x', http_method: 'GET' },
+    },
+    {
+      name: 'sse',
+      inputs: open,
+      tool_call_template: { call_template_type: 'sse', url: 'https://hang.example.test/events' },
+    },
+    {
+      name: 'stream',
+      inputs: open,
+      tool_call_template: { call_template_type: 'streamable_http', url: 'https://hang.example.test/s' },
+    },
+    {
+      name: 'gql',
+      inputs: open,
+      tool_call_template: {
+        call_template_type: 'graphql',
+        url: 'https://hang.example.test/graphql',
+        operation_type: 'query',
+        query: '{ hello }',
+      },
+    },
   ];
 
   it('timeoutMs fires while the resolver never answers (http, sse, streamable_http, graphql)', async () => {
@@ -162,7 +227,9 @@ describe('deadlines during DNS lookup and TCP connect', () => {
   it('close() during a pending connect ends the call at once with CLIENT_CLOSED', async () => {
     const client = await UtcpClient.create({}, { lookup: neverAnswers });
     await client.registerManual(localHttpManual(tools));
-    const calls = ['m.http', 'm.sse', 'm.stream', 'm.gql'].map((name) => client.callTool(name, {}).catch((e: unknown) => e));
+    const calls = ['m.http', 'm.sse', 'm.stream', 'm.gql'].map((name) =>
+      client.callTool(name, {}).catch((e: unknown) => e),
+    );
     await new Promise((r) => setImmediate(r));
     await client.close();
     for (const error of await Promise.all(calls)) expect(error).toMatchObject({ code: 'CLIENT_CLOSED' });
@@ -196,9 +263,20 @@ describe('cross-origin redirects forward only safe headers', () => {
     });
     const client = await UtcpClient.create();
     onTestFinished(() => client.close());
-    await client.registerManual(localHttpManual([
-      { name: 'r', inputs: open, tool_call_template: { call_template_type: 'http', url: `${start.url}/a`, http_method: 'GET', headers: { 'X-Password': 'hunter2', 'X-Internal': 'i', Accept: 'application/json' } } },
-    ]));
+    await client.registerManual(
+      localHttpManual([
+        {
+          name: 'r',
+          inputs: open,
+          tool_call_template: {
+            call_template_type: 'http',
+            url: `${start.url}/a`,
+            http_method: 'GET',
+            headers: { 'X-Password': 'hunter2', 'X-Internal': 'i', Accept: 'application/json' },
+          },
+        },
+      ]),
+    );
     await client.callTool('m.r', {});
     expect(start.requests[0].headers['x-password']).toBe('hunter2');
     const forwarded = other.requests[0].headers;
@@ -213,11 +291,22 @@ describe('path parameters never leave the URL path', () => {
     const api = await httpServer((req, res) => res.end(JSON.stringify(req.url)));
     const client = await UtcpClient.create();
     onTestFinished(() => client.close());
-    await client.registerManual(localHttpManual([
-      { name: 'f', inputs: open, tool_call_template: { call_template_type: 'http', url: `${api.url}/files/{name}/meta`, http_method: 'GET' } },
-      { name: 'g', inputs: open, tool_call_template: { call_template_type: 'http', url: `${api.url}/files/{a}{b}`, http_method: 'GET' } },
-    ]));
-    for (const name of ['..', '.']) await expect(client.callTool('m.f', { name })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    await client.registerManual(
+      localHttpManual([
+        {
+          name: 'f',
+          inputs: open,
+          tool_call_template: { call_template_type: 'http', url: `${api.url}/files/{name}/meta`, http_method: 'GET' },
+        },
+        {
+          name: 'g',
+          inputs: open,
+          tool_call_template: { call_template_type: 'http', url: `${api.url}/files/{a}{b}`, http_method: 'GET' },
+        },
+      ]),
+    );
+    for (const name of ['..', '.'])
+      await expect(client.callTool('m.f', { name })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
     await expect(client.callTool('m.g', { a: '', b: '..' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
     await expect(client.callTool('m.g', { a: '.', b: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
     expect(api.requests).toHaveLength(0);
@@ -248,7 +337,15 @@ describe('per-origin connection cap', () => {
     const server = await gatedServer(total, 8);
     const client = await UtcpClient.create({ limits: { max_connections_per_origin: 8 } });
     onTestFinished(() => client.close());
-    await client.registerManual(localHttpManual([{ name: 'n', inputs: open, tool_call_template: { call_template_type: 'http', url: `${server.url}/n`, http_method: 'GET' } }]));
+    await client.registerManual(
+      localHttpManual([
+        {
+          name: 'n',
+          inputs: open,
+          tool_call_template: { call_template_type: 'http', url: `${server.url}/n`, http_method: 'GET' },
+        },
+      ]),
+    );
     const results = await Promise.all(Array.from({ length: total }, () => client.callTool('m.n', {})));
     expect(results.every((r) => r === 1)).toBe(true);
     expect(server.sockets.size).toBeLessThanOrEqual(8);
@@ -259,7 +356,15 @@ describe('per-origin connection cap', () => {
     const server = await gatedServer(total, 64);
     const client = await UtcpClient.create();
     onTestFinished(() => client.close());
-    await client.registerManual(localHttpManual([{ name: 'n', inputs: open, tool_call_template: { call_template_type: 'http', url: `${server.url}/n`, http_method: 'GET' } }]));
+    await client.registerManual(
+      localHttpManual([
+        {
+          name: 'n',
+          inputs: open,
+          tool_call_template: { call_template_type: 'http', url: `${server.url}/n`, http_method: 'GET' },
+        },
+      ]),
+    );
     const results = await Promise.all(Array.from({ length: total }, () => client.callTool('m.n', {})));
     expect(results.every((r) => r === 1)).toBe(true);
     expect(server.sockets.size).toBeLessThanOrEqual(64);

@@ -20,7 +20,10 @@ let server: Server;
 let port: number;
 const logs: string[] = [];
 const logger = Object.fromEntries(
-  (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (message: string, data?: unknown) => logs.push(`${level} ${message} ${JSON.stringify(data ?? {})}`)]),
+  (['debug', 'info', 'warn', 'error'] as const).map((level) => [
+    level,
+    (message: string, data?: unknown) => logs.push(`${level} ${message} ${JSON.stringify(data ?? {})}`),
+  ]),
 ) as never;
 
 beforeAll(async () => {
@@ -33,7 +36,9 @@ beforeAll(async () => {
         res.writeHead(302, { location: `/nowhere${req.url}` }).end();
         return;
       }
-      res.writeHead(500, { 'content-type': 'text/plain' }).end(`failed: ${req.method} ${req.url} ${JSON.stringify(req.headers)} ${body}`);
+      res
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end(`failed: ${req.method} ${req.url} ${JSON.stringify(req.headers)} ${body}`);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -44,13 +49,25 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 function expectNoSecret(text: string, secret = TOKEN) {
   expect(text).not.toContain(secret);
   expect(text).not.toContain(encodeURIComponent(secret));
-  for (let i = 0; i + 8 <= secret.length; i++) expect(text, `part of the secret at ${i}`).not.toContain(secret.slice(i, i + 8));
+  for (let i = 0; i + 8 <= secret.length; i++)
+    expect(text, `part of the secret at ${i}`).not.toContain(secret.slice(i, i + 8));
 }
 
 function describeError(e: unknown): string {
   const parts: string[] = [];
-  for (let x = e as Record<string, unknown> | undefined, n = 0; x && n < 5; x = x.cause as Record<string, unknown> | undefined, n++) {
-    parts.push(String(x.message), String(x.stack), JSON.stringify(x, Object.getOwnPropertyNames(x).filter((k) => k !== 'cause')));
+  for (
+    let x = e as Record<string, unknown> | undefined, n = 0;
+    x && n < 5;
+    x = x.cause as Record<string, unknown> | undefined, n++
+  ) {
+    parts.push(
+      String(x.message),
+      String(x.stack),
+      JSON.stringify(
+        x,
+        Object.getOwnPropertyNames(x).filter((k) => k !== 'cause'),
+      ),
+    );
   }
   return parts.join('\n');
 }
@@ -67,13 +84,31 @@ describe('secrets in errors and logs', () => {
       headers: { 'X-Token': '${TOKEN}' },
     });
     const tools = [
-      { name: 'send', description: '', inputs: { type: 'object', properties: { body: { type: 'string' } } }, tool_call_template: template('/bot${TOKEN}/send?key=${TOKEN}') },
-      { name: 'hop', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: template('/hop/bot${TOKEN}') },
+      {
+        name: 'send',
+        description: '',
+        inputs: { type: 'object', properties: { body: { type: 'string' } } },
+        tool_call_template: template('/bot${TOKEN}/send?key=${TOKEN}'),
+      },
+      {
+        name: 'hop',
+        description: '',
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: template('/hop/bot${TOKEN}'),
+      },
     ];
-    const r = await client.registerManual({ name: 'm', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['http'] });
+    const r = await client.registerManual({
+      name: 'm',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['http'],
+    });
     expect(r.errors).toEqual([]);
     for (const tool of ['m.send', 'm.hop']) {
-      const error = await client.callTool(tool, { body: 'hello' }).then(() => undefined, (e: unknown) => e);
+      const error = await client.callTool(tool, { body: 'hello' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(UtcpError);
       expect((error as UtcpError).code).toBe('HTTP_STATUS');
       const text = describeError(error);
@@ -88,9 +123,24 @@ describe('secrets in errors and logs', () => {
   it('a secret printed by a CLI tool is redacted from CliExitError', async () => {
     const dir = await tempDir();
     const client = await UtcpClient.create({ variables: { c_TOKEN: TOKEN } }, { rootDir: dir, logger });
-    const tools = [{ name: 'leak', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo "using ${TOKEN}"; exit 3' }] } }];
-    await client.registerManual({ name: 'c', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
-    const error = await client.callTool('c.leak', {}).then(() => undefined, (e: unknown) => e);
+    const tools = [
+      {
+        name: 'leak',
+        description: '',
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo "using ${TOKEN}"; exit 3' }] },
+      },
+    ];
+    await client.registerManual({
+      name: 'c',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['cli'],
+    });
+    const error = await client.callTool('c.leak', {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((error as UtcpError).code).toBe('PROCESS_EXIT');
     expect(describeError(error)).toContain('using [REDACTED]');
     expectNoSecret(describeError(error));
@@ -107,8 +157,20 @@ describe('secrets in CLI commands travel through the environment', () => {
       'tr "\\0" " " < /proc/$$/cmdline > cmdline.txt',
       'printf "%s" "${TOKEN}"',
     ].join('\n');
-    const tools = [{ name: 't', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'cli', commands: [{ command }] } }];
-    await client.registerManual({ name: 'c', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+    const tools = [
+      {
+        name: 't',
+        description: '',
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: { call_template_type: 'cli', commands: [{ command }] },
+      },
+    ];
+    await client.registerManual({
+      name: 'c',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(await client.callTool('c.t', {})).toBe(TOKEN);
     for (const file of ['script.txt', 'cmdline.txt']) {
       const text = await readFile(join(dir, file), 'utf8');
@@ -122,9 +184,24 @@ describe('secrets in CLI commands travel through the environment', () => {
 describe('one-pass substitution', () => {
   it('a secret holding $NAME, ${NAME} and $(...) is used literally and never re-expanded', async () => {
     const dir = await tempDir();
-    const client = await UtcpClient.create({ variables: { c_PW: HOSTILE } }, { rootDir: dir, env: { HOME_x: 'EXPANDED', NOPE: 'EXPANDED' } });
-    const tools = [{ name: 't', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'printf "%s" "${PW}"' }] } }];
-    await client.registerManual({ name: 'c', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+    const client = await UtcpClient.create(
+      { variables: { c_PW: HOSTILE } },
+      { rootDir: dir, env: { HOME_x: 'EXPANDED', NOPE: 'EXPANDED' } },
+    );
+    const tools = [
+      {
+        name: 't',
+        description: '',
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: { call_template_type: 'cli', commands: [{ command: 'printf "%s" "${PW}"' }] },
+      },
+    ];
+    await client.registerManual({
+      name: 'c',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(await client.callTool('c.t', {})).toBe(HOSTILE);
     await client.close();
   });
@@ -132,9 +209,29 @@ describe('one-pass substitution', () => {
   it('no error shows a part of a secret that looks like a reference', async () => {
     const dir = await tempDir();
     const client = await UtcpClient.create({ variables: { m_TOKEN: 'abc$SECRETPART_9f8e7d' } }, { rootDir: dir });
-    const tools = [{ name: 'send', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'http', http_method: 'GET', url: `http://127.0.0.1:${port}/x`, headers: { Authorization: 'Bearer ${TOKEN}' } } }];
-    await client.registerManual({ name: 'm', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['http'] });
-    const error = await client.callTool('m.send', {}).then(() => undefined, (e: unknown) => e);
+    const tools = [
+      {
+        name: 'send',
+        description: '',
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: {
+          call_template_type: 'http',
+          http_method: 'GET',
+          url: `http://127.0.0.1:${port}/x`,
+          headers: { Authorization: 'Bearer ${TOKEN}' },
+        },
+      },
+    ];
+    await client.registerManual({
+      name: 'm',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['http'],
+    });
+    const error = await client.callTool('m.send', {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((error as UtcpError).code).toBe('HTTP_STATUS'); // reached the server: no variable lookup failed on the secret's content
     expect(describeError(error)).not.toContain('SECRETPART');
     await client.close();
@@ -142,9 +239,24 @@ describe('one-pass substitution', () => {
 
   it('a config value that is exactly ${NAME} still remaps to the environment', async () => {
     const dir = await tempDir();
-    const client = await UtcpClient.create({ variables: { c_PW: '${REAL_PW}' } }, { rootDir: dir, env: { REAL_PW: 'from-env-value' } });
-    const tools = [{ name: 't', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'printf "%s" "${PW}"' }] } }];
-    await client.registerManual({ name: 'c', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+    const client = await UtcpClient.create(
+      { variables: { c_PW: '${REAL_PW}' } },
+      { rootDir: dir, env: { REAL_PW: 'from-env-value' } },
+    );
+    const tools = [
+      {
+        name: 't',
+        description: '',
+        inputs: { type: 'object', properties: {} },
+        tool_call_template: { call_template_type: 'cli', commands: [{ command: 'printf "%s" "${PW}"' }] },
+      },
+    ];
+    await client.registerManual({
+      name: 'c',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(await client.callTool('c.t', {})).toBe('from-env-value');
     await client.close();
   });

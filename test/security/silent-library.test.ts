@@ -9,7 +9,8 @@ import { UtcpClient } from '../../src/index.js';
 const printed: string[] = [];
 beforeEach(() => {
   printed.length = 0;
-  for (const m of ['log', 'info', 'warn', 'error', 'debug'] as const) vi.spyOn(console, m).mockImplementation((...a: unknown[]) => void printed.push(a.join(' ')));
+  for (const m of ['log', 'info', 'warn', 'error', 'debug'] as const)
+    vi.spyOn(console, m).mockImplementation((...a: unknown[]) => void printed.push(a.join(' ')));
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => (printed.push(String(chunk)), true));
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => (printed.push(String(chunk)), true));
 });
@@ -29,11 +30,34 @@ describe('the library prints nothing', () => {
       unknownTopLevel: 1,
     };
     const tools = [
-      { name: 'f', description: '', inputs, tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:9/x', 'x-extra': { nested: true }, timeout: 'soon' } },
-      { name: 'g', description: '', inputs, tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo UTCP_ARG_a_UTCP_END', extra: 1 }] } },
+      {
+        name: 'f',
+        description: '',
+        inputs,
+        tool_call_template: {
+          call_template_type: 'http',
+          url: 'http://127.0.0.1:9/x',
+          'x-extra': { nested: true },
+          timeout: 'soon',
+        },
+      },
+      {
+        name: 'g',
+        description: '',
+        inputs,
+        tool_call_template: {
+          call_template_type: 'cli',
+          commands: [{ command: 'echo UTCP_ARG_a_UTCP_END', extra: 1 }],
+        },
+      },
     ];
     const c = await UtcpClient.create({}, {});
-    await c.registerManual({ name: 'm', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['http', 'cli'] });
+    await c.registerManual({
+      name: 'm',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools }),
+      allowed_communication_protocols: ['http', 'cli'],
+    });
     await c.callTool('m.g', { a: 'abc', b: 2 }).catch(() => {});
     await c.callTool('m.g', { a: 1 }).catch(() => {});
     await c.close();

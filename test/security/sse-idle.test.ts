@@ -29,8 +29,20 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 async function client(limits: Record<string, number> = {}) {
   const c = await UtcpClient.create({ limits }, {});
-  const tools = [{ name: 'feed', description: '', inputs: { type: 'object', properties: {} }, tool_call_template: { call_template_type: 'sse', url: `http://127.0.0.1:${port}/feed` } }];
-  const r = await c.registerManual({ name: 's', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['sse'] });
+  const tools = [
+    {
+      name: 'feed',
+      description: '',
+      inputs: { type: 'object', properties: {} },
+      tool_call_template: { call_template_type: 'sse', url: `http://127.0.0.1:${port}/feed` },
+    },
+  ];
+  const r = await c.registerManual({
+    name: 's',
+    call_template_type: 'text',
+    content: JSON.stringify({ tools }),
+    allowed_communication_protocols: ['sse'],
+  });
   expect(r.errors).toEqual([]);
   return c;
 }
@@ -43,7 +55,10 @@ async function connectionsDrop() {
 describe('sse: a stream of heartbeats only', () => {
   it('callTool ends with UtcpTimeoutError after limits.stream_idle_timeout_ms', async () => {
     const c = await client({ stream_idle_timeout_ms: 300 });
-    const error = await c.callTool('s.feed', {}).then(() => undefined, (e: unknown) => e);
+    const error = await c.callTool('s.feed', {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     expect((error as Error).message).toContain('stream_idle_timeout_ms');
     expect(await connectionsDrop()).toBe(0);
@@ -55,7 +70,10 @@ describe('sse: a stream of heartbeats only', () => {
     const items: unknown[] = [];
     const error = await (async () => {
       for await (const item of c.callToolStreaming('s.feed', {})) items.push(item);
-    })().then(() => undefined, (e: unknown) => e);
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     expect(items).toEqual([]);
     await c.close();
@@ -63,7 +81,10 @@ describe('sse: a stream of heartbeats only', () => {
 
   it('the call deadline applies when it is shorter than the idle timeout', async () => {
     const c = await client();
-    const error = await c.callTool('s.feed', {}, { timeoutMs: 300 }).then(() => undefined, (e: unknown) => e);
+    const error = await c.callTool('s.feed', {}, { timeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     expect(error).toMatchObject({ timeoutMs: 300 });
     expect(await connectionsDrop()).toBe(0);

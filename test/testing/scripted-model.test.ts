@@ -7,8 +7,14 @@ const options = () => ({ signal: new AbortController().signal });
 
 describe('ScriptedModel', () => {
   it('plays its turns in order and records the requests', async () => {
-    const model = new ScriptedModel([toolCallsTurn({ name: 'a__b', args: { x: 1 } }), (req) => textTurn(`saw ${req.messages.length}`)]);
-    expect(await model.generate(request, options())).toEqual({ text: '', toolCalls: [{ id: 'call_1', name: 'a__b', arguments: '{"x":1}' }] });
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'a__b', args: { x: 1 } }),
+      (req) => textTurn(`saw ${req.messages.length}`),
+    ]);
+    expect(await model.generate(request, options())).toEqual({
+      text: '',
+      toolCalls: [{ id: 'call_1', name: 'a__b', arguments: '{"x":1}' }],
+    });
     expect(await model.generate(request, options())).toEqual({ text: 'saw 1', toolCalls: [] });
     expect(model.requests).toEqual([request, request]);
     expect(() => model.assertDone()).not.toThrow();
@@ -26,6 +32,8 @@ describe('ScriptedModel', () => {
   });
 
   it('keeps raw argument text so malformed JSON can be scripted', () => {
-    expect(toolCallsTurn({ name: 't', args: '{"broken', id: 'x' }).toolCalls).toEqual([{ id: 'x', name: 't', arguments: '{"broken' }]);
+    expect(toolCallsTurn({ name: 't', args: '{"broken', id: 'x' }).toolCalls).toEqual([
+      { id: 'x', name: 't', arguments: '{"broken' },
+    ]);
   });
 });

@@ -25,7 +25,8 @@ export async function codeWorkspace(files: Record<string, string> = {}, options:
   const client = await UtcpClient.create({});
   onTestFinished(() => client.close());
   const tools = await registerCodeTools(client, { root, sandbox: 'none', ...options });
-  const call = async (name: string, args: JsonObject): Promise<string> => (await client.callTool(`code.${name}`, args)) as string;
+  const call = async (name: string, args: JsonObject): Promise<string> =>
+    (await client.callTool(`code.${name}`, args)) as string;
   /** The error message of a failing call. */
   const fail = async (name: string, args: JsonObject): Promise<string> => {
     try {

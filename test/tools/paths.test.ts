@@ -7,14 +7,17 @@ import { Workspace } from '../../src/tools/workspace.js';
 import { codeWorkspace, tempDir } from './helpers.js';
 
 describe('every path resolves inside the workspace', () => {
-  it.each(['../outside.txt', 'src/../../outside.txt', 'src/../a.txt'])('refuses %s (a ".." segment) for every file tool', async (path) => {
-    const { client, fail } = await codeWorkspace({ 'a.txt': 'x', 'src/b.txt': 'y' });
-    expect(await fail('read', { path })).toContain('must not contain ".." segments');
-    expect(await fail('write', { path, content: 'x' })).toContain('".." segments');
-    expect(await fail('edit', { path, old_string: 'x', new_string: 'y' })).toContain('".." segments');
-    expect(await fail('ls', { path })).toContain('".." segments');
-    await expect(client.callTool('code.read', { path })).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
-  });
+  it.each(['../outside.txt', 'src/../../outside.txt', 'src/../a.txt'])(
+    'refuses %s (a ".." segment) for every file tool',
+    async (path) => {
+      const { client, fail } = await codeWorkspace({ 'a.txt': 'x', 'src/b.txt': 'y' });
+      expect(await fail('read', { path })).toContain('must not contain ".." segments');
+      expect(await fail('write', { path, content: 'x' })).toContain('".." segments');
+      expect(await fail('edit', { path, old_string: 'x', new_string: 'y' })).toContain('".." segments');
+      expect(await fail('ls', { path })).toContain('".." segments');
+      await expect(client.callTool('code.read', { path })).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
+    },
+  );
 
   it('refuses absolute paths outside the root, accepts those inside', async () => {
     const outside = await tempDir('outside-');
@@ -36,9 +39,13 @@ describe('every path resolves inside the workspace', () => {
     await symlink(outside, join(root, 'out'));
     await symlink(join(outside, 'planted.txt'), join(root, 'dangling.txt'));
     expect(await fail('read', { path: 'link.txt' })).toContain('leads outside the workspace through a symbolic link');
-    expect(await fail('edit', { path: 'link.txt', old_string: 'secret', new_string: 'pwned' })).toContain('leads outside the workspace');
+    expect(await fail('edit', { path: 'link.txt', old_string: 'secret', new_string: 'pwned' })).toContain(
+      'leads outside the workspace',
+    );
     expect(await fail('write', { path: 'out/sub/new.txt', content: 'x' })).toContain('leads outside the workspace');
-    expect(await fail('write_append', { path: 'out/secret.txt', content: 'x' })).toContain('leads outside the workspace');
+    expect(await fail('write_append', { path: 'out/secret.txt', content: 'x' })).toContain(
+      'leads outside the workspace',
+    );
     expect(await fail('ls', { path: 'out' })).toContain('leads outside the workspace');
     expect(await fail('write', { path: 'dangling.txt', content: 'x' })).toContain('symbolic link to a missing target');
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('secret');
@@ -54,8 +61,15 @@ describe('every path resolves inside the workspace', () => {
     await symlink(root, join(holder, 'ws'));
     const client = await UtcpClient.create({});
     try {
-      await registerCodeTools(client, { root: join(holder, 'ws'), sandbox: 'none', manualName: 'viaLink', tools: ['read'] });
-      expect(await client.callTool('viaLink.read', { path: 'a.txt' }).catch((e: Error) => e.message)).toContain('a.txt does not exist');
+      await registerCodeTools(client, {
+        root: join(holder, 'ws'),
+        sandbox: 'none',
+        manualName: 'viaLink',
+        tools: ['read'],
+      });
+      expect(await client.callTool('viaLink.read', { path: 'a.txt' }).catch((e: Error) => e.message)).toContain(
+        'a.txt does not exist',
+      );
       expect(await client.callTool('viaLink.read', { path: join(holder, 'ws', 'real', 'a.txt') })).toMatch(/\thi$/);
     } finally {
       await client.close();
@@ -88,7 +102,10 @@ describe('a symbolic link swapped in after the check is caught at open time', ()
 
   it('for a read', async () => {
     const { ws } = await swapped();
-    await expect(ws.openExisting('dir/file.txt', 'r')).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED', message: expect.stringContaining('left the workspace while it was being opened') });
+    await expect(ws.openExisting('dir/file.txt', 'r')).rejects.toMatchObject({
+      code: 'PATH_NOT_ALLOWED',
+      message: expect.stringContaining('left the workspace while it was being opened'),
+    });
   });
 
   it('for an edit (read-write open): the outside file is untouched', async () => {
@@ -113,6 +130,9 @@ describe('a symbolic link swapped in after the check is caught at open time', ()
       await rename(join(root, 'file.txt'), join(root, 'moved.txt'));
       await symlink(join(outside, 'file.txt'), join(root, 'file.txt'));
     };
-    await expect(ws.openExisting('file.txt', 'r+')).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED', message: expect.stringContaining('became a symbolic link') });
+    await expect(ws.openExisting('file.txt', 'r+')).rejects.toMatchObject({
+      code: 'PATH_NOT_ALLOWED',
+      message: expect.stringContaining('became a symbolic link'),
+    });
   });
 });

@@ -50,7 +50,10 @@ describe.each(modes)('code.bash (sandbox %s)', (sandbox) => {
 
   it('moves a command still running at its timeout to the background and reads on with a cursor', async () => {
     const { call } = await codeWorkspace({}, { sandbox });
-    const first = await call('bash', { command: 'echo first; read -t 600 line < /dev/zero || true; sleep 600', timeout_ms: 300 });
+    const first = await call('bash', {
+      command: 'echo first; read -t 600 line < /dev/zero || true; sleep 600',
+      timeout_ms: 300,
+    });
     expect(first).toMatch(/^first\n\[still running after 300 ms: moved to the background as process 1\./);
     expect(await call('list_processes', {})).toMatch(/^1\trunning\t/);
     const again = await call('bash_output', { id: 1, cursor: 0 });
@@ -62,7 +65,9 @@ describe.each(modes)('code.bash (sandbox %s)', (sandbox) => {
 
   it('runs a dev server in the background, polls it, and stops it', async () => {
     const { call } = await codeWorkspace({ 'server.cjs': DEV_SERVER }, { sandbox, network: true });
-    expect(await call('bash', { command: `"${process.execPath}" server.cjs`, run_in_background: true })).toMatch(/^Started process 1 in the background/);
+    expect(await call('bash', { command: `"${process.execPath}" server.cjs`, run_in_background: true })).toMatch(
+      /^Started process 1 in the background/,
+    );
     const ready = await call('bash_output', { id: 1, wait_ms: 15_000, wait_for: 'listening on \\d+' });
     const port = Number(/listening on (\d+)/.exec(ready)?.[1]);
     expect(port).toBeGreaterThan(0);
@@ -75,7 +80,10 @@ describe.each(modes)('code.bash (sandbox %s)', (sandbox) => {
 
   it('escalates to SIGKILL after the grace period for a process that ignores SIGTERM', async () => {
     const { call } = await codeWorkspace({}, { sandbox });
-    await call('bash', { command: "trap '' TERM; echo armed; while true; do sleep 0.05; done", run_in_background: true });
+    await call('bash', {
+      command: "trap '' TERM; echo armed; while true; do sleep 0.05; done",
+      run_in_background: true,
+    });
     await call('bash_output', { id: 1, wait_ms: 15_000, wait_for: 'armed' });
     expect(await call('stop_process', { id: 1, grace_ms: 300 })).toMatch(/^stopped process 1 \(SIGKILL after 300 ms\)/);
   });
@@ -83,7 +91,10 @@ describe.each(modes)('code.bash (sandbox %s)', (sandbox) => {
   it('client.close() leaves no process behind (background, children, and a setsid escapee)', async () => {
     const { call, client } = await codeWorkspace({}, { sandbox });
     const token = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
-    await call('bash', { command: `sleep 6${token} & setsid sleep 7${token} & echo started; wait`, run_in_background: true });
+    await call('bash', {
+      command: `sleep 6${token} & setsid sleep 7${token} & echo started; wait`,
+      run_in_background: true,
+    });
     await call('bash_output', { id: 1, wait_ms: 15_000, wait_for: 'started' });
     await call('bash', { command: `sleep 8${token}`, timeout_ms: 100 });
     // Wait until all three sleeps are visible on the host, then close.
@@ -112,17 +123,34 @@ describe('the output ring buffer', () => {
     await call('bash', { command: 'printf "%0999d\\n" 0; echo done', run_in_background: true });
     const first = await call('bash_output', { id: 1, cursor: 0, wait_ms: 15_000, wait_for: 'done' });
     // 1005 bytes in all; the ring holds the last 100 (from 905); a read returns at most 40.
-    expect(first).toMatch(/^0{40}\n\[process 1: (running|exit code 0) · next cursor 945 · 905 older bytes were dropped from the buffer · more output is waiting/);
+    expect(first).toMatch(
+      /^0{40}\n\[process 1: (running|exit code 0) · next cursor 945 · 905 older bytes were dropped from the buffer · more output is waiting/,
+    );
     await call('bash_output', { id: 1, cursor: 1005, wait_ms: 15_000 });
-    expect(await call('bash_output', { id: 1, cursor: 945 })).toBe(`${'0'.repeat(40)}\n[process 1: exit code 0 · next cursor 985 · more output is waiting: call again with the next cursor]`);
-    expect(await call('bash_output', { id: 1 })).toBe(`${'0'.repeat(14)}\ndone\n[process 1: exit code 0 · next cursor 1005]`);
+    expect(await call('bash_output', { id: 1, cursor: 945 })).toBe(
+      `${'0'.repeat(40)}\n[process 1: exit code 0 · next cursor 985 · more output is waiting: call again with the next cursor]`,
+    );
+    expect(await call('bash_output', { id: 1 })).toBe(
+      `${'0'.repeat(14)}\ndone\n[process 1: exit code 0 · next cursor 1005]`,
+    );
   });
 });
 
 describe('the command policy', () => {
   it('refuses obviously destructive commands whatever the sandbox', async () => {
     const { fail } = await codeWorkspace();
-    for (const command of ['rm -rf /', 'rm -rf / --no-preserve-root', 'sudo rm -fr /*', 'rm -rf ~', 'rm -r -f $HOME', 'rm -rf /usr', 'mkfs.ext4 /dev/sda1', 'dd if=/dev/zero of=/dev/sda', ':(){ :|:& };:', 'echo ok; shutdown -h now']) {
+    for (const command of [
+      'rm -rf /',
+      'rm -rf / --no-preserve-root',
+      'sudo rm -fr /*',
+      'rm -rf ~',
+      'rm -r -f $HOME',
+      'rm -rf /usr',
+      'mkfs.ext4 /dev/sda1',
+      'dd if=/dev/zero of=/dev/sda',
+      ':(){ :|:& };:',
+      'echo ok; shutdown -h now',
+    ]) {
       expect(await fail('bash', { command }), command).toContain('command refused by the command policy');
     }
   });

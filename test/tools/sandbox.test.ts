@@ -11,7 +11,10 @@ import { registerCodeTools } from '../../src/tools/index.js';
 import { chooseSandbox } from '../../src/tools/sandbox.js';
 import { codeWorkspace, tempDir } from './helpers.js';
 
-const probe = process.platform === 'linux' ? await chooseSandbox('auto', process.cwd(), '/bin/sh') : { mode: 'none' as const, reason: 'not Linux' };
+const probe =
+  process.platform === 'linux'
+    ? await chooseSandbox('auto', process.cwd(), '/bin/sh')
+    : { mode: 'none' as const, reason: 'not Linux' };
 const forbidden = probe.mode === 'none' && (process.platform !== 'linux' || /user namespaces/.test(probe.reason ?? ''));
 if (forbidden) process.stderr.write(`[code tools] sandbox tests skipped: ${probe.reason}\n`);
 
@@ -32,7 +35,9 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
   it('is chosen by auto, and required by bwrap (bubblewrap must be installed: apt-get install bubblewrap)', async () => {
     const { tools, client } = await codeWorkspace({}, { sandbox: 'bwrap' });
     expect(tools.sandbox).toBe('bwrap');
-    expect((await client.getTool('code.bash'))?.description).toContain('Sandbox: bwrap (workspace read-write, system read-only, no network)');
+    expect((await client.getTool('code.bash'))?.description).toContain(
+      'Sandbox: bwrap (workspace read-write, system read-only, no network)',
+    );
   });
 
   it('writes to the workspace but not outside it, and has a private /tmp', async () => {
@@ -40,7 +45,9 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
     const { root, call } = await codeWorkspace({}, { sandbox: 'bwrap' });
     // A directory of the host outside /tmp (this repository) is read-only; the host's /tmp is not even visible.
     const repoFile = join(process.cwd(), `sandbox-escape-${process.pid}.txt`);
-    const out = await call('bash', { command: `echo inside > made.txt; echo escaped > ${outside}/escaped.txt; echo repo > ${repoFile}; echo etc > /etc/utcp-escape; echo tmp > /tmp/utcp-tmp-escape; cat /tmp/utcp-tmp-escape` });
+    const out = await call('bash', {
+      command: `echo inside > made.txt; echo escaped > ${outside}/escaped.txt; echo repo > ${repoFile}; echo etc > /etc/utcp-escape; echo tmp > /tmp/utcp-tmp-escape; cat /tmp/utcp-tmp-escape`,
+    });
     expect(await readFile(join(root, 'made.txt'), 'utf8')).toBe('inside\n');
     expect(out).toContain(`${outside}/escaped.txt: No such file or directory`);
     expect(out).toContain(`${repoFile}: Read-only file system`);
@@ -88,7 +95,9 @@ describe('sandbox selection', () => {
     const root = await tempDir('sandbox-missing-');
     const client = await UtcpClient.create({});
     try {
-      await expect(registerCodeTools(client, { root, sandbox: 'bwrap', bwrapPath: join(root, 'no-such-bwrap') })).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
+      await expect(
+        registerCodeTools(client, { root, sandbox: 'bwrap', bwrapPath: join(root, 'no-such-bwrap') }),
+      ).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
       expect(await client.getTools()).toEqual([]);
       const auto = await registerCodeTools(client, { root, sandbox: 'auto', bwrapPath: join(root, 'no-such-bwrap') });
       expect(auto.sandbox).toBe('none');

@@ -20,16 +20,25 @@ describe.each([
   ['built-in', false as const],
   ['ripgrep', undefined],
 ])('code.grep (%s)', (label, ripgrep) => {
-  it.skipIf(label === 'ripgrep' && !hasRipgrep)('finds path:line:text, sorted, respecting .gitignore (root and nested)', async () => {
-    const { call } = await codeWorkspace(project, { ripgrep });
-    expect(await call('grep', { pattern: 'answer\\s*=' })).toBe(['src/a.ts:1:export const answer = 42;', 'src/b.js:1:const answer = 41;'].join('\n'));
-  });
+  it.skipIf(label === 'ripgrep' && !hasRipgrep)(
+    'finds path:line:text, sorted, respecting .gitignore (root and nested)',
+    async () => {
+      const { call } = await codeWorkspace(project, { ripgrep });
+      expect(await call('grep', { pattern: 'answer\\s*=' })).toBe(
+        ['src/a.ts:1:export const answer = 42;', 'src/b.js:1:const answer = 41;'].join('\n'),
+      );
+    },
+  );
 
   it.skipIf(label === 'ripgrep' && !hasRipgrep)('filters by glob and path, ignores case on request', async () => {
     const { call } = await codeWorkspace(project, { ripgrep });
-    expect(await call('grep', { pattern: 'answer', glob: '*.ts' })).toBe(['src/a.ts:1:export const answer = 42;', 'src/nested/c.ts:1:answer();'].join('\n'));
+    expect(await call('grep', { pattern: 'answer', glob: '*.ts' })).toBe(
+      ['src/a.ts:1:export const answer = 42;', 'src/nested/c.ts:1:answer();'].join('\n'),
+    );
     expect(await call('grep', { pattern: 'answer', path: 'src/nested' })).toBe('src/nested/c.ts:1:answer();');
-    expect(await call('grep', { pattern: 'ANSWER', path: 'README.md', ignore_case: true })).toBe('README.md:1:# Answer');
+    expect(await call('grep', { pattern: 'ANSWER', path: 'README.md', ignore_case: true })).toBe(
+      'README.md:1:# Answer',
+    );
     expect(await call('grep', { pattern: 'nothing-like-this' })).toBe('No matches for "nothing-like-this" in .');
   });
 
@@ -48,7 +57,9 @@ describe('code.glob and code.ls', () => {
     const { call } = await codeWorkspace(project, { limits: { listEntries: 2 } });
     expect(await call('glob', { pattern: '**/*.ts' })).toBe('src/a.ts\nsrc/nested/c.ts');
     expect(await call('glob', { pattern: '*.js' })).toBe('src/b.js');
-    expect(await call('glob', { pattern: '*', path: 'src' })).toBe('src/a.ts\nsrc/b.js\n(2 more files not shown; narrow the pattern)');
+    expect(await call('glob', { pattern: '*', path: 'src' })).toBe(
+      'src/a.ts\nsrc/b.js\n(2 more files not shown; narrow the pattern)',
+    );
   });
 
   it('ls lists a directory, hides ignored entries and counts them', async () => {

@@ -34,23 +34,50 @@ describe('utcp serve-mcp --code-tools', () => {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const mcp = new Client({ name: 'test', version: '1.0.0' });
-    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve-mcp', '--code-tools', root], cwd: root, stderr: 'ignore' }));
+    await mcp.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve-mcp', '--code-tools', root],
+        cwd: root,
+        stderr: 'ignore',
+      }),
+    );
     let open = true;
     onTestFinished(() => (open ? mcp.close() : undefined));
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['apply_patch', 'bash', 'bash_output', 'edit', 'glob', 'grep', 'list_processes', 'ls', 'read', 'stop_process', 'web_fetch', 'write', 'write_append'].map((t) => `code.${t}`),
+      [
+        'apply_patch',
+        'bash',
+        'bash_output',
+        'edit',
+        'glob',
+        'grep',
+        'list_processes',
+        'ls',
+        'read',
+        'stop_process',
+        'web_fetch',
+        'write',
+        'write_append',
+      ].map((t) => `code.${t}`),
     );
     const read = await mcp.callTool({ name: 'code.read', arguments: { path: 'a.txt' } });
     expect((read.content as Array<{ text: string }>)[0].text).toMatch(/^ {3}1:[0-9a-z]{4}\talpha$/);
-    const edit = await mcp.callTool({ name: 'code.edit', arguments: { path: 'a.txt', old_string: 'alpha', new_string: 'beta' } });
+    const edit = await mcp.callTool({
+      name: 'code.edit',
+      arguments: { path: 'a.txt', old_string: 'alpha', new_string: 'beta' },
+    });
     expect(edit.isError).toBeFalsy();
     expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe('beta\n');
     const outside = await mcp.callTool({ name: 'code.read', arguments: { path: '../etc/passwd' } });
     expect(outside.isError).toBe(true);
 
     const token = `${process.pid}${Date.now()}`;
-    const started = await mcp.callTool({ name: 'code.bash', arguments: { command: `sleep 5${token}`, run_in_background: true } });
+    const started = await mcp.callTool({
+      name: 'code.bash',
+      arguments: { command: `sleep 5${token}`, run_in_background: true },
+    });
     expect((started.content as Array<{ text: string }>)[0].text).toMatch(/^Started process 1 in the background/);
     for (let i = 0; liveSleeps(token) === 0 && i < 400; i++) await new Promise((r) => setTimeout(r, 25));
     expect(liveSleeps(token)).toBe(1);

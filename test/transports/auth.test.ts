@@ -54,36 +54,55 @@ describe('resolveAuth: api_key, basic, oauth2_user', () => {
 
   it('puts an api_key in the query or a cookie by location', async () => {
     const ctx = testContext();
-    await expect(resolveAuth({ auth_type: 'api_key', api_key: 'k', var_name: 'key', location: 'query' }, ctx, never)).resolves.toMatchObject({
+    await expect(
+      resolveAuth({ auth_type: 'api_key', api_key: 'k', var_name: 'key', location: 'query' }, ctx, never),
+    ).resolves.toMatchObject({
       headers: {},
       query: [['key', 'k']],
     });
-    await expect(resolveAuth({ auth_type: 'api_key', api_key: 'k', var_name: 'sid', location: 'cookie' }, ctx, never)).resolves.toMatchObject({
+    await expect(
+      resolveAuth({ auth_type: 'api_key', api_key: 'k', var_name: 'sid', location: 'cookie' }, ctx, never),
+    ).resolves.toMatchObject({
       headers: {},
       cookies: [['sid', 'k']],
     });
   });
 
   it('rejects an empty api_key', async () => {
-    await expect(resolveAuth({ auth_type: 'api_key', api_key: '' }, testContext(), never)).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    await expect(resolveAuth({ auth_type: 'api_key', api_key: '' }, testContext(), never)).rejects.toMatchObject({
+      code: 'INVALID_MANUAL',
+    });
   });
 
-  it.each(['X-Api-Key\r\nX-Injected: yes', 'X-Foo\nX-Other: bar', 'X-Foo\rX-Other: bar'])('rejects CR/LF in var_name %j', async (name) => {
-    for (const location of ['header', 'query', 'cookie'] as const) {
-      const error = await resolveAuth({ auth_type: 'api_key', api_key: 'value-123', var_name: name, location }, testContext(), never).catch((e: Error) => e);
-      expect(error).toMatchObject({ code: 'HEADER_INJECTION', message: expect.stringContaining('CR/LF') });
-      expect((error as Error).message).not.toContain('value-123');
-      expect((error as Error).message).not.toContain('Injected');
-    }
-  });
+  it.each(['X-Api-Key\r\nX-Injected: yes', 'X-Foo\nX-Other: bar', 'X-Foo\rX-Other: bar'])(
+    'rejects CR/LF in var_name %j',
+    async (name) => {
+      for (const location of ['header', 'query', 'cookie'] as const) {
+        const error = await resolveAuth(
+          { auth_type: 'api_key', api_key: 'value-123', var_name: name, location },
+          testContext(),
+          never,
+        ).catch((e: Error) => e);
+        expect(error).toMatchObject({ code: 'HEADER_INJECTION', message: expect.stringContaining('CR/LF') });
+        expect((error as Error).message).not.toContain('value-123');
+        expect((error as Error).message).not.toContain('Injected');
+      }
+    },
+  );
 
   it('rejects CR/LF in an api_key value and in an oauth2_user token', async () => {
-    await expect(resolveAuth({ auth_type: 'api_key', api_key: 'a\r\nX-Evil: 1' }, testContext(), never)).rejects.toMatchObject({ code: 'HEADER_INJECTION' });
-    await expect(resolveAuth({ auth_type: 'oauth2_user', access_token: 't\nX-Evil: 1' }, testContext(), never)).rejects.toMatchObject({ code: 'HEADER_INJECTION' });
+    await expect(
+      resolveAuth({ auth_type: 'api_key', api_key: 'a\r\nX-Evil: 1' }, testContext(), never),
+    ).rejects.toMatchObject({ code: 'HEADER_INJECTION' });
+    await expect(
+      resolveAuth({ auth_type: 'oauth2_user', access_token: 't\nX-Evil: 1' }, testContext(), never),
+    ).rejects.toMatchObject({ code: 'HEADER_INJECTION' });
   });
 
   it('rejects a cookie value that would add another cookie', async () => {
-    await expect(resolveAuth({ auth_type: 'api_key', api_key: 'a; admin=1', location: 'cookie' }, testContext(), never)).rejects.toMatchObject({
+    await expect(
+      resolveAuth({ auth_type: 'api_key', api_key: 'a; admin=1', location: 'cookie' }, testContext(), never),
+    ).rejects.toMatchObject({
       code: 'HEADER_INJECTION',
     });
   });
@@ -100,8 +119,15 @@ describe('resolveAuth: api_key, basic, oauth2_user', () => {
   });
 
   it('returns nothing for null auth and rejects unknown auth types', async () => {
-    await expect(resolveAuth(null, testContext(), never)).resolves.toEqual({ headers: {}, query: [], cookies: [], authHeaderNames: [] });
-    await expect(resolveAuth({ auth_type: 'magic' } as unknown as Auth, testContext(), never)).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
+    await expect(resolveAuth(null, testContext(), never)).resolves.toEqual({
+      headers: {},
+      query: [],
+      cookies: [],
+      authHeaderNames: [],
+    });
+    await expect(resolveAuth({ auth_type: 'magic' } as unknown as Auth, testContext(), never)).rejects.toMatchObject({
+      code: 'NOT_SUPPORTED',
+    });
   });
 });
 
@@ -111,10 +137,16 @@ describe('OAuth2 client credentials', () => {
     const m = await resolveAuth(oauth(t.tokenUrl, { scope: 'read write' }), testContext(), never);
     expect(m.headers).toEqual({ Authorization: 'Bearer tok-1' });
     expect(t.seen).toEqual([
-      { form: { grant_type: 'client_credentials', client_id: 'client-1', client_secret: 'S3CRET', scope: 'read write' }, authorization: undefined },
+      {
+        form: { grant_type: 'client_credentials', client_id: 'client-1', client_secret: 'S3CRET', scope: 'read write' },
+        authorization: undefined,
+      },
     ]);
     expect(t.requests[0]).toMatchObject({ method: 'POST', url: '/token' });
-    expect(t.requests[0].headers).toMatchObject({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
+    expect(t.requests[0].headers).toMatchObject({
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    });
   });
 
   it('omits scope when it is null', async () => {
@@ -147,7 +179,10 @@ describe('OAuth2 client credentials', () => {
     const t = await tokenServer((_r, n, res) => (json(res, { access_token: `tok-${n}`, expires_in: 120 }), true));
     const ctx = testContext();
     let now = 1_000_000;
-    const cache = new OAuth2TokenCache(() => httpDispatcher(ctx), () => now);
+    const cache = new OAuth2TokenCache(
+      () => httpDispatcher(ctx),
+      () => now,
+    );
     onTestFinished(() => cache.close());
     const auth = oauth(t.tokenUrl);
     expect(await cache.token(auth, never)).toBe('tok-1');
@@ -160,20 +195,26 @@ describe('OAuth2 client credentials', () => {
 
   it('falls back to HTTP Basic after a 401, never sending the secret twice in one request', async () => {
     const t = await tokenServer((r, n, res) => {
-      if (!r.authorization) return json(res, { error: 'invalid_client' }, 401), true;
+      if (!r.authorization) return (json(res, { error: 'invalid_client' }, 401), true);
       json(res, { access_token: `tok-${n}` });
       return true;
     });
     const m = await resolveAuth(oauth(t.tokenUrl, { scope: 's' }), testContext(), never);
     expect(m.headers.Authorization).toBe('Bearer tok-2');
     expect(t.seen).toHaveLength(2);
-    expect(t.seen[0]).toEqual({ form: { grant_type: 'client_credentials', client_id: 'client-1', client_secret: 'S3CRET', scope: 's' }, authorization: undefined });
-    expect(t.seen[1]).toEqual({ form: { grant_type: 'client_credentials', scope: 's' }, authorization: 'Basic ' + Buffer.from('client-1:S3CRET').toString('base64') });
+    expect(t.seen[0]).toEqual({
+      form: { grant_type: 'client_credentials', client_id: 'client-1', client_secret: 'S3CRET', scope: 's' },
+      authorization: undefined,
+    });
+    expect(t.seen[1]).toEqual({
+      form: { grant_type: 'client_credentials', scope: 's' },
+      authorization: 'Basic ' + Buffer.from('client-1:S3CRET').toString('base64'),
+    });
   });
 
   it('falls back to Basic after a 400 too, and goes straight to Basic for the next token', async () => {
     const t = await tokenServer((r, n, res) => {
-      if (!r.authorization) return json(res, { error: 'invalid_request' }, 400), true;
+      if (!r.authorization) return (json(res, { error: 'invalid_request' }, 400), true);
       json(res, { access_token: `tok-${n}`, expires_in: 1 });
       return true;
     });
@@ -184,7 +225,9 @@ describe('OAuth2 client credentials', () => {
   });
 
   it('fails with the status (no secret in the message) when both credential styles are refused', async () => {
-    const t = await tokenServer((_r, _n, res) => (json(res, { error: 'invalid_client', error_description: 'bad secret S3CRET' }, 401), true));
+    const t = await tokenServer(
+      (_r, _n, res) => (json(res, { error: 'invalid_client', error_description: 'bad secret S3CRET' }, 401), true),
+    );
     const error = (await resolveAuth(oauth(t.tokenUrl), testContext(), never).catch((e: unknown) => e)) as Error;
     expect(error).toMatchObject({ code: 'HTTP_STATUS', message: expect.stringContaining('HTTP 401 (invalid_client)') });
     expect(error.message).not.toContain('S3CRET');
@@ -257,7 +300,9 @@ describe('OAuth2 client credentials', () => {
       res.end(JSON.stringify({ access_token: 'x', pad: 'p'.repeat(70_000) }));
       return true;
     });
-    await expect(resolveAuth(oauth(t.tokenUrl), testContext(), never)).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    await expect(resolveAuth(oauth(t.tokenUrl), testContext(), never)).rejects.toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+    });
   });
 
   it('does not follow a redirect from the token endpoint', async () => {
@@ -266,7 +311,9 @@ describe('OAuth2 client credentials', () => {
       res.end();
       return true;
     });
-    await expect(resolveAuth(oauth(t.tokenUrl), testContext(), never)).rejects.toMatchObject({ message: expect.stringContaining('never follow redirects') });
+    await expect(resolveAuth(oauth(t.tokenUrl), testContext(), never)).rejects.toMatchObject({
+      message: expect.stringContaining('never follow redirects'),
+    });
     expect(t.requests).toHaveLength(1);
   });
 
@@ -286,7 +333,9 @@ describe('OAuth2 client credentials', () => {
       res.end('access_token=formtok&expires_in=3600');
       return true;
     });
-    await expect(resolveAuth(oauth(t.tokenUrl), testContext(), never)).resolves.toMatchObject({ headers: { Authorization: 'Bearer formtok' } });
+    await expect(resolveAuth(oauth(t.tokenUrl), testContext(), never)).resolves.toMatchObject({
+      headers: { Authorization: 'Bearer formtok' },
+    });
   });
 
   it('honours the caller signal while waiting for a token', async () => {
@@ -300,20 +349,34 @@ describe('OAuth2 client credentials', () => {
 
 describe('OAuth2 refresh tokens', () => {
   it('uses a configured refresh_token first, then the rotated one', async () => {
-    const t = await tokenServer((_r, n, res) => (json(res, { access_token: `tok-${n}`, expires_in: 1, refresh_token: `rt-${n}` }), true));
+    const t = await tokenServer(
+      (_r, n, res) => (json(res, { access_token: `tok-${n}`, expires_in: 1, refresh_token: `rt-${n}` }), true),
+    );
     const ctx = testContext();
     const auth = oauth(t.tokenUrl, { refresh_token: 'rt-0', scope: 'x' });
     await resolveAuth(auth, ctx, never);
     await resolveAuth(auth, ctx, never);
     expect(t.seen.map((r) => r.form)).toEqual([
-      { grant_type: 'refresh_token', refresh_token: 'rt-0', client_id: 'client-1', client_secret: 'S3CRET', scope: 'x' },
-      { grant_type: 'refresh_token', refresh_token: 'rt-1', client_id: 'client-1', client_secret: 'S3CRET', scope: 'x' },
+      {
+        grant_type: 'refresh_token',
+        refresh_token: 'rt-0',
+        client_id: 'client-1',
+        client_secret: 'S3CRET',
+        scope: 'x',
+      },
+      {
+        grant_type: 'refresh_token',
+        refresh_token: 'rt-1',
+        client_id: 'client-1',
+        client_secret: 'S3CRET',
+        scope: 'x',
+      },
     ]);
   });
 
   it('refreshes with a refresh_token from a token response, falling back to client credentials when refused', async () => {
     const t = await tokenServer((r, n, res) => {
-      if (r.form.grant_type === 'refresh_token') return json(res, { error: 'invalid_grant' }, 400), true;
+      if (r.form.grant_type === 'refresh_token') return (json(res, { error: 'invalid_grant' }, 400), true);
       json(res, { access_token: `tok-${n}`, expires_in: 1, refresh_token: 'rt-from-response' });
       return true;
     });
@@ -326,7 +389,9 @@ describe('OAuth2 refresh tokens', () => {
 
   it('fails when a configured refresh_token is refused (no silent fallback)', async () => {
     const t = await tokenServer((_r, _n, res) => (json(res, { error: 'invalid_grant' }, 400), true));
-    await expect(resolveAuth(oauth(t.tokenUrl, { refresh_token: 'rt-0' }), testContext(), never)).rejects.toMatchObject({ code: 'HTTP_STATUS' });
+    await expect(resolveAuth(oauth(t.tokenUrl, { refresh_token: 'rt-0' }), testContext(), never)).rejects.toMatchObject(
+      { code: 'HTTP_STATUS' },
+    );
     expect(t.seen).toHaveLength(1);
   });
 });
@@ -338,7 +403,11 @@ describe('OAuth2 on http calls', () => {
 
   it('drops the token after a 401, fetches a new one and retries once', async () => {
     const t = await tokenServer();
-    const api = await server((req, res) => (req.headers.authorization === 'Bearer tok-1' ? json(res, {}, 401) : json(res, { auth: req.headers.authorization })));
+    const api = await server((req, res) =>
+      req.headers.authorization === 'Bearer tok-1'
+        ? json(res, {}, 401)
+        : json(res, { auth: req.headers.authorization }),
+    );
     const template: HttpCallTemplate = { call_template_type: 'http', url: `${api.url}/x`, auth: oauth(t.tokenUrl) };
     await expect(httpCall(testContext(), template)).resolves.toEqual({ auth: 'Bearer tok-2' });
     expect(api.requests.map((r) => r.headers.authorization)).toEqual(['Bearer tok-1', 'Bearer tok-2']);
@@ -355,7 +424,11 @@ describe('OAuth2 on http calls', () => {
 
   it('does not retry a 401 for other auth kinds', async () => {
     const api = await server((_req, res) => json(res, {}, 401));
-    const template: HttpCallTemplate = { call_template_type: 'http', url: api.url, auth: { auth_type: 'api_key', api_key: 'k' } };
+    const template: HttpCallTemplate = {
+      call_template_type: 'http',
+      url: api.url,
+      auth: { auth_type: 'api_key', api_key: 'k' },
+    };
     await expect(httpCall(testContext(), template)).rejects.toMatchObject({ status: 401 });
     expect(api.requests).toHaveLength(1);
   });

@@ -26,7 +26,11 @@ describe('cli through UtcpClient', () => {
   it('discovers the manual with a ${VAR} in env_vars resolved from config variables', async () => {
     const client = await clientWithManual();
     expect(client.initialRegistrations[0]).toMatchObject({ success: true });
-    expect((await client.getTools()).map((t) => t.name).sort()).toEqual(['clidemo.json', 'clidemo.slow', 'clidemo.whoami']);
+    expect((await client.getTools()).map((t) => t.name).sort()).toEqual([
+      'clidemo.json',
+      'clidemo.slow',
+      'clidemo.whoami',
+    ]);
   });
 
   it('resolves ${TOKEN} into env_vars at call time and leaves $HOME and $CMD_0_OUTPUT to the shell', async () => {
@@ -63,7 +67,12 @@ describe('cli through UtcpClient', () => {
   it('reports a missing variable in the manual template as a failed registration', async () => {
     const client = await UtcpClient.create({}, { rootDir: FIXTURES });
     onTestFinished(() => client.close());
-    const result = await client.registerManual({ name: 'broken', call_template_type: 'cli', env_vars: { X: '${NOPE}' }, commands: [{ command: 'true' }] });
+    const result = await client.registerManual({
+      name: 'broken',
+      call_template_type: 'cli',
+      env_vars: { X: '${NOPE}' },
+      commands: [{ command: 'true' }],
+    });
     expect(result.success).toBe(false);
     expect(result.errors.join(' ')).toContain('broken_NOPE');
   });
@@ -71,7 +80,11 @@ describe('cli through UtcpClient', () => {
   it('reports a discovery command failure as a failed registration', async () => {
     const client = await UtcpClient.create({}, { rootDir: FIXTURES });
     onTestFinished(() => client.close());
-    const result = await client.registerManual({ name: 'failing', call_template_type: 'cli', commands: [{ command: 'echo nope >&2; exit 4' }] });
+    const result = await client.registerManual({
+      name: 'failing',
+      call_template_type: 'cli',
+      commands: [{ command: 'echo nope >&2; exit 4' }],
+    });
     expect(result.success).toBe(false);
     expect(result.errors.join(' ')).toMatch(/exited with code 4/);
   });

@@ -10,11 +10,25 @@ afterAll(() => client?.close());
 
 describe('go-utcp cli dialect', () => {
   it('reads a provider file whose tools carry command/args inline, with {{name}} arguments', async () => {
-    const doc = { name: 'tools', type: 'cli', tools: [
-      { name: 'say', description: 'Print a message', command: 'printf', args: ['%s|', '{{message}}', "it's literal $HOME"] },
-      { name: 'pwd_tool', description: 'No arguments', command: 'echo', args: ['ready'] },
-    ] };
-    const r = await client.registerManual({ name: 'go_file', call_template_type: 'text', content: JSON.stringify(doc), allowed_communication_protocols: ['cli'] });
+    const doc = {
+      name: 'tools',
+      type: 'cli',
+      tools: [
+        {
+          name: 'say',
+          description: 'Print a message',
+          command: 'printf',
+          args: ['%s|', '{{message}}', "it's literal $HOME"],
+        },
+        { name: 'pwd_tool', description: 'No arguments', command: 'echo', args: ['ready'] },
+      ],
+    };
+    const r = await client.registerManual({
+      name: 'go_file',
+      call_template_type: 'text',
+      content: JSON.stringify(doc),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(r.errors).toEqual([]);
     expect(r.manual.tools.map((t) => t.name)).toEqual(['go_file.say', 'go_file.pwd_tool']);
     expect(r.warnings.some((w) => /provider dialect/.test(w))).toBe(true);
@@ -24,12 +38,23 @@ describe('go-utcp cli dialect', () => {
   });
 
   it('reads a provider object with command/args and ${name} argument references', async () => {
-    const doc = { version: '0.1.0', tools: [{
-      name: 'shell.run', description: 'Run with flags',
-      inputs: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
-      provider: { type: 'cli', command: 'printf', args: ['[%s]', '--target=${target}'] },
-    }] };
-    const r = await client.registerManual({ name: 'go_provider', call_template_type: 'text', content: JSON.stringify(doc), allowed_communication_protocols: ['cli'] });
+    const doc = {
+      version: '0.1.0',
+      tools: [
+        {
+          name: 'shell.run',
+          description: 'Run with flags',
+          inputs: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
+          provider: { type: 'cli', command: 'printf', args: ['[%s]', '--target=${target}'] },
+        },
+      ],
+    };
+    const r = await client.registerManual({
+      name: 'go_provider',
+      call_template_type: 'text',
+      content: JSON.stringify(doc),
+      allowed_communication_protocols: ['cli'],
+    });
     expect(r.errors).toEqual([]);
     expect(r.warnings.some((w) => /go-utcp "command"\/"args" mapped to "commands"/.test(w))).toBe(true);
     expect(await client.callTool('go_provider.shell.run', { target: 'x y $(id)' })).toBe('[--target=x y $(id)]');

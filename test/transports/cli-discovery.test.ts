@@ -75,7 +75,11 @@ describe('parseDiscoveryOutput', () => {
   });
 
   it('skips unparsable brace lines', () => {
-    expect(parseDiscoveryOutput('{oops}\n{"name": "t"}', 'x')).toEqual({ utcp_version: '1.0.0', manual_version: '0.0.0', tools: [{ name: 't' }] });
+    expect(parseDiscoveryOutput('{oops}\n{"name": "t"}', 'x')).toEqual({
+      utcp_version: '1.0.0',
+      manual_version: '0.0.0',
+      tools: [{ name: 't' }],
+    });
   });
 
   it('fails on empty output', () => {

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildChildEnv, DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../../src/transports/shared/child-env.js';
+import {
+  buildChildEnv,
+  DEFAULT_UNIX_ALLOWLIST,
+  DEFAULT_WINDOWS_ALLOWLIST,
+} from '../../src/transports/shared/child-env.js';
 import type { CliCallTemplate } from '../../src/index.js';
 import { cliTemplate, makeHarness, nodeFixture } from '../fixtures/cli/harness.js';
 
@@ -41,7 +45,9 @@ async function childEnv(extra: Partial<CliCallTemplate> = {}): Promise<Record<st
 const BASH_OWN = new Set(['PWD', 'SHLVL', '_', 'OLDPWD']);
 
 function hostNames(env: Record<string, string>): string[] {
-  return Object.keys(env).filter((k) => !k.startsWith('__UTCP_') && !BASH_OWN.has(k)).sort();
+  return Object.keys(env)
+    .filter((k) => !k.startsWith('__UTCP_') && !BASH_OWN.has(k))
+    .sort();
 }
 
 describe('cli child environment', () => {
@@ -118,7 +124,10 @@ describe('cli child environment', () => {
 
   it('sets argument variables after env_vars, so env_vars cannot shadow them', async () => {
     const h = makeHarness();
-    const result = await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_x_UTCP_END`, { env_vars: { x: 'from-env' } }), { x: 'from-arg' });
+    const result = await h.call(
+      cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_x_UTCP_END`, { env_vars: { x: 'from-env' } }),
+      { x: 'from-arg' },
+    );
     expect(result).toEqual(['from-arg']);
   });
 });

@@ -80,7 +80,9 @@ describe('injection: composition', () => {
 
   it('keeps a lazy-named placeholder followed by a suffix as one word', async () => {
     const h = makeHarness();
-    expect(await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_a_UTCP_END123suffix`), { a: 'v w' })).toEqual(['v w123suffix']);
+    expect(
+      await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_a_UTCP_END123suffix`), { a: 'v w' }),
+    ).toEqual(['v w123suffix']);
   });
 
   it('substitutes inside $( … ) nested in double quotes as one word', async () => {
@@ -91,7 +93,9 @@ describe('injection: composition', () => {
 
   it("substitutes inside an ANSI-C $'…' string", async () => {
     const h = makeHarness();
-    expect(await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} $'tab\\there:UTCP_ARG_a_UTCP_END'`), { a: "it's $x" })).toEqual(["tab\there:it's $x"]);
+    expect(
+      await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} $'tab\\there:UTCP_ARG_a_UTCP_END'`), { a: "it's $x" }),
+    ).toEqual(["tab\there:it's $x"]);
   });
 
   it('substitutes inside an unquoted here-document without re-evaluating the value', async () => {
@@ -99,12 +103,16 @@ describe('injection: composition', () => {
     const canary = join(dir, 'canary');
     const h = makeHarness({ rootDir: dir });
     const value = `$(touch ${canary}) \`touch ${canary}\``;
-    expect(await h.call(cliTemplate("cat <<EOF\nvalue: UTCP_ARG_a_UTCP_END\nit's fine\nEOF"), { a: value })).toBe(`value: ${value}\nit's fine`);
+    expect(await h.call(cliTemplate("cat <<EOF\nvalue: UTCP_ARG_a_UTCP_END\nit's fine\nEOF"), { a: value })).toBe(
+      `value: ${value}\nit's fine`,
+    );
     expect(existsSync(canary)).toBe(false);
   });
 
   it('keeps a literal backslash before a double-quoted placeholder', async () => {
     const h = makeHarness();
-    expect(await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} "C:\\UTCP_ARG_a_UTCP_END"`), { a: 'dir' })).toEqual(['C:\\dir']);
+    expect(
+      await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} "C:\\UTCP_ARG_a_UTCP_END"`), { a: 'dir' }),
+    ).toEqual(['C:\\dir']);
   });
 });

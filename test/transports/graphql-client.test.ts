@@ -3,7 +3,6 @@ import { UtcpClient } from '../../src/index.js';
 import { GraphqlError } from '../../src/transports/graphql/index.js';
 import { graphqlServer } from './graphql-helpers.js';
 
-
 async function clientFor(url: string, extra: Record<string, unknown> = {}) {
   const client = await UtcpClient.create({ variables: { api_TOKEN: 'very-secret-token' } });
   onTestFinished(() => client.close());
@@ -23,7 +22,11 @@ describe('graphql through UtcpClient', () => {
     const { client, result } = await clientFor(server.url);
     expect(result.success).toBe(true);
     expect(result.manual.tools.map((t) => t.name)).toContain('api.user');
-    await expect(client.callTool('api.user', { id: '1' })).resolves.toMatchObject({ id: '1', name: 'Ada', address: { city: 'London' } });
+    await expect(client.callTool('api.user', { id: '1' })).resolves.toMatchObject({
+      id: '1',
+      name: 'Ada',
+      address: { city: 'London' },
+    });
     expect(server.requests.at(-1)?.headers.authorization).toBe('Bearer very-secret-token');
   });
 
@@ -45,7 +48,10 @@ describe('graphql through UtcpClient', () => {
   it('runs a mutation', async () => {
     const server = await graphqlServer();
     const { client } = await clientFor(server.url);
-    await expect(client.callTool('api.createUser', { input: { name: 'Dee', role: 'ADMIN' } })).resolves.toMatchObject({ name: 'Dee', role: 'ADMIN' });
+    await expect(client.callTool('api.createUser', { input: { name: 'Dee', role: 'ADMIN' } })).resolves.toMatchObject({
+      name: 'Dee',
+      role: 'ADMIN',
+    });
     expect(server.requests.at(-1)?.query.startsWith('mutation ')).toBe(true);
   });
 
@@ -71,7 +77,11 @@ describe('graphql through UtcpClient', () => {
   it('fails registration for a remote plain-http URL without contacting it', async () => {
     const client = await UtcpClient.create({});
     onTestFinished(() => client.close());
-    const result = await client.registerManual({ name: 'bad', call_template_type: 'graphql', url: 'http://10.0.0.5/graphql' });
+    const result = await client.registerManual({
+      name: 'bad',
+      call_template_type: 'graphql',
+      url: 'http://10.0.0.5/graphql',
+    });
     expect(result.success).toBe(false);
     expect(result.errors.join(' ')).toContain('GraphQL manual discovery');
   });

@@ -34,13 +34,21 @@ export function template(url: string, extra: Partial<GraphqlCallTemplate> = {}):
 }
 
 /** Registers `raw` and returns the generated tools by bare name, stored as the client would (`gql.<name>`). */
-export async function discover(transport: ReturnType<typeof graphqlTransport>['transport'], raw: GraphqlCallTemplate, substituted: GraphqlCallTemplate = raw) {
+export async function discover(
+  transport: ReturnType<typeof graphqlTransport>['transport'],
+  raw: GraphqlCallTemplate,
+  substituted: GraphqlCallTemplate = raw,
+) {
   const result = await transport.registerManual(substituted, callOptions(raw));
   const tools = (result.manual as { tools: Tool[] }).tools;
   const byName = new Map(tools.map((t) => [t.name, { ...t, name: `${MANUAL}.${t.name}` } as Tool]));
-  return { result, tools, tool: (name: string) => {
-    const t = byName.get(name);
-    if (!t) throw new Error(`no tool ${name}`);
-    return t;
-  } };
+  return {
+    result,
+    tools,
+    tool: (name: string) => {
+      const t = byName.get(name);
+      if (!t) throw new Error(`no tool ${name}`);
+      return t;
+    },
+  };
 }

@@ -31,7 +31,12 @@ async function tokenTrap() {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ access_token: 't' }));
   });
-  const auth = { auth_type: 'oauth2' as const, token_url: `${server.origin}/token`, client_id: 'c', client_secret: 's' };
+  const auth = {
+    auth_type: 'oauth2' as const,
+    token_url: `${server.origin}/token`,
+    client_id: 'c',
+    client_secret: 's',
+  };
   return { auth, hits: () => hits, server };
 }
 
@@ -85,7 +90,9 @@ describe('graphql URL policy', () => {
   it('rejects an OAuth2 token URL on a metadata address before sending credentials', async () => {
     const server = await graphqlServer();
     const { transport } = graphqlTransport();
-    const raw = template(server.url, { auth: { auth_type: 'oauth2', token_url: 'http://169.254.169.254/token', client_id: 'c', client_secret: 's' } });
+    const raw = template(server.url, {
+      auth: { auth_type: 'oauth2', token_url: 'http://169.254.169.254/token', client_id: 'c', client_secret: 's' },
+    });
     const error = (await transport.registerManual(raw, callOptions(raw)).catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(UrlPolicyError);
     expect(error.message).toContain('OAuth2 token URL');
@@ -94,42 +101,66 @@ describe('graphql URL policy', () => {
 
   it('rejects a plain-ws subscription URL to a remote host before connecting', async () => {
     const { transport } = graphqlTransport();
-    const raw = template('https://api.example.com/graphql', { subscription_url: 'ws://10.0.0.5/graphql', operation_type: 'subscription', query: 'subscription { ticks }' });
-    const error = (await transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw)).catch((e: unknown) => e)) as Error;
+    const raw = template('https://api.example.com/graphql', {
+      subscription_url: 'ws://10.0.0.5/graphql',
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+    });
+    const error = (await transport
+      .callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))
+      .catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(UrlPolicyError);
     expect(error.message).toContain('WebSocket URL');
   });
 
   it('derives ws:// from a plain-http remote url and rejects it', async () => {
     const { transport } = graphqlTransport();
-    const raw = template('http://example.com/graphql', { operation_type: 'subscription', query: 'subscription { ticks }', subscription_transport: 'websocket' });
-    await expect(transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))).rejects.toThrow(/WebSocket URL.*ws:\/\/example\.com\/graphql/);
+    const raw = template('http://example.com/graphql', {
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+      subscription_transport: 'websocket',
+    });
+    await expect(transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))).rejects.toThrow(
+      /WebSocket URL.*ws:\/\/example\.com\/graphql/,
+    );
   });
 
   it('rejects a plain-http remote url for an HTTP subscription (auto mode) without contacting it', async () => {
     const { transport } = graphqlTransport();
-    const raw = template('http://example.com/graphql', { operation_type: 'subscription', query: 'subscription { ticks }' });
-    await expect(transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))).rejects.toThrow(/GraphQL subscription.*http:\/\/example\.com\/graphql/);
+    const raw = template('http://example.com/graphql', {
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+    });
+    await expect(transport.callTool(toolFor(raw, 'ticks'), {}, raw, callOptions(raw))).rejects.toThrow(
+      /GraphQL subscription.*http:\/\/example\.com\/graphql/,
+    );
   });
 });
 
 describe('graphql header checks', () => {
-  it.each(['acme\r\nX-Injected: yes', 'acme\nX-Other: bar', 'acme\rX-Other: bar'])('rejects a header_fields value with CR/LF (%j) without sending', async (value) => {
-    const server = await graphqlServer();
-    const { transport } = graphqlTransport();
-    const raw = template(server.url, { header_fields: ['X-Tenant'], query: 'query { hello }' });
-    const error = (await transport.callTool(toolFor(raw), { 'X-Tenant': value }, raw, callOptions(raw)).catch((e: unknown) => e)) as Error;
-    expect(error).toMatchObject({ code: 'HEADER_INJECTION' });
-    expect(error.message).toContain('CR/LF');
-    expect(error.message).toContain('X-Tenant');
-    expect(error.message).not.toContain('X-Injected');
-    expect(server.httpHits).toHaveLength(0);
-  });
+  it.each(['acme\r\nX-Injected: yes', 'acme\nX-Other: bar', 'acme\rX-Other: bar'])(
+    'rejects a header_fields value with CR/LF (%j) without sending',
+    async (value) => {
+      const server = await graphqlServer();
+      const { transport } = graphqlTransport();
+      const raw = template(server.url, { header_fields: ['X-Tenant'], query: 'query { hello }' });
+      const error = (await transport
+        .callTool(toolFor(raw), { 'X-Tenant': value }, raw, callOptions(raw))
+        .catch((e: unknown) => e)) as Error;
+      expect(error).toMatchObject({ code: 'HEADER_INJECTION' });
+      expect(error.message).toContain('CR/LF');
+      expect(error.message).toContain('X-Tenant');
+      expect(error.message).not.toContain('X-Injected');
+      expect(server.httpHits).toHaveLength(0);
+    },
+  );
 
   it('rejects an api_key var_name with CR/LF without sending', async () => {
     const server = await graphqlServer();
     const { transport } = graphqlTransport();
-    const raw = template(server.url, { auth: { auth_type: 'api_key', api_key: 'k', var_name: 'X-Api-Key\r\nX-Injected: yes', location: 'header' } });
+    const raw = template(server.url, {
+      auth: { auth_type: 'api_key', api_key: 'k', var_name: 'X-Api-Key\r\nX-Injected: yes', location: 'header' },
+    });
     await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'HEADER_INJECTION' });
     expect(server.httpHits).toHaveLength(0);
   });

@@ -14,13 +14,28 @@ async function setup(extra: Partial<GraphqlCallTemplate> = {}, limits = DEFAULT_
   // These cases test the WebSocket protocols; the stock server would otherwise be reached over SSE (auto mode).
   const raw = template(server.url, { subscription_transport: 'websocket', ...extra });
   const found = await discover(transport, raw);
-  const stream = (name: string, args: Record<string, unknown>, override: Partial<GraphqlCallTemplate> = {}, signal?: AbortSignal) => {
+  const stream = (
+    name: string,
+    args: Record<string, unknown>,
+    override: Partial<GraphqlCallTemplate> = {},
+    signal?: AbortSignal,
+  ) => {
     const tool = found.tool(name);
-    return transport.callToolStream!(tool, args, { ...(tool.tool_call_template as GraphqlCallTemplate), ...override }, callOptions(raw, signal));
+    return transport.callToolStream!(
+      tool,
+      args,
+      { ...(tool.tool_call_template as GraphqlCallTemplate), ...override },
+      callOptions(raw, signal),
+    );
   };
   const call = (name: string, args: Record<string, unknown>, override: Partial<GraphqlCallTemplate> = {}) => {
     const tool = found.tool(name);
-    return transport.callTool(tool, args, { ...(tool.tool_call_template as GraphqlCallTemplate), ...override }, callOptions(raw));
+    return transport.callTool(
+      tool,
+      args,
+      { ...(tool.tool_call_template as GraphqlCallTemplate), ...override },
+      callOptions(raw),
+    );
   };
   return { server, transport, raw, stream, call };
 }
@@ -58,7 +73,11 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
     await collect(stream('countdown', { from: 1 }));
     expect(server.upgrades[0]).toMatchObject({ path: '/graphql', protocols: ['graphql-transport-ws', 'graphql-ws'] });
     expect(server.subscriptions).toEqual([
-      { protocol: 'graphql-transport-ws', query: 'subscription ($from: Int!) { countdown(from: $from) }', variables: { from: 1 } },
+      {
+        protocol: 'graphql-transport-ws',
+        query: 'subscription ($from: Int!) { countdown(from: $from) }',
+        variables: { from: 1 },
+      },
     ]);
   });
 
@@ -126,7 +145,10 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
   });
 
   it('sends auth headers on the WebSocket handshake', async () => {
-    const { stream, server } = await setup({ auth: { auth_type: 'api_key', api_key: 'ws-key', var_name: 'X-Api-Key', location: 'header' }, headers: { 'X-Static': 's' } });
+    const { stream, server } = await setup({
+      auth: { auth_type: 'api_key', api_key: 'ws-key', var_name: 'X-Api-Key', location: 'header' },
+      headers: { 'X-Static': 's' },
+    });
     await collect(stream('countdown', { from: 0 }));
     expect(server.upgrades[0].headers['x-api-key']).toBe('ws-key');
     expect(server.upgrades[0].headers['x-static']).toBe('s');
@@ -134,7 +156,9 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
 
   it('fails when the server refuses the upgrade', async () => {
     const { stream, server } = await setup();
-    const error = await collect(stream('ticks', {}, { subscription_url: `ws://127.0.0.1:${server.port}/nowhere` })).catch((e: unknown) => e);
+    const error = await collect(
+      stream('ticks', {}, { subscription_url: `ws://127.0.0.1:${server.port}/nowhere` }),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     expect((error as Error).message).toMatch(/404|refused|failed/);
   });
@@ -142,8 +166,15 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
   it('times out when the server never acknowledges the connection', async () => {
     const url = await rawWsServer(() => {});
     const { transport } = graphqlTransport();
-    const raw = template('http://127.0.0.1:1/graphql', { subscription_url: url, operation_type: 'subscription', query: 'subscription { ticks }', timeout: 150 });
-    const error = await collect(transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw))).catch((e: unknown) => e);
+    const raw = template('http://127.0.0.1:1/graphql', {
+      subscription_url: url,
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+      timeout: 150,
+    });
+    const error = await collect(transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw))).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UtcpTimeoutError);
   });
 
@@ -169,8 +200,14 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
   it('rejects a message that is not JSON', async () => {
     const url = await rawWsServer((socket) => socket.on('message', () => socket.send('not json')));
     const { transport } = graphqlTransport();
-    const raw = template('http://127.0.0.1:1/graphql', { subscription_url: url, operation_type: 'subscription', query: 'subscription { ticks }' });
-    await expect(collect(transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw)))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR' });
+    const raw = template('http://127.0.0.1:1/graphql', {
+      subscription_url: url,
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+    });
+    await expect(
+      collect(transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw))),
+    ).rejects.toMatchObject({ code: 'PROTOCOL_ERROR' });
   });
 
   it('fails when the server closes the socket mid-stream', async () => {
@@ -185,10 +222,15 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
       }),
     );
     const { transport } = graphqlTransport();
-    const raw = template('http://127.0.0.1:1/graphql', { subscription_url: url, operation_type: 'subscription', query: 'subscription { ticks }' });
+    const raw = template('http://127.0.0.1:1/graphql', {
+      subscription_url: url,
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+    });
     const items: unknown[] = [];
     const error = await (async () => {
-      for await (const item of transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw))) items.push(item);
+      for await (const item of transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw)))
+        items.push(item);
     })().catch((e: unknown) => e);
     expect(items).toEqual([1]);
     expect(error).toBeInstanceOf(TransportError);
@@ -210,8 +252,14 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
       }),
     );
     const { transport } = graphqlTransport();
-    const raw = template('http://127.0.0.1:1/graphql', { subscription_url: url, operation_type: 'subscription', query: 'subscription { ticks }' });
-    await expect(collect(transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw)))).resolves.toEqual([1]);
+    const raw = template('http://127.0.0.1:1/graphql', {
+      subscription_url: url,
+      operation_type: 'subscription',
+      query: 'subscription { ticks }',
+    });
+    await expect(
+      collect(transport.callToolStream!(foreignTool(raw, 'ticks'), {}, raw, callOptions(raw))),
+    ).resolves.toEqual([1]);
     expect(pong).toEqual({ type: 'pong' });
   });
 
@@ -236,7 +284,9 @@ describe('graphql subscriptions over graphql-transport-ws', () => {
 describe('graphql subscriptions over legacy graphql-ws', () => {
   it('yields each data payload and ends on complete', async () => {
     const { stream, server } = await setup();
-    await expect(collect(stream('countdown', { from: 2 }, { subscription_url: server.legacyUrl }))).resolves.toEqual([2, 1, 0]);
+    await expect(collect(stream('countdown', { from: 2 }, { subscription_url: server.legacyUrl }))).resolves.toEqual([
+      2, 1, 0,
+    ]);
     expect(server.subscriptions[0]).toMatchObject({ protocol: 'graphql-ws', variables: { from: 2 } });
   });
 

@@ -11,7 +11,9 @@ describe('graphql discovery', () => {
     const server = await graphqlServer();
     const { transport } = graphqlTransport();
     const { tools } = await discover(transport, template(server.url));
-    const summary = Object.fromEntries(tools.map((t) => [t.name, [t.tags, (t.tool_call_template as GraphqlCallTemplate).operation_type]]));
+    const summary = Object.fromEntries(
+      tools.map((t) => [t.name, [t.tags, (t.tool_call_template as GraphqlCallTemplate).operation_type]]),
+    );
     expect(summary).toMatchObject({
       hello: [['query'], 'query'],
       user: [['query'], 'query'],
@@ -38,7 +40,10 @@ describe('graphql discovery', () => {
     const { transport } = graphqlTransport();
     const { tool } = await discover(transport, template(server.url));
     expect(tool('user').inputs).toEqual({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] });
-    expect(tool('hello').inputs).toEqual({ type: 'object', properties: { name: { type: 'string', default: 'world' } } });
+    expect(tool('hello').inputs).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string', default: 'world' } },
+    });
     const users = tool('users').inputs as any;
     expect(users.required).toBeUndefined();
     expect(users.properties.ids).toEqual({ type: 'array', items: { type: 'string' } });
@@ -73,17 +78,27 @@ describe('graphql discovery', () => {
     expect((tool('user').tool_call_template as GraphqlCallTemplate).query).toBe(
       'query ($id: ID!) { user(id: $id) { id name age role address { street city } friends { id name age role } } }',
     );
-    expect((tool('search').tool_call_template as GraphqlCallTemplate).query).toBe('query ($term: String!) { search(term: $term) { __typename } }');
-    expect((tool('hello').tool_call_template as GraphqlCallTemplate).query).toBe('query ($name: String) { hello(name: $name) }');
+    expect((tool('search').tool_call_template as GraphqlCallTemplate).query).toBe(
+      'query ($term: String!) { search(term: $term) { __typename } }',
+    );
+    expect((tool('hello').tool_call_template as GraphqlCallTemplate).query).toBe(
+      'query ($name: String) { hello(name: $name) }',
+    );
     expect((tool('failing').tool_call_template as GraphqlCallTemplate).query).toBe('query { failing }');
-    expect((tool('createUser').tool_call_template as GraphqlCallTemplate).query).toMatch(/^mutation \(\$input: CreateUserInput!\) \{ createUser\(input: \$input\) \{ id /);
+    expect((tool('createUser').tool_call_template as GraphqlCallTemplate).query).toMatch(
+      /^mutation \(\$input: CreateUserInput!\) \{ createUser\(input: \$input\) \{ id /,
+    );
   });
 
   it('declares defaulted arguments nullable in variable_types', async () => {
     const server = await graphqlServer();
     const { transport } = graphqlTransport();
     const { tool } = await discover(transport, template(server.url));
-    expect((tool('users').tool_call_template as GraphqlCallTemplate).variable_types).toEqual({ filter: 'UserFilter', ids: '[ID!]', role: 'Role' });
+    expect((tool('users').tool_call_template as GraphqlCallTemplate).variable_types).toEqual({
+      filter: 'UserFilter',
+      ids: '[ID!]',
+      role: 'Role',
+    });
     expect((tool('user').tool_call_template as GraphqlCallTemplate).variable_types).toEqual({ id: 'ID!' });
   });
 
@@ -94,7 +109,10 @@ describe('graphql discovery', () => {
     const out = tool('users').outputs as any;
     expect(out.type).toBe('array');
     expect(Object.keys(out.items.properties)).toEqual(['id', 'name', 'age', 'role', 'address', 'friends']);
-    expect(out.items.properties.address).toEqual({ type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } });
+    expect(out.items.properties.address).toEqual({
+      type: 'object',
+      properties: { street: { type: 'string' }, city: { type: 'string' } },
+    });
   });
 
   it('copies the raw template into tools, never the substituted one', async () => {
@@ -150,7 +168,9 @@ describe('graphql discovery', () => {
     const server = await graphqlServer();
     const small = graphqlTransport({ limits: { ...DEFAULT_LIMITS, max_document_bytes: 1000 } });
     const raw = template(server.url);
-    await expect(small.transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    await expect(small.transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+    });
   });
 });
 
@@ -161,9 +181,19 @@ describe('graphql calls', () => {
     const raw = template(server.url, extra);
     const found = await discover(transport, raw);
     server.requests.length = 0;
-    const call = (name: string, args: Record<string, unknown>, override: Partial<GraphqlCallTemplate> = {}, signal?: AbortSignal) => {
+    const call = (
+      name: string,
+      args: Record<string, unknown>,
+      override: Partial<GraphqlCallTemplate> = {},
+      signal?: AbortSignal,
+    ) => {
       const tool = found.tool(name);
-      return transport.callTool(tool, args, { ...(tool.tool_call_template as GraphqlCallTemplate), ...override }, callOptions(raw, signal));
+      return transport.callTool(
+        tool,
+        args,
+        { ...(tool.tool_call_template as GraphqlCallTemplate), ...override },
+        callOptions(raw, signal),
+      );
     };
     return { server, transport, ctx, raw, call, tool: found.tool };
   }
@@ -209,7 +239,11 @@ describe('graphql calls', () => {
 
   it('sends static headers and operation_name', async () => {
     const { call, server } = await setup();
-    await call('hello', {}, { headers: { 'X-Static': 'yes' }, query: 'query Named { hello }', operation_name: 'Named' });
+    await call(
+      'hello',
+      {},
+      { headers: { 'X-Static': 'yes' }, query: 'query Named { hello }', operation_name: 'Named' },
+    );
     expect(server.requests[0].headers['x-static']).toBe('yes');
     expect(server.requests[0].operationName).toBe('Named');
   });
@@ -232,7 +266,9 @@ describe('graphql calls', () => {
 
   it('returns the whole data object for a custom query', async () => {
     const { call } = await setup();
-    await expect(call('hello', { n: 'Q' }, { query: 'query ($n: String) { a: hello(name: $n) b: hello }' })).resolves.toEqual({
+    await expect(
+      call('hello', { n: 'Q' }, { query: 'query ($n: String) { a: hello(name: $n) b: hello }' }),
+    ).resolves.toEqual({
       a: 'Hello, Q!',
       b: 'Hello, world!',
     });
@@ -249,8 +285,17 @@ describe('graphql calls', () => {
     const server = await graphqlServer();
     const { transport } = graphqlTransport();
     const foreign = template(server.url, { variable_types: {} });
-    const tool: Tool = { name: `${MANUAL}.hello`, description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: foreign };
-    await expect(transport.callTool(tool, { name: 'Foreign' }, foreign, callOptions(foreign))).resolves.toBe('Hello, Foreign!');
+    const tool: Tool = {
+      name: `${MANUAL}.hello`,
+      description: '',
+      inputs: {},
+      outputs: {},
+      tags: [],
+      tool_call_template: foreign,
+    };
+    await expect(transport.callTool(tool, { name: 'Foreign' }, foreign, callOptions(foreign))).resolves.toBe(
+      'Hello, Foreign!',
+    );
     expect(server.requests[0].query).toBe('query ($name: String) { hello(name: $name) }');
   });
 
@@ -258,7 +303,13 @@ describe('graphql calls', () => {
     const { transport, tool, raw } = await setup();
     const t = tool('hello');
     const items: unknown[] = [];
-    for await (const item of transport.callToolStream!(t, { name: 'S' }, t.tool_call_template as GraphqlCallTemplate, callOptions(raw))) items.push(item);
+    for await (const item of transport.callToolStream!(
+      t,
+      { name: 'S' },
+      t.tool_call_template as GraphqlCallTemplate,
+      callOptions(raw),
+    ))
+      items.push(item);
     expect(items).toEqual(['Hello, S!']);
   });
 
@@ -304,8 +355,12 @@ describe('graphql calls', () => {
     const raw = template(server.url);
     const found = await discover(transport, raw);
     const big = found.tool('big');
-    await expect(transport.callTool(big, { size: 100 }, big.tool_call_template as GraphqlCallTemplate, callOptions(raw))).resolves.toHaveLength(100);
-    await expect(transport.callTool(big, { size: 10_000 }, big.tool_call_template as GraphqlCallTemplate, callOptions(raw))).rejects.toMatchObject({
+    await expect(
+      transport.callTool(big, { size: 100 }, big.tool_call_template as GraphqlCallTemplate, callOptions(raw)),
+    ).resolves.toHaveLength(100);
+    await expect(
+      transport.callTool(big, { size: 10_000 }, big.tool_call_template as GraphqlCallTemplate, callOptions(raw)),
+    ).rejects.toMatchObject({
       code: 'RESPONSE_TOO_LARGE',
     });
   });
@@ -334,7 +389,10 @@ describe('graphql calls', () => {
     server.route('/graphql', (req) => req.socket.destroy());
     const error = await call('hello', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
-    expect(error).toMatchObject({ code: 'TRANSPORT_FAILED', message: expect.stringMatching(/GraphQL tool gql\.hello.*failed/) });
+    expect(error).toMatchObject({
+      code: 'TRANSPORT_FAILED',
+      message: expect.stringMatching(/GraphQL tool gql\.hello.*failed/),
+    });
   });
 });
 
@@ -382,7 +440,9 @@ describe('graphql auth', () => {
       });
     });
     const { transport } = graphqlTransport();
-    const raw = template(server.url, { auth: { auth_type: 'oauth2', token_url: `${server.origin}/token`, client_id: 'c', client_secret: 's' } });
+    const raw = template(server.url, {
+      auth: { auth_type: 'oauth2', token_url: `${server.origin}/token`, client_id: 'c', client_secret: 's' },
+    });
     const found = await discover(transport, raw);
     const t = found.tool('hello');
     await transport.callTool(t, {}, t.tool_call_template as GraphqlCallTemplate, callOptions(raw));

@@ -14,7 +14,13 @@ describe('grpc through UtcpClient', () => {
   it('registers a grpcpb.UTCPService manual and calls and streams its tools', async () => {
     const server = await grpcServer();
     const c = await client();
-    const result = await c.registerManual({ name: 'utcp', call_template_type: 'grpc', host: '127.0.0.1', port: server.port, metadata: { 'x-token': '${TOKEN}' } });
+    const result = await c.registerManual({
+      name: 'utcp',
+      call_template_type: 'grpc',
+      host: '127.0.0.1',
+      port: server.port,
+      metadata: { 'x-token': '${TOKEN}' },
+    });
     expect(result.success).toBe(true);
     expect(result.manual.tools.map((t) => t.name)).toEqual(['utcp.echo', 'utcp.stream']);
     await expect(c.callTool('utcp.echo', { hello: 'world' })).resolves.toEqual({ hello: 'world' });
@@ -28,7 +34,13 @@ describe('grpc through UtcpClient', () => {
   it('never stores the substituted metadata secret', async () => {
     const server = await grpcServer();
     const c = await client();
-    const result = await c.registerManual({ name: 'utcp', call_template_type: 'grpc', host: '127.0.0.1', port: server.port, metadata: { 'x-token': '${TOKEN}' } });
+    const result = await c.registerManual({
+      name: 'utcp',
+      call_template_type: 'grpc',
+      host: '127.0.0.1',
+      port: server.port,
+      metadata: { 'x-token': '${TOKEN}' },
+    });
     expect(JSON.stringify(result)).not.toContain('grpc-secret');
     expect(JSON.stringify(await c.getTools())).not.toContain('grpc-secret');
   });
@@ -36,7 +48,13 @@ describe('grpc through UtcpClient', () => {
   it('registers a generic service by reflection and validates arguments against its schema', async () => {
     const server = await grpcServer();
     const c = await client();
-    const result = await c.registerManual({ name: 'calc', call_template_type: 'grpc', host: '127.0.0.1', port: server.port, service_name: 'demo.v1.Calculator' });
+    const result = await c.registerManual({
+      name: 'calc',
+      call_template_type: 'grpc',
+      host: '127.0.0.1',
+      port: server.port,
+      service_name: 'demo.v1.Calculator',
+    });
     expect(result.success).toBe(true);
     expect(result.warnings.join(' ')).toContain('Upload');
     await expect(c.callTool('calc.Add', { a: 20, b: 22 })).resolves.toEqual({ sum: '42' });
@@ -61,7 +79,12 @@ describe('grpc through UtcpClient', () => {
 
   it('fails registration for plaintext to a remote host', async () => {
     const c = await client();
-    const result = await c.registerManual({ name: 'remote', call_template_type: 'grpc', host: 'grpc.example.com', port: 443 });
+    const result = await c.registerManual({
+      name: 'remote',
+      call_template_type: 'grpc',
+      host: 'grpc.example.com',
+      port: 443,
+    });
     expect(result.success).toBe(false);
     expect(result.errors.join(' ')).toContain('literal loopback');
   });
@@ -69,7 +92,13 @@ describe('grpc through UtcpClient', () => {
   it('applies the caller timeout', async () => {
     const server = await grpcServer();
     const c = await client();
-    await c.registerManual({ name: 'calc', call_template_type: 'grpc', host: '127.0.0.1', port: server.port, service_name: 'demo.v1.Calculator' });
+    await c.registerManual({
+      name: 'calc',
+      call_template_type: 'grpc',
+      host: '127.0.0.1',
+      port: server.port,
+      service_name: 'demo.v1.Calculator',
+    });
     await expect(c.callTool('calc.Hang', {}, { timeoutMs: 150 })).rejects.toMatchObject({ code: 'TIMEOUT' });
   });
 });

@@ -13,7 +13,12 @@ async function setup(reflection: 'v1' | 'v1alpha' = 'v1', extra: Partial<GrpcCal
   const found = await discover(transport, raw);
   const call = (name: string, args: Record<string, unknown>, override: Partial<GrpcCallTemplate> = {}) => {
     const tool = found.tool(name);
-    return transport.callTool(tool, args, { ...(tool.tool_call_template as GrpcCallTemplate), ...override }, callOptions(raw));
+    return transport.callTool(
+      tool,
+      args,
+      { ...(tool.tool_call_template as GrpcCallTemplate), ...override },
+      callOptions(raw),
+    );
   };
   const stream = (name: string, args: Record<string, unknown>) => {
     const tool = found.tool(name);
@@ -77,7 +82,10 @@ describe('grpc generic discovery by reflection', () => {
     expect(p.tags).toEqual({ type: 'array', items: { type: 'string' } });
     expect(p.counts).toEqual({ type: 'object', additionalProperties: { type: 'integer' } });
     expect(p.inner).toEqual({ $ref: '#/$defs/demo.v1.EchoMessage.Inner' });
-    expect(inputs.$defs['demo.v1.EchoMessage.Inner'].properties.children).toEqual({ type: 'array', items: { $ref: '#/$defs/demo.v1.EchoMessage.Inner' } });
+    expect(inputs.$defs['demo.v1.EchoMessage.Inner'].properties.children).toEqual({
+      type: 'array',
+      items: { $ref: '#/$defs/demo.v1.EchoMessage.Inner' },
+    });
     expect(p.point).toEqual({ $ref: '#/$defs/common.Point' });
     expect(p.at).toMatchObject({ type: 'string' });
     expect(p.took).toMatchObject({ type: 'string' });
@@ -90,7 +98,10 @@ describe('grpc generic discovery by reflection', () => {
 
   it('describes server-streaming outputs as arrays and 64-bit outputs as strings', async () => {
     const { found } = await setup();
-    expect(found.tool('Count').outputs).toEqual({ type: 'array', items: { type: 'object', properties: { i: { type: 'integer' } } } });
+    expect(found.tool('Count').outputs).toEqual({
+      type: 'array',
+      items: { type: 'object', properties: { i: { type: 'integer' } } },
+    });
     expect((found.tool('Add').outputs as any).properties.sum).toMatchObject({ type: 'string' });
   });
 });
@@ -130,7 +141,13 @@ describe('grpc generic calls', () => {
       took: '1.500s',
     });
     const received = server.calls.at(-1)!.request;
-    expect(received).toMatchObject({ big: '9007199254740993', ubig: '5', blob: 'aGVsbG8=', color: 'RED', at: { seconds: '1704164645', nanos: 500_000_000 } });
+    expect(received).toMatchObject({
+      big: '9007199254740993',
+      ubig: '5',
+      blob: 'aGVsbG8=',
+      color: 'RED',
+      at: { seconds: '1704164645', nanos: 500_000_000 },
+    });
   });
 
   it('accepts lowerCamelCase field names', async () => {
@@ -142,7 +159,9 @@ describe('grpc generic calls', () => {
   it('rejects unknown fields and wrong types before calling', async () => {
     const { call, server } = await setup();
     const before = server.calls.length;
-    const error = (await call('Echo', { nope: 1, big: 'twelve', color: 'PURPLE', tags: 'x', inner: { bad: 1 } }).catch((e: unknown) => e)) as UtcpArgumentsError;
+    const error = (await call('Echo', { nope: 1, big: 'twelve', color: 'PURPLE', tags: 'x', inner: { bad: 1 } }).catch(
+      (e: unknown) => e,
+    )) as UtcpArgumentsError;
     expect(error).toBeInstanceOf(UtcpArgumentsError);
     expect(error.issues.map((i) => i.path).sort()).toEqual(['big', 'color', 'inner.bad', 'nope', 'tags']);
     expect(server.calls.length).toBe(before);
@@ -165,7 +184,10 @@ describe('grpc generic calls', () => {
 
   it('throws the status that ends a stream', async () => {
     const { call } = await setup();
-    await expect(call('Count', { n: 2, fail_at_end: true })).rejects.toMatchObject({ grpcStatus: 'ABORTED', details: 'count failed at the end' });
+    await expect(call('Count', { n: 2, fail_at_end: true })).rejects.toMatchObject({
+      grpcStatus: 'ABORTED',
+      details: 'count failed at the end',
+    });
   });
 
   it('throws GrpcError with the status the server chose', async () => {
@@ -184,7 +206,9 @@ describe('grpc generic calls', () => {
     const { transport, raw, found } = await setup();
     const tool = { ...found.tool('Add'), name: 'rpc.Upload' };
     const upload: GrpcCallTemplate = { ...raw, method_name: 'Upload' };
-    await expect(transport.callTool(tool, {}, upload, callOptions(raw))).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
+    await expect(transport.callTool(tool, {}, upload, callOptions(raw))).rejects.toMatchObject({
+      code: 'NOT_SUPPORTED',
+    });
   });
 
   it('loads descriptors once per manual, not per call', async () => {

@@ -27,7 +27,11 @@ export function grpcTransport(overrides: Parameters<typeof createTestContext>[0]
   return { ctx, transport };
 }
 
-export function callOptions(raw: GrpcCallTemplate, signal: AbortSignal = new AbortController().signal, manualName = MANUAL): CallOptions {
+export function callOptions(
+  raw: GrpcCallTemplate,
+  signal: AbortSignal = new AbortController().signal,
+  manualName = MANUAL,
+): CallOptions {
   return { signal, manualName, rawTemplate: raw };
 }
 
@@ -40,7 +44,11 @@ export function toolFor(name: string, raw: GrpcCallTemplate, manualName = MANUAL
   return { name: `${manualName}.${name}`, description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: raw };
 }
 
-export async function discover(transport: ReturnType<typeof grpcTransport>['transport'], raw: GrpcCallTemplate, substituted: GrpcCallTemplate = raw) {
+export async function discover(
+  transport: ReturnType<typeof grpcTransport>['transport'],
+  raw: GrpcCallTemplate,
+  substituted: GrpcCallTemplate = raw,
+) {
   const result = await transport.registerManual(substituted, callOptions(raw));
   const tools = (result.manual as { tools: Tool[] }).tools;
   const byName = new Map(tools.map((t) => [t.name, { ...t, name: `${MANUAL}.${t.name}` } as Tool]));

@@ -13,7 +13,10 @@ async function tempRoot(): Promise<{ outer: string; root: string }> {
   onTestFinished(() => rm(outer, { recursive: true, force: true }));
   const root = join(outer, 'root');
   await mkdir(root);
-  await writeFile(join(outer, 'outside.proto'), 'syntax = "proto3";\npackage outside;\nmessage Secret { string s = 1; }\n');
+  await writeFile(
+    join(outer, 'outside.proto'),
+    'syntax = "proto3";\npackage outside;\nmessage Secret { string s = 1; }\n',
+  );
   return { outer, root };
 }
 
@@ -32,7 +35,9 @@ describe('grpc generic mode with proto_file', () => {
     const found = await discover(transport, raw);
     expect(found.tools.map((t) => t.name)).toEqual(['Add', 'Echo', 'Count', 'Fail', 'Hang']);
     expect(found.tool('Add').description).toBe(`${SERVICE}/Add\nAdds two numbers.`);
-    expect(found.tool('Echo').inputs).toMatchObject({ properties: { point: { $ref: '#/$defs/common.Point' }, counts: { type: 'object' } } });
+    expect(found.tool('Echo').inputs).toMatchObject({
+      properties: { point: { $ref: '#/$defs/common.Point' }, counts: { type: 'object' } },
+    });
     expect(server.reflectionRequests).toEqual([]);
     expect(server.calls).toEqual([]);
   });
@@ -43,7 +48,12 @@ describe('grpc generic mode with proto_file', () => {
     const raw = template(server.port, { service_name: SERVICE, proto_file: 'demo/demo.proto' });
     const found = await discover(transport, raw);
     const echo = found.tool('Echo');
-    const result = await transport.callTool(echo, { counts: { a: 1 }, extra: { k: [1, 'v'] }, at: '2020-05-06T07:08:09Z' }, echo.tool_call_template as GrpcCallTemplate, callOptions(raw));
+    const result = await transport.callTool(
+      echo,
+      { counts: { a: 1 }, extra: { k: [1, 'v'] }, at: '2020-05-06T07:08:09Z' },
+      echo.tool_call_template as GrpcCallTemplate,
+      callOptions(raw),
+    );
     expect(result).toMatchObject({ counts: { a: 1 }, extra: { k: [1, 'v'] }, at: '2020-05-06T07:08:09Z' });
     expect(server.calls[0]).toMatchObject({ method: 'Echo', request: { counts: { a: 1 } } });
   });
@@ -51,14 +61,19 @@ describe('grpc generic mode with proto_file', () => {
   it('fails registration when the service is not in the file', async () => {
     const { transport } = grpcTransport({ rootDir: FIXTURES });
     const raw = template(50051, { service_name: 'demo.v1.Other', proto_file: 'demo/demo.proto' });
-    await expect(transport.registerManual(raw, callOptions(raw))).rejects.toThrow(/demo\.v1\.Other is not defined in demo\/demo\.proto/);
+    await expect(transport.registerManual(raw, callOptions(raw))).rejects.toThrow(
+      /demo\.v1\.Other is not defined in demo\/demo\.proto/,
+    );
   });
 
-  it.each(['../utcp.proto', '/etc/passwd', '../../../../../../etc/passwd'])('rejects proto_file %s outside the root directory', async (protoFile) => {
-    const { transport } = grpcTransport({ rootDir: join(FIXTURES, 'demo') });
-    const raw = template(50051, { service_name: SERVICE, proto_file: protoFile });
-    await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
-  });
+  it.each(['../utcp.proto', '/etc/passwd', '../../../../../../etc/passwd'])(
+    'rejects proto_file %s outside the root directory',
+    async (protoFile) => {
+      const { transport } = grpcTransport({ rootDir: join(FIXTURES, 'demo') });
+      const raw = template(50051, { service_name: SERVICE, proto_file: protoFile });
+      await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
+    },
+  );
 
   it('rejects a proto_file symlink that points outside the root directory', async () => {
     const { outer, root } = await tempRoot();
@@ -90,7 +105,10 @@ describe('grpc generic mode with proto_file', () => {
   it('resolves imports from the proto file directory', async () => {
     const { root } = await tempRoot();
     await mkdir(join(root, 'protos', 'lib'), { recursive: true });
-    await writeFile(join(root, 'protos', 'lib', 'dep.proto'), 'syntax = "proto3";\npackage lib;\nmessage Dep { int64 n = 1; }\n');
+    await writeFile(
+      join(root, 'protos', 'lib', 'dep.proto'),
+      'syntax = "proto3";\npackage lib;\nmessage Dep { int64 n = 1; }\n',
+    );
     await writeFile(
       join(root, 'protos', 'main.proto'),
       `syntax = "proto3";\npackage t;\nimport "lib/dep.proto";\nservice S { rpc M(lib.Dep) returns (lib.Dep); }\n`,
@@ -168,7 +186,10 @@ describe('grpc proto_file imports against include roots', () => {
     await mkdir(join(root, 'google', 'example', 'library', 'v1'), { recursive: true });
     await writeFile(join(root, 'google', 'example', 'library', 'v1', 'library.proto'), LIBRARY_PROTO);
     const { transport } = grpcTransport({ rootDir: root });
-    const raw = template(50051, { service_name: 'google.example.library.v1.LibraryService', proto_file: 'google/example/library/v1/library.proto' });
+    const raw = template(50051, {
+      service_name: 'google.example.library.v1.LibraryService',
+      proto_file: 'google/example/library/v1/library.proto',
+    });
     const found = await discover(transport, raw);
     expect(found.tool('GetShelf').inputs).toMatchObject({ properties: { name: { type: 'string' } } });
     expect(found.tool('GetShelf').outputs).toMatchObject({ properties: { created: { type: 'string' } } });
@@ -181,10 +202,15 @@ describe('grpc proto_file imports against include roots', () => {
     await mkdir(join(root, 'src', 'library', 'v1'), { recursive: true });
     await writeFile(join(root, 'src', 'library', 'v1', 'library.proto'), LIBRARY_PROTO);
     const { transport } = grpcTransport({ rootDir: root });
-    const without = template(50051, { service_name: 'google.example.library.v1.LibraryService', proto_file: 'src/library/v1/library.proto' });
+    const without = template(50051, {
+      service_name: 'google.example.library.v1.LibraryService',
+      proto_file: 'src/library/v1/library.proto',
+    });
     const error = (await transport.registerManual(without, callOptions(without)).catch((e: unknown) => e)) as Error;
     expect(error).toMatchObject({ code: 'INVALID_MANUAL' });
-    expect(error.message).toMatch(/google\/api\/annotations\.proto does not exist in the include roots \(src\/library\/v1, \.\)/);
+    expect(error.message).toMatch(
+      /google\/api\/annotations\.proto does not exist in the include roots \(src\/library\/v1, \.\)/,
+    );
     const raw = template(50051, {
       service_name: 'google.example.library.v1.LibraryService',
       proto_file: 'src/library/v1/library.proto',
@@ -198,7 +224,11 @@ describe('grpc proto_file imports against include roots', () => {
     const { root } = await tempRoot();
     await writeFile(join(root, 'main.proto'), SERVICE_PROTO('import "outside.proto";'));
     const { transport } = grpcTransport({ rootDir: root });
-    const raw = template(50051, { service_name: 't.S', proto_file: 'main.proto', proto_include_dirs: ['..'] } as Partial<GrpcCallTemplate>);
+    const raw = template(50051, {
+      service_name: 't.S',
+      proto_file: 'main.proto',
+      proto_include_dirs: ['..'],
+    } as Partial<GrpcCallTemplate>);
     await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'PATH_NOT_ALLOWED' });
   });
 });

@@ -7,7 +7,18 @@ import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import type { GrpcCallTemplate } from '../../src/index.js';
 import { GrpcError, UTCP_SERVICE_PROTO } from '../../src/transports/grpc/index.js';
 import { UTCP_PROTO_PATH } from '../fixtures/grpc/grpc-server.js';
-import { MANUAL, callOptions, collect, countingProxy, discover, grpcServer, grpcTransport, rawTcpServer, template, toolFor } from './grpc-helpers.js';
+import {
+  MANUAL,
+  callOptions,
+  collect,
+  countingProxy,
+  discover,
+  grpcServer,
+  grpcTransport,
+  rawTcpServer,
+  template,
+  toolFor,
+} from './grpc-helpers.js';
 
 describe('grpcpb.UTCPService discovery', () => {
   it('ships the same proto the fixture server is built from', () => {
@@ -21,11 +32,27 @@ describe('grpcpb.UTCPService discovery', () => {
     const substituted = template(server.port, { metadata: { 'x-token': 'secret-123' } });
     const { result, tools } = await discover(transport, raw, substituted);
     expect(tools).toEqual([
-      { name: 'echo', description: 'Echoes its arguments', inputs: { type: 'object' }, outputs: {}, tags: [], tool_call_template: raw },
-      { name: 'stream', description: 'Streams three items', inputs: { type: 'object' }, outputs: {}, tags: [], tool_call_template: raw },
+      {
+        name: 'echo',
+        description: 'Echoes its arguments',
+        inputs: { type: 'object' },
+        outputs: {},
+        tags: [],
+        tool_call_template: raw,
+      },
+      {
+        name: 'stream',
+        description: 'Streams three items',
+        inputs: { type: 'object' },
+        outputs: {},
+        tags: [],
+        tool_call_template: raw,
+      },
     ]);
     expect((result.manual as { utcp_version: string }).utcp_version).toBe('1.2.0');
-    expect(server.calls).toEqual([{ method: 'GetManual', request: {}, metadata: expect.objectContaining({ 'x-token': 'secret-123' }) }]);
+    expect(server.calls).toEqual([
+      { method: 'GetManual', request: {}, metadata: expect.objectContaining({ 'x-token': 'secret-123' }) },
+    ]);
     expect(JSON.stringify(result)).not.toContain('secret-123');
   });
 
@@ -42,17 +69,31 @@ describe('grpcpb.UTCPService calls', () => {
     const server = await grpcServer();
     const { transport } = grpcTransport({ limits: { ...limits } });
     const raw = template(server.port, extra);
-    const call = (name: string, args: Record<string, unknown>, override: Partial<GrpcCallTemplate> = {}, signal?: AbortSignal) =>
-      transport.callTool(toolFor(name, raw), args, { ...raw, ...override }, callOptions(raw, signal));
-    const stream = (name: string, args: Record<string, unknown>, override: Partial<GrpcCallTemplate> = {}, signal?: AbortSignal) =>
-      transport.callToolStream!(toolFor(name, raw), args, { ...raw, ...override }, callOptions(raw, signal));
+    const call = (
+      name: string,
+      args: Record<string, unknown>,
+      override: Partial<GrpcCallTemplate> = {},
+      signal?: AbortSignal,
+    ) => transport.callTool(toolFor(name, raw), args, { ...raw, ...override }, callOptions(raw, signal));
+    const stream = (
+      name: string,
+      args: Record<string, unknown>,
+      override: Partial<GrpcCallTemplate> = {},
+      signal?: AbortSignal,
+    ) => transport.callToolStream!(toolFor(name, raw), args, { ...raw, ...override }, callOptions(raw, signal));
     return { server, transport, raw, call, stream };
   }
 
   it('sends the bare tool name and the arguments as JSON', async () => {
     const { call, server } = await setup();
-    await expect(call('echo', { x: 1, nested: { y: [true, null] } })).resolves.toEqual({ x: 1, nested: { y: [true, null] } });
-    expect(server.calls[0]).toMatchObject({ method: 'CallTool', request: { tool: 'echo', args_json: '{"x":1,"nested":{"y":[true,null]}}' } });
+    await expect(call('echo', { x: 1, nested: { y: [true, null] } })).resolves.toEqual({
+      x: 1,
+      nested: { y: [true, null] },
+    });
+    expect(server.calls[0]).toMatchObject({
+      method: 'CallTool',
+      request: { tool: 'echo', args_json: '{"x":1,"nested":{"y":[true,null]}}' },
+    });
   });
 
   it('sends the qualified name when tool_name_on_wire is qualified', async () => {
@@ -72,7 +113,12 @@ describe('grpcpb.UTCPService calls', () => {
     const error = (await call('missing', {}).catch((e: unknown) => e)) as GrpcError;
     expect(error).toBeInstanceOf(GrpcError);
     expect(error).toBeInstanceOf(ToolExecutionError);
-    expect(error).toMatchObject({ code: 'TOOL_ERROR', grpcCode: 5, grpcStatus: 'NOT_FOUND', details: 'unknown tool missing' });
+    expect(error).toMatchObject({
+      code: 'TOOL_ERROR',
+      grpcCode: 5,
+      grpcStatus: 'NOT_FOUND',
+      details: 'unknown tool missing',
+    });
     expect(error.message).toContain('NOT_FOUND');
   });
 
@@ -146,7 +192,9 @@ describe('grpc auth and metadata', () => {
   }
 
   it('sends an api_key under its lowercased var_name', async () => {
-    const md = await metadataSeen({ auth: { auth_type: 'api_key', api_key: 'k-1', var_name: 'X-Api-Key', location: 'header' } });
+    const md = await metadataSeen({
+      auth: { auth_type: 'api_key', api_key: 'k-1', var_name: 'X-Api-Key', location: 'header' },
+    });
     expect(md['x-api-key']).toBe('k-1');
   });
 
@@ -176,7 +224,9 @@ describe('grpc auth and metadata', () => {
     await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => tokenServer.close(() => resolve())));
     const url = `http://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/token`;
-    const md = await metadataSeen({ auth: { auth_type: 'oauth2', token_url: url, client_id: 'c', client_secret: 's' } });
+    const md = await metadataSeen({
+      auth: { auth_type: 'oauth2', token_url: url, client_id: 'c', client_secret: 's' },
+    });
     expect(md.authorization).toBe('Bearer tok-cc');
     expect(tokenRequests).toBe(1);
   });
@@ -189,8 +239,12 @@ describe('grpc auth and metadata', () => {
   it('rejects an api_key outside headers before any call', async () => {
     const server = await grpcServer();
     const { transport } = grpcTransport();
-    const raw = template(server.port, { auth: { auth_type: 'api_key', api_key: 'k', var_name: 'key', location: 'query' } });
-    await expect(transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw))).rejects.toThrow(/location "header"/);
+    const raw = template(server.port, {
+      auth: { auth_type: 'api_key', api_key: 'k', var_name: 'key', location: 'query' },
+    });
+    await expect(transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw))).rejects.toThrow(
+      /location "header"/,
+    );
     expect(server.calls).toHaveLength(0);
   });
 
@@ -202,7 +256,9 @@ describe('grpc auth and metadata', () => {
     const server = await grpcServer();
     const { transport } = grpcTransport();
     const raw = template(server.port, extra);
-    const error = (await transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw)).catch((e: unknown) => e)) as Error;
+    const error = (await transport
+      .callTool(toolFor('echo', raw), {}, raw, callOptions(raw))
+      .catch((e: unknown) => e)) as Error;
     expect(error).toMatchObject({ code: 'HEADER_INJECTION' });
     expect(error.message).toContain('CR/LF');
     expect(server.calls).toHaveLength(0);
@@ -210,13 +266,16 @@ describe('grpc auth and metadata', () => {
 });
 
 describe('grpc targets and channels', () => {
-  it.each(['10.0.0.5', 'example.com', 'localhost.evil.com', '169.254.169.254', '0.0.0.0'])('refuses plaintext to %s before dialing', async (host) => {
-    const { transport } = grpcTransport();
-    const raw = template(50051, { host });
-    const error = (await transport.registerManual(raw, callOptions(raw)).catch((e: unknown) => e)) as Error;
-    expect(error).toBeInstanceOf(UrlPolicyError);
-    expect(error.message).toContain('literal loopback');
-  });
+  it.each(['10.0.0.5', 'example.com', 'localhost.evil.com', '169.254.169.254', '0.0.0.0'])(
+    'refuses plaintext to %s before dialing',
+    async (host) => {
+      const { transport } = grpcTransport();
+      const raw = template(50051, { host });
+      const error = (await transport.registerManual(raw, callOptions(raw)).catch((e: unknown) => e)) as Error;
+      expect(error).toBeInstanceOf(UrlPolicyError);
+      expect(error.message).toContain('literal loopback');
+    },
+  );
 
   it.each(['127.0.0.1', 'localhost', '::1', '[::1]'])('allows plaintext to loopback %s', async (host) => {
     const { transport } = grpcTransport();
@@ -225,11 +284,14 @@ describe('grpc targets and channels', () => {
     await expect(transport.registerManual(raw, callOptions(raw))).rejects.toBeInstanceOf(GrpcError);
   });
 
-  it.each([{ host: 'unix:/tmp/x' }, { host: 'a b' }, { port: 0 }, { port: 70000 }, { transport: 'grpc-web' as never }])('rejects an invalid target %j', async (extra) => {
-    const { transport } = grpcTransport();
-    const raw = template(50051, extra);
-    await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
-  });
+  it.each([{ host: 'unix:/tmp/x' }, { host: 'a b' }, { port: 0 }, { port: 70000 }, { transport: 'grpc-web' as never }])(
+    'rejects an invalid target %j',
+    async (extra) => {
+      const { transport } = grpcTransport();
+      const raw = template(50051, extra);
+      await expect(transport.registerManual(raw, callOptions(raw))).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    },
+  );
 
   it('dials TLS when use_ssl is set (a plaintext server cannot answer)', async () => {
     const server = await grpcServer();
@@ -276,7 +338,9 @@ describe('grpc targets and channels', () => {
     await transport.close();
     await proxy.allClosed();
     await transport.close(); // twice is safe
-    await expect(transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await expect(transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw))).rejects.toMatchObject({
+      code: 'CLIENT_CLOSED',
+    });
   });
 
   it('fails with a GrpcError when the peer answers garbage', async () => {
@@ -292,6 +356,8 @@ describe('grpc targets and channels', () => {
     const port = await rawTcpServer((socket) => socket.destroy());
     const { transport } = grpcTransport();
     const raw = template(port, { timeout: 2_000 });
-    await expect(transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw))).rejects.toMatchObject({ grpcStatus: 'UNAVAILABLE' });
+    await expect(transport.callTool(toolFor('echo', raw), {}, raw, callOptions(raw))).rejects.toMatchObject({
+      grpcStatus: 'UNAVAILABLE',
+    });
   });
 });

@@ -37,7 +37,11 @@ function manualFor(base: string) {
         inputs: { type: 'object', properties: {} },
         outputs: {},
         tags: [],
-        tool_call_template: { call_template_type: 'http', url: `${base}/fail`, auth: { ...auth, location: 'query', var_name: 'key' } },
+        tool_call_template: {
+          call_template_type: 'http',
+          url: `${base}/fail`,
+          auth: { ...auth, location: 'query', var_name: 'key' },
+        },
       },
     ],
   };
@@ -47,7 +51,8 @@ async function apiServer(): Promise<TestServer> {
   let base = '';
   const s = await server((req, res, body) => {
     if (req.url === '/utcp') return json(res, manualFor(base));
-    if (req.url?.startsWith('/echo')) return json(res, { received: JSON.parse(body || 'null'), key: req.headers['x-api-key'] });
+    if (req.url?.startsWith('/echo'))
+      return json(res, { received: JSON.parse(body || 'null'), key: req.headers['x-api-key'] });
     if (req.url?.startsWith('/fail')) return json(res, { error: 'boom' }, 500);
     json(res, {}, 404);
   });
@@ -68,7 +73,10 @@ describe('http through UtcpClient', () => {
     expect(result.success).toBe(true);
     expect(s.requests[0].headers['x-api-key']).toBe(SECRET);
 
-    await expect(c.callTool('demo.echo', { body: { x: 1 }, q: 'hi' })).resolves.toEqual({ received: { x: 1 }, key: SECRET });
+    await expect(c.callTool('demo.echo', { body: { x: 1 }, q: 'hi' })).resolves.toEqual({
+      received: { x: 1 },
+      key: SECRET,
+    });
     expect(s.requests[1].url).toBe('/echo?q=hi');
 
     const tool = await c.getTool('demo.echo');
@@ -103,7 +111,9 @@ describe('http through UtcpClient', () => {
                   { name: 'petId', in: 'path', required: true, schema: { type: 'string' } },
                   { name: 'verbose', in: 'query', schema: { type: 'boolean' } },
                 ],
-                responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } },
+                responses: {
+                  '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },
+                },
               },
             },
           },
@@ -116,7 +126,9 @@ describe('http through UtcpClient', () => {
     const result = await c.registerManual({ name: 'pets', call_template_type: 'http', url: `${s.url}/openapi.json` });
     expect(result.errors).toEqual([]);
     expect(result.manual.tools.map((t) => t.name)).toEqual(['pets.getPet']);
-    await expect(c.callTool('pets.getPet', { petId: 'a b', verbose: true })).resolves.toEqual({ pet: '/v1/pets/a%20b?verbose=true' });
+    await expect(c.callTool('pets.getPet', { petId: 'a b', verbose: true })).resolves.toEqual({
+      pet: '/v1/pets/a%20b?verbose=true',
+    });
   });
 
   it('reports a failed registration for an unreachable manual URL without throwing', async () => {
@@ -127,7 +139,25 @@ describe('http through UtcpClient', () => {
   });
 
   it('applies the client timeout to a call that never answers', async () => {
-    const s = await server((req, res) => (req.url === '/utcp' ? json(res, { tools: [{ name: 'hang', inputs: {}, outputs: {}, description: '', tags: [], tool_call_template: { call_template_type: 'http', url: `http://127.0.0.1:${req.socket.localPort}/hang` } }] }) : undefined));
+    const s = await server((req, res) =>
+      req.url === '/utcp'
+        ? json(res, {
+            tools: [
+              {
+                name: 'hang',
+                inputs: {},
+                outputs: {},
+                description: '',
+                tags: [],
+                tool_call_template: {
+                  call_template_type: 'http',
+                  url: `http://127.0.0.1:${req.socket.localPort}/hang`,
+                },
+              },
+            ],
+          })
+        : undefined,
+    );
     const c = await client({ timeoutMs: 100 });
     await c.registerManual({ name: 'demo', call_template_type: 'http', url: `${s.url}/utcp` });
     await expect(c.callTool('demo.hang', {})).rejects.toMatchObject({ code: 'TIMEOUT' });
@@ -151,7 +181,18 @@ describe('sse and streamable_http through UtcpClient', () => {
     let base = '';
     const s = await server(async (req, res) => {
       if (req.url === '/utcp') {
-        return json(res, { tools: [{ name: 'ticks', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'sse', url: `${base}/ticks` } }] });
+        return json(res, {
+          tools: [
+            {
+              name: 'ticks',
+              description: '',
+              inputs: {},
+              outputs: {},
+              tags: [],
+              tool_call_template: { call_template_type: 'sse', url: `${base}/ticks` },
+            },
+          ],
+        });
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: {"tick":1}\n\n');
@@ -174,7 +215,18 @@ describe('sse and streamable_http through UtcpClient', () => {
     let base = '';
     const s = await server((req, res) => {
       if (req.url === '/utcp') {
-        return json(res, { tools: [{ name: 'rows', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: { call_template_type: 'streamable_http', url: `${base}/rows` } }] });
+        return json(res, {
+          tools: [
+            {
+              name: 'rows',
+              description: '',
+              inputs: {},
+              outputs: {},
+              tags: [],
+              tool_call_template: { call_template_type: 'streamable_http', url: `${base}/rows` },
+            },
+          ],
+        });
       }
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
       res.end('{"r":1}\n{"r":2}\n');

@@ -12,7 +12,11 @@ async function server(handler: Handler): Promise<TestServer> {
   return s;
 }
 
-const http = (url: string, more: Partial<HttpCallTemplate> = {}): HttpCallTemplate => ({ call_template_type: 'http', url, ...more });
+const http = (url: string, more: Partial<HttpCallTemplate> = {}): HttpCallTemplate => ({
+  call_template_type: 'http',
+  url,
+  ...more,
+});
 
 function discover(ctx: TestContext, template: HttpCallTemplate, raw: HttpCallTemplate = template) {
   return createHttpTransport(ctx).registerManual(template, callOptions(raw));
@@ -25,12 +29,26 @@ function text(body: string | Buffer, type = 'application/json'): Handler {
   };
 }
 
-const TOOL = { name: 'echo', description: 'Echo', inputs: { type: 'object' }, outputs: {}, tags: [], tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:1/echo' } };
+const TOOL = {
+  name: 'echo',
+  description: 'Echo',
+  inputs: { type: 'object' },
+  outputs: {},
+  tags: [],
+  tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:1/echo' },
+};
 
 describe('http discovery', () => {
   it('returns a UTCP manual fetched with the template method, headers and auth, and no body', async () => {
     const s = await server((_req, res) => json(res, { utcp_version: '1.0.1', manual_version: '2', tools: [TOOL] }));
-    const result = await discover(testContext(), http(`${s.url}/utcp?v=1`, { http_method: 'POST', headers: { 'X-H': 'h' }, auth: { auth_type: 'api_key', api_key: 'k', location: 'query', var_name: 'key' } }));
+    const result = await discover(
+      testContext(),
+      http(`${s.url}/utcp?v=1`, {
+        http_method: 'POST',
+        headers: { 'X-H': 'h' },
+        auth: { auth_type: 'api_key', api_key: 'k', location: 'query', var_name: 'key' },
+      }),
+    );
     expect(result.manual).toEqual({ utcp_version: '1.0.1', manual_version: '2', tools: [TOOL] });
     expect(result.openapi).toBeUndefined();
     expect(s.requests[0]).toMatchObject({ method: 'POST', url: '/utcp?v=1&key=k', body: '' });
@@ -38,24 +56,53 @@ describe('http discovery', () => {
   });
 
   it('parses YAML manuals', async () => {
-    const s = await server(text('tools:\n  - name: echo\n    tool_call_template:\n      call_template_type: http\n      url: http://127.0.0.1:1/e\n', 'application/yaml'));
+    const s = await server(
+      text(
+        'tools:\n  - name: echo\n    tool_call_template:\n      call_template_type: http\n      url: http://127.0.0.1:1/e\n',
+        'application/yaml',
+      ),
+    );
     const result = await discover(testContext(), http(s.url));
-    expect(result.manual).toMatchObject({ tools: [{ name: 'echo', tool_call_template: { url: 'http://127.0.0.1:1/e' } }] });
+    expect(result.manual).toMatchObject({
+      tools: [{ name: 'echo', tool_call_template: { url: 'http://127.0.0.1:1/e' } }],
+    });
   });
 
   it('strips a UTF-8 BOM', async () => {
-    const s = await server(text(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ tools: [] }))])));
+    const s = await server(
+      text(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ tools: [] }))])),
+    );
     await expect(discover(testContext(), http(s.url))).resolves.toMatchObject({ manual: { tools: [] } });
   });
 
   it('decides by a tools array, not by utcp_version, and normalises legacy manuals', async () => {
-    const s = await server((_req, res) => json(res, { version: '0.1.0', tools: [{ name: 'old', parameters: { type: 'object' }, tool_provider: { provider_type: 'http', url: 'http://127.0.0.1:1/x' } }] }));
+    const s = await server((_req, res) =>
+      json(res, {
+        version: '0.1.0',
+        tools: [
+          {
+            name: 'old',
+            parameters: { type: 'object' },
+            tool_provider: { provider_type: 'http', url: 'http://127.0.0.1:1/x' },
+          },
+        ],
+      }),
+    );
     const result = await discover(testContext(), http(s.url));
-    expect(result.manual).toMatchObject({ utcp_version: '0.1.0', tools: [{ name: 'old', inputs: { type: 'object' }, tool_call_template: { call_template_type: 'http' } }] });
+    expect(result.manual).toMatchObject({
+      utcp_version: '0.1.0',
+      tools: [{ name: 'old', inputs: { type: 'object' }, tool_call_template: { call_template_type: 'http' } }],
+    });
   });
 
   it('rejects a YAML alias bomb', async () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', 'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]', 'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]', 'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]', 'tools: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]'].join('\n');
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      'tools: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+    ].join('\n');
     const s = await server(text(bomb, 'application/yaml'));
     await expect(discover(testContext(), http(s.url))).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
   });
@@ -84,14 +131,23 @@ describe('http discovery', () => {
     const convert = vi.fn<OpenApiConverter>(async () => ({ manual: { tools: [] }, warnings: ['w1'] }));
     const ctx = testContext({ convertOpenApi: convert });
     const filter = { include_tags: ['pets'] };
-    const raw = http(`${start.url}/spec`, { auth_tools: { auth_type: 'api_key', api_key: '${API_KEY}' }, openapi_filter: filter });
+    const raw = http(`${start.url}/spec`, {
+      auth_tools: { auth_type: 'api_key', api_key: '${API_KEY}' },
+      openapi_filter: filter,
+    });
     const substituted = { ...raw, auth_tools: { auth_type: 'api_key' as const, api_key: 'resolved-secret' } };
     const result = await discover(ctx, substituted, raw);
     expect(result).toEqual({ manual: { tools: [] }, warnings: ['w1'], openapi: true, remoteSource: false });
     expect(convert).toHaveBeenCalledOnce();
     const [doc, options] = convert.mock.calls[0];
     expect(doc).toEqual(spec);
-    expect(options).toMatchObject({ manualName: 'demo', specUrl: `${target.url}/openapi.json`, authTools: { api_key: '${API_KEY}' }, filter, limits: ctx.limits });
+    expect(options).toMatchObject({
+      manualName: 'demo',
+      specUrl: `${target.url}/openapi.json`,
+      authTools: { api_key: '${API_KEY}' },
+      filter,
+      limits: ctx.limits,
+    });
     expect(JSON.stringify(options)).not.toContain('resolved-secret');
   });
 
@@ -127,7 +183,9 @@ describe('http discovery', () => {
       if (req.url === '/token') return json(res, { access_token: `tok-${++issued}` });
       return req.headers.authorization === 'Bearer tok-2' ? json(res, { tools: [] }) : json(res, {}, 401);
     });
-    const template = http(`${s.url}/utcp`, { auth: { auth_type: 'oauth2', token_url: `${s.url}/token`, client_id: 'c', client_secret: 's' } });
+    const template = http(`${s.url}/utcp`, {
+      auth: { auth_type: 'oauth2', token_url: `${s.url}/token`, client_id: 'c', client_secret: 's' },
+    });
     await expect(discover(testContext(), template)).resolves.toMatchObject({ manual: { tools: [] } });
     expect(s.requests.map((r) => r.url)).toEqual(['/token', '/utcp', '/token', '/utcp']);
   });

@@ -46,22 +46,32 @@ async function proxyServer(targetPort: number) {
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   const port = (proxy.address() as { port: number }).port;
-  onTestFinished(() => new Promise<void>((r) => {
-    for (const s of sockets) s.destroy();
-    proxy.close(() => r());
-  }));
+  onTestFinished(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        proxy.close(() => r());
+      }),
+  );
   return { url: `http://127.0.0.1:${port}`, tunnels, plain };
 }
 
 const toLoopback: LookupFunction = (_host, options, callback) => {
-  if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+  if ((options as { all?: boolean }).all)
+    (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+      { address: '127.0.0.1', family: 4 },
+    ]);
   else callback(null, '127.0.0.1', 4);
 };
 const connectOptions = { lookup: toLoopback, ca: [...rootCertificates, readFileSync(TEST_CERT_PATH, 'utf8')] };
 
 async function get(dispatcher: RoutingDispatcher, url: string): Promise<unknown> {
   const ctx = testContext();
-  ctx.shared('http.dispatcher', () => dispatcher, (d) => d.destroy());
+  ctx.shared(
+    'http.dispatcher',
+    () => dispatcher,
+    (d) => d.destroy(),
+  );
   const template: HttpCallTemplate = { call_template_type: 'http', url };
   return createHttpTransport(ctx).callTool(makeTool('t', template), {}, template, callOptions(template));
 }
@@ -94,7 +104,10 @@ describe('proxy environment variables', () => {
   it('honours NO_PROXY', async () => {
     const target = await https();
     const proxy = await proxyServer(target.port);
-    const dispatcher = new RoutingDispatcher({ env: { HTTPS_PROXY: proxy.url, NO_PROXY: 'api.example.test' }, connect: connectOptions });
+    const dispatcher = new RoutingDispatcher({
+      env: { HTTPS_PROXY: proxy.url, NO_PROXY: 'api.example.test' },
+      connect: connectOptions,
+    });
     await expect(get(dispatcher, remoteUrl('api', target.port))).resolves.toBe('secure');
     expect(proxy.tunnels).toEqual([]);
   });
@@ -121,7 +134,10 @@ describe('extra CA certificates', () => {
     const server = await https();
     const url = `${server.url}/`;
     const [trusted, untrusted] = await Promise.all([
-      run(process.execPath, ['--import', 'tsx', fixture, url], { env: env({ NODE_EXTRA_CA_CERTS: TEST_CERT_PATH }), timeout: 15_000 }),
+      run(process.execPath, ['--import', 'tsx', fixture, url], {
+        env: env({ NODE_EXTRA_CA_CERTS: TEST_CERT_PATH }),
+        timeout: 15_000,
+      }),
       run(process.execPath, ['--import', 'tsx', fixture, url], { env: env({}), timeout: 15_000 }),
     ]);
     expect(trusted.stdout.trim()).toBe('status 200');

@@ -14,7 +14,13 @@ const OBJECT = { R: 100, G: 200, B: 150 };
 const VALUES = { empty: [], string: STRING, array: ARRAY, object: OBJECT } as const;
 type Kind = keyof typeof VALUES;
 
-type Row = [location: 'path' | 'query' | 'header' | 'cookie', style: string, explode: boolean, kind: Kind, expected: string];
+type Row = [
+  location: 'path' | 'query' | 'header' | 'cookie',
+  style: string,
+  explode: boolean,
+  kind: Kind,
+  expected: string,
+];
 
 /** The table rows (OpenAPI 3.1.1 "Style Examples"; label with explode false follows RFC 6570: comma-joined). */
 const ROWS: Row[] = [
@@ -77,7 +83,16 @@ function spec(): Record<string, unknown> {
     paths[path] = {
       get: {
         operationId: id,
-        parameters: [{ name: location === 'header' ? 'X-Color' : 'color', in: location, required: true, style, explode, schema: {} }],
+        parameters: [
+          {
+            name: location === 'header' ? 'X-Color' : 'color',
+            in: location,
+            required: true,
+            style,
+            explode,
+            schema: {},
+          },
+        ],
         responses: { '200': { description: 'ok' } },
       },
     };
@@ -99,7 +114,12 @@ describe('OpenAPI style/explode on the wire (every row of the style table)', () 
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     client = await UtcpClient.create({});
-    const r = await client.registerManual({ name: 'styles', call_template_type: 'text', content: JSON.stringify(spec()), base_url: base });
+    const r = await client.registerManual({
+      name: 'styles',
+      call_template_type: 'text',
+      content: JSON.stringify(spec()),
+      base_url: base,
+    });
     expect(r.success, r.errors.join('; ')).toBe(true);
   });
 
@@ -126,12 +146,31 @@ describe('OpenAPI style/explode on the wire (every row of the style table)', () 
       paths: Object.fromEntries(
         [undefined, 'multi', 'ssv', 'pipes'].map((f) => [
           `/c-${f ?? 'default'}`,
-          { get: { operationId: `c_${f ?? 'default'}`, parameters: [{ name: 'ids', in: 'query', type: 'array', items: { type: 'integer' }, ...(f ? { collectionFormat: f } : {}) }], responses: { '200': { description: 'ok' } } } },
+          {
+            get: {
+              operationId: `c_${f ?? 'default'}`,
+              parameters: [
+                {
+                  name: 'ids',
+                  in: 'query',
+                  type: 'array',
+                  items: { type: 'integer' },
+                  ...(f ? { collectionFormat: f } : {}),
+                },
+              ],
+              responses: { '200': { description: 'ok' } },
+            },
+          },
         ]),
       ),
     };
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const r = await client.registerManual({ name: 'collections', call_template_type: 'text', content: JSON.stringify(doc), base_url: base });
+    const r = await client.registerManual({
+      name: 'collections',
+      call_template_type: 'text',
+      content: JSON.stringify(doc),
+      base_url: base,
+    });
     expect(r.success, r.errors.join('; ')).toBe(true);
     const expected = { default: 'ids=1,2,3', multi: 'ids=1&ids=2&ids=3', ssv: 'ids=1%202%203', pipes: 'ids=1|2|3' };
     for (const [f, query] of Object.entries(expected)) {
@@ -142,6 +181,8 @@ describe('OpenAPI style/explode on the wire (every row of the style table)', () 
 
   it('records the styles in the template extension field', async () => {
     const tool = await client.getTool('styles.query_deepObject_x');
-    expect((tool!.tool_call_template as unknown as Record<string, unknown>).parameter_serialization).toEqual({ color: { in: 'query', style: 'deepObject', explode: true } });
+    expect((tool!.tool_call_template as unknown as Record<string, unknown>).parameter_serialization).toEqual({
+      color: { in: 'query', style: 'deepObject', explode: true },
+    });
   });
 });

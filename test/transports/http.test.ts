@@ -17,13 +17,17 @@ function call(ctx: TestContext, template: HttpCallTemplate, args: JsonObject = {
   return transport.callTool(makeTool('t', template), args, template, callOptions(template, extra));
 }
 
-const tpl = (url: string, more: Partial<HttpCallTemplate> = {}): HttpCallTemplate => ({ call_template_type: 'http', url, ...more });
+const tpl = (url: string, more: Partial<HttpCallTemplate> = {}): HttpCallTemplate => ({
+  call_template_type: 'http',
+  url,
+  ...more,
+});
 
 describe('http tool calls: request mapping', () => {
   it('percent-encodes path parameters strictly', async () => {
     const s = await server();
     await call(testContext(), tpl(`${s.url}/items/{id}`), { id: "a/b c!'()*~" });
-    expect(s.requests[0].url).toBe("/items/a%2Fb%20c%21%27%28%29%2A~");
+    expect(s.requests[0].url).toBe('/items/a%2Fb%20c%21%27%28%29%2A~');
   });
 
   it('fills a placeholder that appears twice and keeps the argument out of the query', async () => {
@@ -43,7 +47,13 @@ describe('http tool calls: request mapping', () => {
 
   it('sends the remaining arguments as query parameters after the existing query, in argument order', async () => {
     const s = await server();
-    await call(testContext(), tpl(`${s.url}/search?fixed=1`), { q: 'a b&c', n: 2, flag: true, skip: null, obj: { x: [1] } });
+    await call(testContext(), tpl(`${s.url}/search?fixed=1`), {
+      q: 'a b&c',
+      n: 2,
+      flag: true,
+      skip: null,
+      obj: { x: [1] },
+    });
     expect(s.requests[0].url).toBe('/search?fixed=1&q=a%20b%26c&n=2&flag=true&obj=%7B%22x%22%3A%5B1%5D%7D');
   });
 
@@ -81,9 +91,13 @@ describe('http tool calls: request mapping', () => {
 
   it('form-encodes an object body for application/x-www-form-urlencoded, nested values as JSON', async () => {
     const s = await server();
-    await call(testContext(), tpl(`${s.url}/f`, { http_method: 'POST', content_type: 'application/x-www-form-urlencoded' }), {
-      body: { name: 'a b', nested: { k: 1 }, n: 3 },
-    });
+    await call(
+      testContext(),
+      tpl(`${s.url}/f`, { http_method: 'POST', content_type: 'application/x-www-form-urlencoded' }),
+      {
+        body: { name: 'a b', nested: { k: 1 }, n: 3 },
+      },
+    );
     const r = s.requests[0];
     expect(r.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(Object.fromEntries(new URLSearchParams(r.body))).toEqual({ name: 'a b', nested: '{"k":1}', n: '3' });
@@ -91,9 +105,13 @@ describe('http tool calls: request mapping', () => {
 
   it('sends multipart/form-data with one part per property and a generated boundary', async () => {
     const s = await server();
-    await call(testContext(), tpl(`${s.url}/m`, { http_method: 'POST', headers: { 'Content-Type': 'multipart/form-data' } }), {
-      body: { file: 'hello', meta: { a: 1 } },
-    });
+    await call(
+      testContext(),
+      tpl(`${s.url}/m`, { http_method: 'POST', headers: { 'Content-Type': 'multipart/form-data' } }),
+      {
+        body: { file: 'hello', meta: { a: 1 } },
+      },
+    );
     const r = s.requests[0];
     const boundary = /boundary=(.+)$/.exec(r.headers['content-type'] ?? '')?.[1];
     expect(boundary).toBeTruthy();
@@ -104,7 +122,9 @@ describe('http tool calls: request mapping', () => {
 
   it('sends a string body as-is for other content types', async () => {
     const s = await server();
-    await call(testContext(), tpl(`${s.url}/t`, { http_method: 'POST', content_type: 'text/plain' }), { body: 'plain "text"' });
+    await call(testContext(), tpl(`${s.url}/t`, { http_method: 'POST', content_type: 'text/plain' }), {
+      body: 'plain "text"',
+    });
     expect(s.requests[0].body).toBe('plain "text"');
     expect(s.requests[0].headers['content-type']).toBe('text/plain');
   });
@@ -131,7 +151,10 @@ describe('http tool calls: request mapping', () => {
     const s = await server();
     await call(
       testContext(),
-      tpl(`${s.url}/c`, { cookie_fields: ['session_pref'], auth: { auth_type: 'api_key', api_key: 'k1', var_name: 'apikey', location: 'cookie' } }),
+      tpl(`${s.url}/c`, {
+        cookie_fields: ['session_pref'],
+        auth: { auth_type: 'api_key', api_key: 'k1', var_name: 'apikey', location: 'cookie' },
+      }),
       { session_pref: 'dark', other: 'x' },
     );
     const r = s.requests[0];
@@ -141,7 +164,11 @@ describe('http tool calls: request mapping', () => {
 
   it('appends an api_key query parameter after every other parameter', async () => {
     const s = await server();
-    await call(testContext(), tpl(`${s.url}/q?a=0`, { auth: { auth_type: 'api_key', api_key: 's3cr3t', var_name: 'key', location: 'query' } }), { z: 1 });
+    await call(
+      testContext(),
+      tpl(`${s.url}/q?a=0`, { auth: { auth_type: 'api_key', api_key: 's3cr3t', var_name: 'key', location: 'query' } }),
+      { z: 1 },
+    );
     expect(s.requests[0].url).toBe('/q?a=0&z=1&key=s3cr3t');
   });
 
@@ -153,7 +180,12 @@ describe('http tool calls: request mapping', () => {
 
   it('sends oauth2_user tokens with the configured header and prefix', async () => {
     const s = await server();
-    await call(testContext(), tpl(`${s.url}/u`, { auth: { auth_type: 'oauth2_user', access_token: 'tok', var_name: 'X-Token', prefix: 'Token ' } }));
+    await call(
+      testContext(),
+      tpl(`${s.url}/u`, {
+        auth: { auth_type: 'oauth2_user', access_token: 'tok', var_name: 'X-Token', prefix: 'Token ' },
+      }),
+    );
     expect(s.requests[0].headers['x-token']).toBe('Token tok');
   });
 
@@ -208,7 +240,9 @@ describe('http tool calls: responses', () => {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('missing ' + 'x'.repeat(5000));
     });
-    const template = tpl(`${s.url}/nope`, { auth: { auth_type: 'api_key', api_key: 'QUERYSECRET', var_name: 'k', location: 'query' } });
+    const template = tpl(`${s.url}/nope`, {
+      auth: { auth_type: 'api_key', api_key: 'QUERYSECRET', var_name: 'k', location: 'query' },
+    });
     const error = (await call(testContext(), template, { a: 1 }).catch((e: unknown) => e)) as HttpStatusError;
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error).toMatchObject({ status: 404, statusText: 'Not Found', url: `${s.url}/nope`, code: 'HTTP_STATUS' });

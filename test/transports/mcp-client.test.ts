@@ -19,7 +19,9 @@ type Who = { label: string | null; pid: number; calls: number };
 describe('mcp through UtcpClient', () => {
   it('registers an mcp manual and calls <manual>.<server>.<tool>, storing the raw template', async () => {
     const client = await newClient({ demo_TOKEN: 'resolved-token' });
-    const result = await client.registerManual(mcpTemplate('demo', { fx: fixtureServer([], { env: { FIXTURE_TOKEN: '${TOKEN}' } }) }));
+    const result = await client.registerManual(
+      mcpTemplate('demo', { fx: fixtureServer([], { env: { FIXTURE_TOKEN: '${TOKEN}' } }) }),
+    );
     expect(result.success).toBe(true);
     expect(result.manual.tools.map((t) => t.name)).toContain('demo.fx.echo');
     expect(await client.callTool('demo.fx.echo', { text: 'hi' })).toBe('hi');
@@ -65,13 +67,17 @@ describe('mcp through UtcpClient', () => {
     await client.registerManual(mcpTemplate('demo', { fx: fixtureServer() }));
     const controller = new AbortController();
     const progress: number[] = [];
-    const call = client.callTool('demo.fx.wait', {}, {
-      signal: controller.signal,
-      onProgress: (e) => {
-        progress.push(e.progress);
-        controller.abort();
+    const call = client.callTool(
+      'demo.fx.wait',
+      {},
+      {
+        signal: controller.signal,
+        onProgress: (e) => {
+          progress.push(e.progress);
+          controller.abort();
+        },
       },
-    });
+    );
     await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
     expect(progress).toEqual([0]);
     expect(await client.callTool('demo.fx.cancellations', {})).toBe(1);
@@ -90,7 +96,10 @@ describe('mcp through UtcpClient', () => {
     await client.registerManual(mcpTemplate('demo', { fx: fixtureServer() }));
     expect(await client.getTool('demo.fx.added')).toBeUndefined();
     await client.callTool('demo.fx.add_tool', {});
-    await vi.waitFor(async () => expect(await client.getTool('demo.fx.added')).toBeDefined(), { timeout: 5000, interval: 20 });
+    await vi.waitFor(async () => expect(await client.getTool('demo.fx.added')).toBeDefined(), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect(await client.callTool('demo.fx.added', {})).toBe('the added tool');
   });
 

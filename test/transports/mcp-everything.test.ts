@@ -7,7 +7,14 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../../src/core/transport.js';
 import type { McpCallTemplate } from '../../src/index.js';
-import { EVERYTHING_ENTRY, createHarness, mcpTemplate, measureExitAfterClose, toolNames, type Harness } from '../fixtures/mcp/harness.js';
+import {
+  EVERYTHING_ENTRY,
+  createHarness,
+  mcpTemplate,
+  measureExitAfterClose,
+  toolNames,
+  type Harness,
+} from '../fixtures/mcp/harness.js';
 
 describe('mcp with server-everything over stdio', () => {
   let h: Harness;
@@ -18,7 +25,11 @@ describe('mcp with server-everything over stdio', () => {
     // Set before the server starts: the child must not inherit it.
     process.env.UTCP_TEST_SECRET = 'must-not-leak';
     h = createHarness();
-    t = mcpTemplate('ev', { everything: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } }, { register_resources_as_tools: true });
+    t = mcpTemplate(
+      'ev',
+      { everything: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } },
+      { register_resources_as_tools: true },
+    );
     names = toolNames(await h.register(t));
   });
 
@@ -28,7 +39,14 @@ describe('mcp with server-everything over stdio', () => {
   });
 
   it('lists its tools and resources', () => {
-    expect(names).toEqual(expect.arrayContaining(['everything.echo', 'everything.get-sum', 'everything.trigger-long-running-operation', 'everything.get-structured-content']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'everything.echo',
+        'everything.get-sum',
+        'everything.trigger-long-running-operation',
+        'everything.get-structured-content',
+      ]),
+    );
     expect(names.some((n) => n.startsWith('everything.resource_'))).toBe(true);
   });
 
@@ -38,7 +56,11 @@ describe('mcp with server-everything over stdio', () => {
   });
 
   it('returns structured content as an object', async () => {
-    expect(await h.call(t, 'everything.get-structured-content', { location: 'New York' })).toEqual({ temperature: 33, conditions: 'Cloudy', humidity: 82 });
+    expect(await h.call(t, 'everything.get-structured-content', { location: 'New York' })).toEqual({
+      temperature: 33,
+      conditions: 'Cloudy',
+      humidity: 82,
+    });
   });
 
   it('returns image content items unchanged', async () => {
@@ -48,7 +70,12 @@ describe('mcp with server-everything over stdio', () => {
 
   it('delivers progress notifications of the long-running operation', async () => {
     const events: ProgressEvent[] = [];
-    const result = await h.call(t, 'everything.trigger-long-running-operation', { duration: 0.4, steps: 4 }, { onProgress: (e) => events.push(e) });
+    const result = await h.call(
+      t,
+      'everything.trigger-long-running-operation',
+      { duration: 0.4, steps: 4 },
+      { onProgress: (e) => events.push(e) },
+    );
     expect(result).toBe('Long running operation completed. Duration: 0.4 seconds, Steps: 4.');
     // The server may send its last notification after the result; the first ones arrive before it.
     expect(events.length).toBeGreaterThanOrEqual(3);
@@ -58,14 +85,19 @@ describe('mcp with server-everything over stdio', () => {
   it('cancels a long call promptly and keeps the session usable', async () => {
     const controller = new AbortController();
     let abortedAt = 0;
-    const call = h.call(t, 'everything.trigger-long-running-operation', { duration: 30, steps: 60 }, {
-      signal: controller.signal,
-      onProgress: () => {
-        if (abortedAt) return;
-        abortedAt = Date.now();
-        controller.abort();
+    const call = h.call(
+      t,
+      'everything.trigger-long-running-operation',
+      { duration: 30, steps: 60 },
+      {
+        signal: controller.signal,
+        onProgress: () => {
+          if (abortedAt) return;
+          abortedAt = Date.now();
+          controller.abort();
+        },
       },
-    });
+    );
     await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
     expect(Date.now() - abortedAt).toBeLessThan(1000);
     expect(await h.call(t, 'everything.echo', { message: 'still here' })).toBe('Echo: still here');
@@ -139,7 +171,12 @@ describe('mcp with server-everything over streamable HTTP', () => {
   it('delivers progress notifications over HTTP', async () => {
     const t = mcpTemplate('evh', { everything: { url: server.url } });
     const events: ProgressEvent[] = [];
-    await h.call(t, 'everything.trigger-long-running-operation', { duration: 0.3, steps: 3 }, { onProgress: (e) => events.push(e) });
+    await h.call(
+      t,
+      'everything.trigger-long-running-operation',
+      { duration: 0.3, steps: 3 },
+      { onProgress: (e) => events.push(e) },
+    );
     expect(events.length).toBeGreaterThanOrEqual(2);
   });
 

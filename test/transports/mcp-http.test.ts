@@ -85,11 +85,17 @@ describe('mcp over streamable HTTP (fixture server)', () => {
   it('sends an OAuth2 client-credentials token and fetches a new one after a 401', async () => {
     const server = await httpServer({ requireIssuedToken: true });
     const h = harness();
-    const t = mcpTemplate('m', { web: { url: server.url } }, {
-      auth: { auth_type: 'oauth2', token_url: `${server.origin}/token`, client_id: 'id', client_secret: 'secret' },
-    });
+    const t = mcpTemplate(
+      'm',
+      { web: { url: server.url } },
+      {
+        auth: { auth_type: 'oauth2', token_url: `${server.origin}/token`, client_id: 'id', client_secret: 'secret' },
+      },
+    );
     expect(await h.call(t, 'web.echo', { text: 'a' })).toBe('a');
-    expect(server.requests.filter((r) => r.path === '/mcp').every((r) => r.authorization === 'Bearer tok-1')).toBe(true);
+    expect(server.requests.filter((r) => r.path === '/mcp').every((r) => r.authorization === 'Bearer tok-1')).toBe(
+      true,
+    );
     server.revokeToken('tok-1');
     expect(await h.call(t, 'web.echo', { text: 'b' })).toBe('b');
     expect(server.issuedTokens).toEqual(['tok-1', 'tok-2']);
@@ -100,8 +106,16 @@ describe('mcp over streamable HTTP (fixture server)', () => {
   it('sends oauth2_user and api_key credentials as headers', async () => {
     const server = await httpServer();
     const h = harness();
-    const user = mcpTemplate('u', { web: { url: server.url } }, { auth: { auth_type: 'oauth2_user', access_token: 'user-token' } });
-    const key = mcpTemplate('k', { web: { url: server.url } }, { auth: { auth_type: 'api_key', api_key: 'k-123', var_name: 'X-Api-Key' } });
+    const user = mcpTemplate(
+      'u',
+      { web: { url: server.url } },
+      { auth: { auth_type: 'oauth2_user', access_token: 'user-token' } },
+    );
+    const key = mcpTemplate(
+      'k',
+      { web: { url: server.url } },
+      { auth: { auth_type: 'api_key', api_key: 'k-123', var_name: 'X-Api-Key' } },
+    );
     await h.call(user, 'web.echo', { text: 'x' });
     await h.call(key, 'web.echo', { text: 'y' });
     const calls = server.requests.filter((r) => r.rpc === 'tools/call');
@@ -116,12 +130,16 @@ describe('mcp over streamable HTTP (fixture server)', () => {
     await h.call(t, 'web.echo', { text: 'x' });
     await server.close();
     const error = await h.call(t, 'web.echo', { text: 'y' }).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/MCP server 'web' at http:\/\/127\.0\.0\.1:\d+\/mcp could not be initialised: .*ECONNREFUSED/);
+    expect((error as Error).message).toMatch(
+      /MCP server 'web' at http:\/\/127\.0\.0\.1:\d+\/mcp could not be initialised: .*ECONNREFUSED/,
+    );
   });
 
   it('rejects a plain-http non-loopback URL before any I/O', async () => {
     const h = harness();
-    const error = await h.register(mcpTemplate('m', { remote: { url: 'http://10.0.0.5/mcp' } })).catch((e: unknown) => e);
+    const error = await h
+      .register(mcpTemplate('m', { remote: { url: 'http://10.0.0.5/mcp' } }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UrlPolicyError);
     expect((error as Error).message).toContain('MCP server URL');
     expect(h.transport.sessionInfo()).toEqual([]);
@@ -130,8 +148,12 @@ describe('mcp over streamable HTTP (fixture server)', () => {
   it('reports an HTTP error status of an explicit streamable-http server without falling back', async () => {
     const server = await sseServer();
     const h = harness();
-    const error = await h.register(mcpTemplate('m', { legacy: { url: server.url, transport: 'http' } })).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/MCP server 'legacy' at http:\/\/127\.0\.0\.1:\d+\/sse could not be initialised: HTTP 405/);
+    const error = await h
+      .register(mcpTemplate('m', { legacy: { url: server.url, transport: 'http' } }))
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(
+      /MCP server 'legacy' at http:\/\/127\.0\.0\.1:\d+\/sse could not be initialised: HTTP 405/,
+    );
     expect(server.requests.some((r) => r.method === 'GET')).toBe(false);
   });
 });

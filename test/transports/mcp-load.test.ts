@@ -21,8 +21,10 @@ it('imports the MCP SDK only through load-mcp-sdk.ts (type-only imports elsewher
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
     const source = readFileSync(join(dir, file), 'utf8');
     for (const line of source.split('\n')) {
-      if (/from '@modelcontextprotocol\//.test(line) && !line.startsWith('import type')) offenders.push(`${file}: ${line}`);
-      if (/import\('@modelcontextprotocol\//.test(line) && file !== 'load-mcp-sdk.ts') offenders.push(`${file}: ${line}`);
+      if (/from '@modelcontextprotocol\//.test(line) && !line.startsWith('import type'))
+        offenders.push(`${file}: ${line}`);
+      if (/import\('@modelcontextprotocol\//.test(line) && file !== 'load-mcp-sdk.ts')
+        offenders.push(`${file}: ${line}`);
     }
   }
   expect(offenders).toEqual([]);

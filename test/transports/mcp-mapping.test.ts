@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ToolExecutionError, UrlPolicyError } from '../../src/core/errors.js';
 import { buildChildEnv as buildSharedChildEnv } from '../../src/transports/shared/child-env.js';
-const buildChildEnv = (envVars: Record<string, string>, hostEnv: NodeJS.ProcessEnv, platform: NodeJS.Platform) => buildSharedChildEnv({ hostEnv, envVars, platform, what: 'mcp' });
+const buildChildEnv = (envVars: Record<string, string>, hostEnv: NodeJS.ProcessEnv, platform: NodeJS.Platform) =>
+  buildSharedChildEnv({ hostEnv, envVars, platform, what: 'mcp' });
 import { mapContentItem, mapToolResult } from '../../src/transports/mcp/map-tool-result.js';
 import { resolveServerConfig } from '../../src/transports/mcp/resolve-server-config.js';
 
 describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
   it('throws ToolExecutionError with the joined text when isError is true', () => {
-    const result = { isError: true, content: [{ type: 'text', text: 'bad input' }, { type: 'text', text: 'see docs' }] };
+    const result = {
+      isError: true,
+      content: [
+        { type: 'text', text: 'bad input' },
+        { type: 'text', text: 'see docs' },
+      ],
+    };
     let caught: unknown;
     try {
       mapToolResult(result, 's.t');
@@ -20,7 +27,9 @@ describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
   });
 
   it('prefers isError over structuredContent', () => {
-    expect(() => mapToolResult({ isError: true, content: [], structuredContent: { ok: true } }, 's.t')).toThrow(ToolExecutionError);
+    expect(() => mapToolResult({ isError: true, content: [], structuredContent: { ok: true } }, 's.t')).toThrow(
+      ToolExecutionError,
+    );
   });
 
   it('unwraps structuredContent whose only key is result', () => {
@@ -29,7 +38,10 @@ describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
   });
 
   it('keeps structuredContent objects that have result among other keys', () => {
-    expect(mapToolResult({ content: [], structuredContent: { result: 1, unit: 'kg' } }, 's.t')).toEqual({ result: 1, unit: 'kg' });
+    expect(mapToolResult({ content: [], structuredContent: { result: 1, unit: 'kg' } }, 's.t')).toEqual({
+      result: 1,
+      unit: 'kg',
+    });
   });
 
   it('ignores a null structuredContent and maps content instead', () => {
@@ -38,7 +50,17 @@ describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
 
   it('returns [] for empty content and an array for several items', () => {
     expect(mapToolResult({ content: [] }, 's.t')).toEqual([]);
-    expect(mapToolResult({ content: [{ type: 'text', text: '1' }, { type: 'text', text: 'x' }] }, 's.t')).toEqual([1, 'x']);
+    expect(
+      mapToolResult(
+        {
+          content: [
+            { type: 'text', text: '1' },
+            { type: 'text', text: 'x' },
+          ],
+        },
+        's.t',
+      ),
+    ).toEqual([1, 'x']);
   });
 
   it('parses text holding a JSON object or array, trimmed', () => {
@@ -65,12 +87,20 @@ describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
 describe('mcp server config', () => {
   it('infers stdio from command and resolves cwd against the root dir', () => {
     const s = resolveServerConfig('fs', { command: 'node', args: ['x.js', 3], cwd: 'sub' }, '/root/dir');
-    expect(s).toMatchObject({ kind: 'stdio', command: 'node', args: ['x.js', '3'], cwd: '/root/dir/sub', timeoutMs: 30_000 });
+    expect(s).toMatchObject({
+      kind: 'stdio',
+      command: 'node',
+      args: ['x.js', '3'],
+      cwd: '/root/dir/sub',
+      timeoutMs: 30_000,
+    });
   });
 
   it('infers HTTP with SSE fallback from url and honours transport aliases', () => {
     expect(resolveServerConfig('a', { url: 'https://mcp.example.com/mcp' }, '/r').kind).toBe('http-auto');
-    expect(resolveServerConfig('a', { url: 'https://mcp.example.com/mcp', transport: 'http' }, '/r').kind).toBe('streamable-http');
+    expect(resolveServerConfig('a', { url: 'https://mcp.example.com/mcp', transport: 'http' }, '/r').kind).toBe(
+      'streamable-http',
+    );
     expect(resolveServerConfig('a', { url: 'https://mcp.example.com/sse', transport: 'sse' }, '/r').kind).toBe('sse');
   });
 
@@ -96,7 +126,9 @@ describe('mcp server config', () => {
   });
 
   it('rejects header values with CR/LF', () => {
-    expect(() => resolveServerConfig('a', { url: 'https://x.example/mcp', headers: { 'X-A': 'v\r\nX-B: w' } }, '/r')).toThrow(/CR\/LF/);
+    expect(() =>
+      resolveServerConfig('a', { url: 'https://x.example/mcp', headers: { 'X-A': 'v\r\nX-B: w' } }, '/r'),
+    ).toThrow(/CR\/LF/);
   });
 
   it('rejects a config with neither command nor url', () => {
@@ -106,7 +138,11 @@ describe('mcp server config', () => {
 
 describe('mcp child environment', () => {
   it('passes only allowlisted host variables plus the server env', () => {
-    const env = buildChildEnv({ API_TOKEN: 'given', PATH: '/custom' }, { PATH: '/usr/bin', HOME: '/h', AWS_SECRET_ACCESS_KEY: 's', LANG: 'C' }, 'linux');
+    const env = buildChildEnv(
+      { API_TOKEN: 'given', PATH: '/custom' },
+      { PATH: '/usr/bin', HOME: '/h', AWS_SECRET_ACCESS_KEY: 's', LANG: 'C' },
+      'linux',
+    );
     expect(env).toEqual({ PATH: '/custom', HOME: '/h', LANG: 'C', API_TOKEN: 'given' });
   });
 

@@ -5,7 +5,15 @@ import { McpServerError } from '../../src/transports/mcp/index.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { FIXTURE_DIR, createHarness, fixtureServer, mcpTemplate, processAlive, toolNames, type Harness } from '../fixtures/mcp/harness.js';
+import {
+  FIXTURE_DIR,
+  createHarness,
+  fixtureServer,
+  mcpTemplate,
+  processAlive,
+  toolNames,
+  type Harness,
+} from '../fixtures/mcp/harness.js';
 
 let harness: Harness;
 afterEach(async () => {
@@ -17,7 +25,11 @@ function start(overrides: Parameters<typeof createHarness>[0] = {}): Harness {
   return harness;
 }
 
-async function whoami(h: Harness, template: ReturnType<typeof mcpTemplate>, server = 'fx'): Promise<{ label: string | null; pid: number; calls: number }> {
+async function whoami(
+  h: Harness,
+  template: ReturnType<typeof mcpTemplate>,
+  server = 'fx',
+): Promise<{ label: string | null; pid: number; calls: number }> {
   return (await h.call(template, `${server}.whoami`)) as { label: string | null; pid: number; calls: number };
 }
 
@@ -26,7 +38,11 @@ describe('mcp over stdio (fixture server)', () => {
     const h = start();
     const raw = mcpTemplate('m', { fx: fixtureServer([], { env: { TOKEN: '${TOKEN}' } }) });
     const substituted = mcpTemplate('m', { fx: fixtureServer([], { env: { TOKEN: 'resolved-secret' } }) });
-    const result = await h.transport.registerManual(substituted, { signal: new AbortController().signal, manualName: 'm', rawTemplate: raw });
+    const result = await h.transport.registerManual(substituted, {
+      signal: new AbortController().signal,
+      manualName: 'm',
+      rawTemplate: raw,
+    });
     const tools = (result.manual as { tools: Array<Record<string, unknown>> }).tools;
     expect(tools.map((t) => t.name)).toContain('fx.echo');
     const echo = tools.find((t) => t.name === 'fx.echo')!;
@@ -34,7 +50,9 @@ describe('mcp over stdio (fixture server)', () => {
     expect(echo.inputs).toMatchObject({ properties: { text: { type: 'string' } } });
     expect(echo.tool_call_template).toBe(raw);
     expect(JSON.stringify(tools)).not.toContain('resolved-secret');
-    expect(tools.find((t) => t.name === 'fx.structured')!.outputs).toMatchObject({ properties: { result: { type: 'number' } } });
+    expect(tools.find((t) => t.name === 'fx.structured')!.outputs).toMatchObject({
+      properties: { result: { type: 'number' } },
+    });
   });
 
   it('reuses one session (one process) across calls', async () => {
@@ -81,7 +99,12 @@ describe('mcp over stdio (fixture server)', () => {
   it('maps JSON text, numbers, plain text and other items', async () => {
     const h = start();
     const t = mcpTemplate('m', { fx: fixtureServer() });
-    expect(await h.call(t, 'fx.multi')).toEqual([{ a: 1 }, 12.5, 'plain words', { type: 'image', data: 'AAAA', mimeType: 'image/png' }]);
+    expect(await h.call(t, 'fx.multi')).toEqual([
+      { a: 1 },
+      12.5,
+      'plain words',
+      { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+    ]);
     expect(await h.call(t, 'fx.echo', { text: 'hello' })).toBe('hello');
   });
 
@@ -106,7 +129,10 @@ describe('mcp over stdio (fixture server)', () => {
     const t = mcpTemplate('m', { first: fixtureServer(['--label=first']), second: fixtureServer(['--label=second']) });
     await h.register(t);
     expect(await h.call(t, 'whoami')).toMatchObject({ label: 'first' });
-    await expect(h.call(t, 'no_such_tool')).rejects.toMatchObject({ code: 'TOOL_NOT_FOUND', message: "Tool 'no_such_tool' not found in any configured server" });
+    await expect(h.call(t, 'no_such_tool')).rejects.toMatchObject({
+      code: 'TOOL_NOT_FOUND',
+      message: "Tool 'no_such_tool' not found in any configured server",
+    });
   });
 
   it('calls tools whose own name contains a dot', async () => {
@@ -128,9 +154,16 @@ describe('mcp over stdio (fixture server)', () => {
       inputs: { type: 'object', properties: {}, required: [] },
       outputs: { type: 'object', properties: { contents: { type: 'array' } } },
     });
-    expect(tools.find((x) => x.name === 'fx.resource_config')?.description).toBe('Read resource: config. URI: fixture://config');
-    expect(await h.call(t, 'fx.resource_greeting')).toEqual({ contents: [{ uri: 'fixture://greeting', mimeType: 'text/plain', text: 'hello from a resource' }] });
-    await expect(h.call(t, 'fx.resource_nope')).rejects.toMatchObject({ code: 'TOOL_NOT_FOUND', message: "Resource 'nope' not found in any configured server" });
+    expect(tools.find((x) => x.name === 'fx.resource_config')?.description).toBe(
+      'Read resource: config. URI: fixture://config',
+    );
+    expect(await h.call(t, 'fx.resource_greeting')).toEqual({
+      contents: [{ uri: 'fixture://greeting', mimeType: 'text/plain', text: 'hello from a resource' }],
+    });
+    await expect(h.call(t, 'fx.resource_nope')).rejects.toMatchObject({
+      code: 'TOOL_NOT_FOUND',
+      message: "Resource 'nope' not found in any configured server",
+    });
   });
 
   it('does not list resources unless register_resources_as_tools is set', async () => {
@@ -150,7 +183,19 @@ describe('mcp over stdio (fixture server)', () => {
     expect(env.UTCP_TEST_SECRET).toBeUndefined();
     expect(env.GIVEN_VAR).toBe('given');
     expect(env.PATH).toBe(process.env.PATH);
-    const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'USER', 'LOGNAME', 'SHELL', 'TZ', 'TERM', 'GIVEN_VAR']);
+    const allowed = new Set([
+      'PATH',
+      'HOME',
+      'LANG',
+      'LC_ALL',
+      'LC_CTYPE',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'TZ',
+      'TERM',
+      'GIVEN_VAR',
+    ]);
     // Node itself may add a few variables of its own at startup; none may come from the host.
     const leaked = Object.keys(env).filter((k) => !allowed.has(k) && process.env[k] !== undefined);
     expect(leaked).toEqual([]);
@@ -170,13 +215,18 @@ describe('mcp over stdio (fixture server)', () => {
     const t = mcpTemplate('m', { fx: fixtureServer() });
     const controller = new AbortController();
     const events: ProgressEvent[] = [];
-    const call = h.call(t, 'fx.wait', {}, {
-      signal: controller.signal,
-      onProgress: (e) => {
-        events.push(e);
-        controller.abort();
+    const call = h.call(
+      t,
+      'fx.wait',
+      {},
+      {
+        signal: controller.signal,
+        onProgress: (e) => {
+          events.push(e);
+          controller.abort();
+        },
       },
-    });
+    );
     await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
     expect(events[0]).toEqual({ progress: 0, total: 1, message: 'started' });
     expect(await h.call(t, 'fx.cancellations')).toBe(1);
@@ -234,7 +284,9 @@ describe('mcp over stdio (fixture server)', () => {
 
   it('includes the stderr tail when a server fails to start', async () => {
     const h = start();
-    const error = await h.register(mcpTemplate('m', { fx: fixtureServer(['--crash-on-start']) })).catch((e: unknown) => e);
+    const error = await h
+      .register(mcpTemplate('m', { fx: fixtureServer(['--crash-on-start']) }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UtcpError);
     expect((error as Error).message).toMatch(/failed to start.*exited with code 2/);
     expect((error as Error).message).toContain('config file /nowhere/missing.toml not found');
@@ -261,7 +313,9 @@ describe('mcp over stdio (fixture server)', () => {
   it('fails the manual when every server fails', async () => {
     const h = start();
     const t = mcpTemplate('m', { a: { command: '/nonexistent/one' }, b: { command: '/nonexistent/two' } });
-    await expect(h.register(t)).rejects.toThrow(/Every MCP server of manual m failed: MCP server 'a' failed.*MCP server 'b' failed/);
+    await expect(h.register(t)).rejects.toThrow(
+      /Every MCP server of manual m failed: MCP server 'a' failed.*MCP server 'b' failed/,
+    );
   });
 
   it('stops paging after limits.max_list_pages when the server never stops', async () => {
@@ -334,7 +388,12 @@ describe('mcp over stdio (fixture server)', () => {
     const t = mcpTemplate('m', { fx: fixtureServer() });
     const tool = { name: 'm.fx.echo', description: '', inputs: {}, outputs: {}, tags: [], tool_call_template: t };
     const items: unknown[] = [];
-    for await (const item of h.transport.callToolStream(tool, { text: 'once' }, t, { signal: new AbortController().signal, manualName: 'm', rawTemplate: t })) items.push(item);
+    for await (const item of h.transport.callToolStream(tool, { text: 'once' }, t, {
+      signal: new AbortController().signal,
+      manualName: 'm',
+      rawTemplate: t,
+    }))
+      items.push(item);
     expect(items).toEqual(['once']);
   });
 });

@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { McpServerError } from '../../src/transports/mcp/index.js';
 import { ToolExecutionError } from '../../src/core/errors.js';
-import { createHarness, EVERYTHING_ENTRY, FIXTURE_DIR, fixtureServer, mcpTemplate, toolNames, type Harness } from '../fixtures/mcp/harness.js';
+import {
+  createHarness,
+  EVERYTHING_ENTRY,
+  FIXTURE_DIR,
+  fixtureServer,
+  mcpTemplate,
+  toolNames,
+  type Harness,
+} from '../fixtures/mcp/harness.js';
 import { startHttpMcpServer, startSseMcpServer } from '../fixtures/mcp/http-server.js';
 
 const V2_SERVER = join(FIXTURE_DIR, 'v2-server.mjs');
@@ -27,7 +35,9 @@ function harness(): Harness {
 
 /** Starts the v2 fixture server over HTTP and returns its /mcp URL. */
 async function startV2Http(extra: string[] = []): Promise<string> {
-  const child: ChildProcess = spawn(process.execPath, [V2_SERVER, '--http', ...extra], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [V2_SERVER, '--http', ...extra], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   cleanups.push(
     () =>
       new Promise<void>((resolve) => {
@@ -109,7 +119,11 @@ describe('mcp protocol versions', () => {
     const v1Error = await h.call(v1, 'fx.rpc_error').catch((e: unknown) => e);
     expect(v1Error).toBeInstanceOf(ToolExecutionError);
     expect((v1Error as Error).message).toContain('database connection lost');
-    expect((v1Error as ToolExecutionError).details).toMatchObject({ rpcCode: -32603, text: 'database connection lost', rpcData: { retryable: true } });
+    expect((v1Error as ToolExecutionError).details).toMatchObject({
+      rpcCode: -32603,
+      text: 'database connection lost',
+      rpcData: { retryable: true },
+    });
 
     const v2 = mcpTemplate('v2', { v2: { url } });
     const v2Error = await h.call(v2, 'v2.rpc_error').catch((e: unknown) => e);
@@ -126,7 +140,13 @@ describe('mcp protocol versions', () => {
     const refusing: Server = createServer((req, res) => {
       req.resume();
       res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Tenant header X-Tenant is required' } }));
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: 'Tenant header X-Tenant is required' },
+        }),
+      );
     });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => refusing.close(() => resolve())));

@@ -18,13 +18,22 @@ function sseHead(res: ServerResponse): void {
   res.flushHeaders();
 }
 
-const tpl = (url: string, more: Partial<SseCallTemplate> = {}): SseCallTemplate => ({ call_template_type: 'sse', url, ...more });
+const tpl = (url: string, more: Partial<SseCallTemplate> = {}): SseCallTemplate => ({
+  call_template_type: 'sse',
+  url,
+  ...more,
+});
 
 /** A signal that fails a hung test quickly instead of waiting for the vitest timeout. */
 const guard = () => AbortSignal.timeout(5000);
 
 function stream(ctx: TestContext, template: SseCallTemplate, args: JsonObject = {}, signal: AbortSignal = guard()) {
-  return createSseTransport(ctx).callToolStream!(makeTool('s', template), args, template, callOptions(template, { signal }));
+  return createSseTransport(ctx).callToolStream!(
+    makeTool('s', template),
+    args,
+    template,
+    callOptions(template, { signal }),
+  );
 }
 
 async function collect(iterable: AsyncIterable<unknown>): Promise<unknown[]> {
@@ -96,7 +105,12 @@ describe('sse calls: streaming', () => {
       sseHead(res);
       res.end();
     });
-    await collect(stream(testContext(), tpl(`${s.url}/e/{room}`, { headers: { Accept: 'application/json' } }), { room: 'a b', since: 5 }));
+    await collect(
+      stream(testContext(), tpl(`${s.url}/e/{room}`, { headers: { Accept: 'application/json' } }), {
+        room: 'a b',
+        since: 5,
+      }),
+    );
     expect(s.requests[0]).toMatchObject({ method: 'GET', url: '/e/a%20b?since=5' });
     expect(s.requests[0].headers.accept).toBe('text/event-stream');
   });
@@ -120,7 +134,10 @@ describe('sse calls: streaming', () => {
       res.end('data: 1\n\ndata: two\n\n');
     });
     const t = tpl(s.url);
-    await expect(createSseTransport(testContext()).callTool(makeTool('s', t), {}, t, callOptions(t))).resolves.toEqual([1, 'two']);
+    await expect(createSseTransport(testContext()).callTool(makeTool('s', t), {}, t, callOptions(t))).resolves.toEqual([
+      1,
+      'two',
+    ]);
   });
 });
 
@@ -135,7 +152,10 @@ describe('sse calls: errors and limits', () => {
         res.end('data: x\n\n');
       }
     });
-    await expect(collect(stream(testContext(), tpl(`${s.url}/moved`)))).rejects.toMatchObject({ code: 'HTTP_STATUS', message: expect.stringContaining('redirect') });
+    await expect(collect(stream(testContext(), tpl(`${s.url}/moved`)))).rejects.toMatchObject({
+      code: 'HTTP_STATUS',
+      message: expect.stringContaining('redirect'),
+    });
     expect(s.requests.map((r) => r.url)).toEqual(['/moved']);
   });
 
@@ -181,12 +201,16 @@ describe('sse calls: errors and limits', () => {
     const ctx = testContext();
     ctx.limits.max_response_bytes = 200;
     const t = tpl(s.url);
-    await expect(createSseTransport(ctx).callTool(makeTool('s', t), {}, t, callOptions(t))).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    await expect(createSseTransport(ctx).callTool(makeTool('s', t), {}, t, callOptions(t))).rejects.toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+    });
   });
 
   it('times out with TIMEOUT when the server never answers', async () => {
     const s = await server(() => {});
-    await expect(collect(stream(testContext(), tpl(s.url), {}, AbortSignal.timeout(100)))).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await expect(collect(stream(testContext(), tpl(s.url), {}, AbortSignal.timeout(100)))).rejects.toMatchObject({
+      code: 'TIMEOUT',
+    });
   });
 
   it('stops with ABORTED when the caller aborts mid-stream', async () => {
@@ -260,7 +284,9 @@ describe('sse calls: reconnection', () => {
       res.write('retry: 5\ndata: one\n\n');
       setImmediate(() => res.socket?.destroy());
     });
-    await expect(collect(stream(testContext(), tpl(s.url, { body_field: 'body' }), { body: { a: 1 } }))).rejects.toMatchObject({ code: 'TRANSPORT_FAILED' });
+    await expect(
+      collect(stream(testContext(), tpl(s.url, { body_field: 'body' }), { body: { a: 1 } })),
+    ).rejects.toMatchObject({ code: 'TRANSPORT_FAILED' });
     expect(s.requests).toHaveLength(1);
   });
 
@@ -283,7 +309,11 @@ describe('sse calls: reconnection', () => {
 
 describe('sse discovery', () => {
   it('fetches a UTCP manual with GET, headers and auth', async () => {
-    const manual = { utcp_version: '1.0.0', manual_version: '1', tools: [{ name: 't', tool_call_template: { call_template_type: 'sse', url: 'http://127.0.0.1:1/e' } }] };
+    const manual = {
+      utcp_version: '1.0.0',
+      manual_version: '1',
+      tools: [{ name: 't', tool_call_template: { call_template_type: 'sse', url: 'http://127.0.0.1:1/e' } }],
+    };
     const s = await server((_req, res) => json(res, manual));
     const t = tpl(`${s.url}/utcp`, { headers: { 'X-A': '1' }, auth: { auth_type: 'api_key', api_key: 'k' } });
     const result = await createSseTransport(testContext()).registerManual(t, callOptions(t));
@@ -295,6 +325,8 @@ describe('sse discovery', () => {
   it('rejects an OpenAPI document', async () => {
     const s = await server((_req, res) => json(res, { openapi: '3.0.0', paths: {} }));
     const t = tpl(s.url);
-    await expect(createSseTransport(testContext()).registerManual(t, callOptions(t))).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    await expect(createSseTransport(testContext()).registerManual(t, callOptions(t))).rejects.toMatchObject({
+      code: 'INVALID_MANUAL',
+    });
   });
 });

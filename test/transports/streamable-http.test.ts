@@ -20,12 +20,27 @@ const tpl = (url: string, more: Partial<StreamableHttpCallTemplate> = {}): Strea
 
 const guard = () => AbortSignal.timeout(5000);
 
-function stream(ctx: TestContext, template: StreamableHttpCallTemplate, args: JsonObject = {}, signal: AbortSignal = guard()) {
-  return createStreamableHttpTransport(ctx).callToolStream!(makeTool('s', template), args, template, callOptions(template, { signal }));
+function stream(
+  ctx: TestContext,
+  template: StreamableHttpCallTemplate,
+  args: JsonObject = {},
+  signal: AbortSignal = guard(),
+) {
+  return createStreamableHttpTransport(ctx).callToolStream!(
+    makeTool('s', template),
+    args,
+    template,
+    callOptions(template, { signal }),
+  );
 }
 
 function call(ctx: TestContext, template: StreamableHttpCallTemplate, args: JsonObject = {}) {
-  return createStreamableHttpTransport(ctx).callTool(makeTool('s', template), args, template, callOptions(template, { signal: guard() }));
+  return createStreamableHttpTransport(ctx).callTool(
+    makeTool('s', template),
+    args,
+    template,
+    callOptions(template, { signal: guard() }),
+  );
 }
 
 async function collect(iterable: AsyncIterable<unknown>): Promise<unknown[]> {
@@ -171,7 +186,12 @@ describe('streamable_http: requests and errors', () => {
     );
     const r = s.requests[0];
     expect(r).toMatchObject({ method: 'POST', url: '/run/a%2Fb?q=v' });
-    expect(r.headers).toMatchObject({ 'content-type': 'application/json', 'x-static': 's', 'x-trace': 't1', authorization: 'Basic dTpw' });
+    expect(r.headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-static': 's',
+      'x-trace': 't1',
+      authorization: 'Basic dTpw',
+    });
     expect(JSON.parse(r.body)).toEqual({ x: 1 });
   });
 
@@ -189,7 +209,10 @@ describe('streamable_http: requests and errors', () => {
         res.end();
       } else json(res, 'followed');
     });
-    await expect(call(testContext(), tpl(`${s.url}/a`))).rejects.toMatchObject({ code: 'HTTP_STATUS', message: expect.stringContaining('never follow redirects') });
+    await expect(call(testContext(), tpl(`${s.url}/a`))).rejects.toMatchObject({
+      code: 'HTTP_STATUS',
+      message: expect.stringContaining('never follow redirects'),
+    });
     expect(s.requests).toHaveLength(1);
   });
 
@@ -236,13 +259,21 @@ describe('streamable_http: requests and errors', () => {
 describe('streamable_http discovery', () => {
   it('uses the template method and requires a UTCP manual', async () => {
     const s = await server((req, res) =>
-      req.url === '/manual' ? json(res, { tools: [{ name: 'x', tool_call_template: { call_template_type: 'streamable_http', url: 'http://127.0.0.1:1' } }] }) : json(res, { openapi: '3.0.0', paths: {} }),
+      req.url === '/manual'
+        ? json(res, {
+            tools: [
+              { name: 'x', tool_call_template: { call_template_type: 'streamable_http', url: 'http://127.0.0.1:1' } },
+            ],
+          })
+        : json(res, { openapi: '3.0.0', paths: {} }),
     );
     const ok = tpl(`${s.url}/manual`, { http_method: 'POST' });
     const result = await createStreamableHttpTransport(testContext()).registerManual(ok, callOptions(ok));
     expect(result.manual).toMatchObject({ tools: [{ name: 'x' }] });
     expect(s.requests[0].method).toBe('POST');
     const bad = tpl(`${s.url}/spec`);
-    await expect(createStreamableHttpTransport(testContext()).registerManual(bad, callOptions(bad))).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
+    await expect(
+      createStreamableHttpTransport(testContext()).registerManual(bad, callOptions(bad)),
+    ).rejects.toMatchObject({ code: 'INVALID_MANUAL' });
   });
 });

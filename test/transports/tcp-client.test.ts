@@ -7,7 +7,13 @@ describe('tcp through UtcpClient', () => {
     const manual = {
       utcp_version: '1.0.0',
       manual_version: '1.0.0',
-      tools: [{ name: 'add', description: 'Adds two numbers', inputs: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } }],
+      tools: [
+        {
+          name: 'add',
+          description: 'Adds two numbers',
+          inputs: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+        },
+      ],
     };
     // NDJSON-style protocol: one JSON request line, one JSON reply line, connection kept open by the server.
     const server = await startTcpServer((socket) => {

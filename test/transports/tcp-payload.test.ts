@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { socketDiscoveryResult } from '../../src/transports/shared/socket-discovery.js';
-import { buildSocketPayload, decodeResponseBytes, discoveryMessageText } from '../../src/transports/shared/socket-payload.js';
+import {
+  buildSocketPayload,
+  decodeResponseBytes,
+  discoveryMessageText,
+} from '../../src/transports/shared/socket-payload.js';
 import { decodeEscapes } from '../../src/transports/tcp/decode-escapes.js';
 import { JsonValueScanner } from '../../src/transports/tcp/json-value-scanner.js';
 
@@ -59,7 +63,9 @@ describe('socket payloads', () => {
   });
 
   it('rejects an unknown response_byte_format', () => {
-    expect(() => decodeResponseBytes(Buffer.from('x'), 'klingon')).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+    expect(() => decodeResponseBytes(Buffer.from('x'), 'klingon')).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG' }),
+    );
   });
 });
 
@@ -83,14 +89,25 @@ describe('socket discovery results', () => {
   });
 
   it('keeps loopback targets when the manual itself came from a loopback host', () => {
-    const manual = { tools: [{ name: 'local', tool_call_template: { call_template_type: 'tcp', host: 'localhost', port: 1 } }] };
-    const result = socketDiscoveryResult(manual, { rawTemplate: raw, sourceHost: 'ws://127.0.0.1:1234/ws', what: 'test' });
+    const manual = {
+      tools: [{ name: 'local', tool_call_template: { call_template_type: 'tcp', host: 'localhost', port: 1 } }],
+    };
+    const result = socketDiscoveryResult(manual, {
+      rawTemplate: raw,
+      sourceHost: 'ws://127.0.0.1:1234/ws',
+      what: 'test',
+    });
     expect((result.manual as { tools: unknown[] }).tools).toHaveLength(1);
     expect(result.warnings).toEqual([]);
   });
 
   it('gives tools with an invalid template the raw manual template', () => {
-    const result = socketDiscoveryResult({ tools: [{ name: 'bad', tool_call_template: 'nope' }] }, { rawTemplate: raw, sourceHost: '127.0.0.1', what: 'test' });
-    expect((result.manual as { tools: Array<{ tool_call_template: unknown }> }).tools[0].tool_call_template).toEqual(raw);
+    const result = socketDiscoveryResult(
+      { tools: [{ name: 'bad', tool_call_template: 'nope' }] },
+      { rawTemplate: raw, sourceHost: '127.0.0.1', what: 'test' },
+    );
+    expect((result.manual as { tools: Array<{ tool_call_template: unknown }> }).tools[0].tool_call_template).toEqual(
+      raw,
+    );
   });
 });

@@ -7,7 +7,13 @@ describe('udp through UtcpClient', () => {
     const manual = {
       utcp_version: '1.0.0',
       manual_version: '1.0.0',
-      tools: [{ name: 'status', description: 'Device status', inputs: { type: 'object', properties: { device: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'status',
+          description: 'Device status',
+          inputs: { type: 'object', properties: { device: { type: 'string' } } },
+        },
+      ],
     };
     const server = await startUdpServer((data, from, srv) => {
       const text = data.toString();
@@ -28,7 +34,10 @@ describe('udp through UtcpClient', () => {
       timeout: 5000,
     });
     expect(result.errors).toEqual([]);
-    expect(await client.callTool('devices.status', { device: 'lamp-1' })).toEqual({ request: 'STATUS lamp-1', ok: true });
+    expect(await client.callTool('devices.status', { device: 'lamp-1' })).toEqual({
+      request: 'STATUS lamp-1',
+      ok: true,
+    });
     expect(server.received.map((d) => d.data.toString())).toEqual(['DISCOVER', 'STATUS lamp-1']);
     await client.close();
   });

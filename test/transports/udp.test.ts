@@ -5,7 +5,11 @@ import { createTestContext } from '../helpers/context.js';
 import { callOptions, collect, toolOf } from '../fixtures/sockets/call-helpers.js';
 import { sendFrom, startUdpServer, type UdpTestServer } from '../fixtures/sockets/udp-server.js';
 
-async function setup(onDatagram: Parameters<typeof startUdpServer>[0], extra: Partial<UdpCallTemplate> = {}, opts: { host?: string; limits?: object } = {}) {
+async function setup(
+  onDatagram: Parameters<typeof startUdpServer>[0],
+  extra: Partial<UdpCallTemplate> = {},
+  opts: { host?: string; limits?: object } = {},
+) {
   const server = await startUdpServer(onDatagram, opts.host ?? '127.0.0.1');
   const ctx = createTestContext({ limits: { ...createTestContext().limits, ...opts.limits } });
   const transport = createUdpTransport(ctx);
@@ -13,15 +17,23 @@ async function setup(onDatagram: Parameters<typeof startUdpServer>[0], extra: Pa
     await transport.close();
     await server.close();
   });
-  const template: UdpCallTemplate = { call_template_type: 'udp', host: opts.host ?? '127.0.0.1', port: server.port, timeout: 5000, ...extra };
+  const template: UdpCallTemplate = {
+    call_template_type: 'udp',
+    host: opts.host ?? '127.0.0.1',
+    port: server.port,
+    timeout: 5000,
+    ...extra,
+  };
   return { server, transport, template, tool: toolOf('echo', template) };
 }
 
-const replyWith = (...datagrams: string[]) => (_data: Buffer, from: import('node:dgram').RemoteInfo, server: UdpTestServer) => {
-  void (async () => {
-    for (const d of datagrams) await server.reply(d, from);
-  })();
-};
+const replyWith =
+  (...datagrams: string[]) =>
+  (_data: Buffer, from: import('node:dgram').RemoteInfo, server: UdpTestServer) => {
+    void (async () => {
+      for (const d of datagrams) await server.reply(d, from);
+    })();
+  };
 
 /** Open UDP sockets of this process (the test servers included). */
 function openUdpSockets(): number {
@@ -36,8 +48,13 @@ describe('udp transport: calls', () => {
   });
 
   it('fills a text template and wraps JSON requests as {tool, args}', async () => {
-    const text = await setup(replyWith('pong'), { request_data_format: 'text', request_data_template: 'PING UTCP_ARG_host_UTCP_ARG UTCP_ARG_n_UTCP_ARG' });
-    expect(await text.transport.callTool(text.tool, { host: 'h1', n: 3 }, text.template, callOptions(text.template))).toBe('pong');
+    const text = await setup(replyWith('pong'), {
+      request_data_format: 'text',
+      request_data_template: 'PING UTCP_ARG_host_UTCP_ARG UTCP_ARG_n_UTCP_ARG',
+    });
+    expect(
+      await text.transport.callTool(text.tool, { host: 'h1', n: 3 }, text.template, callOptions(text.template)),
+    ).toBe('pong');
     expect(text.server.received[0].data.toString()).toBe('PING h1 3');
 
     const wrapped = await setup(replyWith('ok'), { request_wrapper: 'tool_args' });
@@ -46,7 +63,9 @@ describe('udp transport: calls', () => {
   });
 
   it('concatenates number_of_response_datagrams replies before decoding', async () => {
-    const { transport, template, tool } = await setup(replyWith('{"a":', '1,"b"', ':2}'), { number_of_response_datagrams: 3 });
+    const { transport, template, tool } = await setup(replyWith('{"a":', '1,"b"', ':2}'), {
+      number_of_response_datagrams: 3,
+    });
     expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual({ a: 1, b: 2 });
   });
 
@@ -97,7 +116,9 @@ describe('udp transport: calls', () => {
 describe('udp transport: failures and cleanup', () => {
   it('rejects a request above 65,507 bytes before sending', async () => {
     const { server, transport, template, tool } = await setup(() => {});
-    await expect(transport.callTool(tool, { big: 'x'.repeat(65_510) }, template, callOptions(template))).rejects.toMatchObject({
+    await expect(
+      transport.callTool(tool, { big: 'x'.repeat(65_510) }, template, callOptions(template)),
+    ).rejects.toMatchObject({
       code: 'INVALID_ARGUMENTS',
       message: expect.stringContaining('65507'),
     });
@@ -107,15 +128,23 @@ describe('udp transport: failures and cleanup', () => {
   it('times out when no reply arrives and closes its socket', async () => {
     const { server, transport, template, tool } = await setup(() => {}, { timeout: 100 });
     const before = openUdpSockets();
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ name: 'UtcpTimeoutError', code: 'TIMEOUT' });
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      name: 'UtcpTimeoutError',
+      code: 'TIMEOUT',
+    });
     expect(server.received).toHaveLength(1);
     expect(openUdpSockets()).toBe(before);
   });
 
   it('accepts timeout_ms as an alias of timeout', async () => {
-    const { transport, template, tool } = await setup(() => {}, { timeout: undefined, timeout_ms: 80 } as Partial<UdpCallTemplate>);
+    const { transport, template, tool } = await setup(() => {}, {
+      timeout: undefined,
+      timeout_ms: 80,
+    } as Partial<UdpCallTemplate>);
     const started = Date.now();
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'TIMEOUT',
+    });
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -138,28 +167,42 @@ describe('udp transport: failures and cleanup', () => {
     await transport.close();
     await failed;
     await transport.close();
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'CLIENT_CLOSED',
+    });
   });
 
   it('rejects replies above max_response_bytes', async () => {
-    const { transport, template, tool } = await setup(replyWith('x'.repeat(64)), {}, { limits: { max_response_bytes: 16 } });
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    const { transport, template, tool } = await setup(
+      replyWith('x'.repeat(64)),
+      {},
+      { limits: { max_response_bytes: 16 } },
+    );
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+    });
   });
 });
 
 describe('udp transport: discovery', () => {
   it('sends the discovery message and lets tools without a template inherit the raw manual template', async () => {
     const manual = { utcp_version: '1.0.0', manual_version: '1', tools: [{ name: 'ping', inputs: {} }] };
-    const { server, transport, template } = await setup(replyWith(JSON.stringify(manual)), { discovery_message: 'DISCOVER' });
+    const { server, transport, template } = await setup(replyWith(JSON.stringify(manual)), {
+      discovery_message: 'DISCOVER',
+    });
     const raw = { ...template, host: '${UDP_HOST}' } as UdpCallTemplate;
     const result = await transport.registerManual(template, callOptions(raw));
     expect(server.received[0].data.toString()).toBe('DISCOVER');
-    expect((result.manual as { tools: Array<{ tool_call_template: unknown }> }).tools[0].tool_call_template).toEqual(raw);
+    expect((result.manual as { tools: Array<{ tool_call_template: unknown }> }).tools[0].tool_call_template).toEqual(
+      raw,
+    );
   });
 
   it('fails with PROTOCOL_ERROR when the reply is not JSON', async () => {
     const { transport, template } = await setup(replyWith('not json'));
-    await expect(transport.registerManual(template, callOptions(template))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR' });
+    await expect(transport.registerManual(template, callOptions(template))).rejects.toMatchObject({
+      code: 'PROTOCOL_ERROR',
+    });
   });
 
   it('does no I/O when discovery_message is null', async () => {

@@ -7,7 +7,13 @@ describe('websocket through UtcpClient', () => {
     const manual = {
       utcp_version: '1.0.0',
       manual_version: '1.0.0',
-      tools: [{ name: 'echo', description: 'Echoes its input', inputs: { type: 'object', properties: { text: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'echo',
+          description: 'Echoes its input',
+          inputs: { type: 'object', properties: { text: { type: 'string' } } },
+        },
+      ],
     };
     const server = await startWsServer((peer) =>
       answerEach(peer, (m) => {
@@ -36,14 +42,17 @@ describe('websocket through UtcpClient', () => {
     expect(result.success).toBe(true);
     expect(await client.callTool('demo.echo', { text: 'hi' })).toEqual({ echoed: 'hi' });
     const streamed: unknown[] = [];
-    for await (const item of client.callToolStreaming('demo.echo', { stream: true } as Record<string, unknown>)) streamed.push(item);
+    for await (const item of client.callToolStreaming('demo.echo', { stream: true } as Record<string, unknown>))
+      streamed.push(item);
     expect(streamed).toEqual([{ chunk: 1 }, { chunk: 2 }]);
 
     expect(server.peers).toHaveLength(1); // discovery and calls share the pooled connection
     expect(server.peers[0].request.headers['x-token']).toBe('s3cret');
     const stored = await client.getTool('demo.echo');
     expect(JSON.stringify(stored)).not.toContain('s3cret');
-    expect((stored!.tool_call_template as unknown as { headers: Record<string, string> }).headers['X-Token']).toBe('${TOKEN}');
+    expect((stored!.tool_call_template as unknown as { headers: Record<string, string> }).headers['X-Token']).toBe(
+      '${TOKEN}',
+    );
 
     await client.close();
     await server.peers[0].closed;

@@ -18,7 +18,12 @@ async function setup(extra: Partial<WebSocketCallTemplate> = {}, autoPong = true
     await transport.close();
     await server.close();
   });
-  const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws`, timeout: 5, ...extra };
+  const template: WebSocketCallTemplate = {
+    call_template_type: 'websocket',
+    url: `${server.url}/ws`,
+    timeout: 5,
+    ...extra,
+  };
   const call = (args = {}) => transport.callTool(toolOf('echo', template), args, template, callOptions(template));
   return { server, transport, call };
 }
@@ -60,7 +65,11 @@ describe('websocket keep-alive', () => {
       await transport.close();
       await server.close();
     });
-    const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws`, header_fields: ['x-user'] };
+    const template: WebSocketCallTemplate = {
+      call_template_type: 'websocket',
+      url: `${server.url}/ws`,
+      header_fields: ['x-user'],
+    };
     const pending = transport.callTool(toolOf('echo', template), { 'x-user': 'a' }, template, callOptions(template));
     const peer = await server.peer(0);
     await peer.message(0);

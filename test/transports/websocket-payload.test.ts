@@ -12,19 +12,30 @@ describe('websocket message templates', () => {
 
   it('keeps argument types for whole-leaf placeholders in object templates', () => {
     const text = buildWebSocketMessage(
-      { op: 'run', n: 'UTCP_ARG_n_UTCP_ARG', obj: 'UTCP_ARG_obj_UTCP_ARG', flag: ['UTCP_ARG_flag_UTCP_ARG'], nil: 'UTCP_ARG_nil_UTCP_ARG' },
+      {
+        op: 'run',
+        n: 'UTCP_ARG_n_UTCP_ARG',
+        obj: 'UTCP_ARG_obj_UTCP_ARG',
+        flag: ['UTCP_ARG_flag_UTCP_ARG'],
+        nil: 'UTCP_ARG_nil_UTCP_ARG',
+      },
       { n: 5, obj: { deep: [1, 'two'] }, flag: false, nil: null },
     );
     expect(JSON.parse(text)).toEqual({ op: 'run', n: 5, obj: { deep: [1, 'two'] }, flag: [false], nil: null });
   });
 
   it('substitutes text inside longer string leaves (non-strings as JSON) and leaves unknown placeholders', () => {
-    const text = buildWebSocketMessage({ q: 'find UTCP_ARG_term_UTCP_ARG limit UTCP_ARG_n_UTCP_ARG UTCP_ARG_other_UTCP_ARG' }, { term: 'cats', n: 3 });
+    const text = buildWebSocketMessage(
+      { q: 'find UTCP_ARG_term_UTCP_ARG limit UTCP_ARG_n_UTCP_ARG UTCP_ARG_other_UTCP_ARG' },
+      { term: 'cats', n: 3 },
+    );
     expect(JSON.parse(text)).toEqual({ q: 'find cats limit 3 UTCP_ARG_other_UTCP_ARG' });
   });
 
   it('does not substitute object keys', () => {
-    expect(JSON.parse(buildWebSocketMessage({ UTCP_ARG_k_UTCP_ARG: 1 }, { k: 'x' }))).toEqual({ UTCP_ARG_k_UTCP_ARG: 1 });
+    expect(JSON.parse(buildWebSocketMessage({ UTCP_ARG_k_UTCP_ARG: 1 }, { k: 'x' }))).toEqual({
+      UTCP_ARG_k_UTCP_ARG: 1,
+    });
   });
 
   it('string template: a JSON-injection payload stays inside its string value', () => {
@@ -40,7 +51,10 @@ describe('websocket message templates', () => {
   });
 
   it('string template that looks like JSON escapes newlines, backslashes and quotes, and inserts non-strings as JSON', () => {
-    const text = buildWebSocketMessage('  [ "UTCP_ARG_s_UTCP_ARG", UTCP_ARG_o_UTCP_ARG ]', { s: 'a\\b\n"c"', o: { k: [1] } });
+    const text = buildWebSocketMessage('  [ "UTCP_ARG_s_UTCP_ARG", UTCP_ARG_o_UTCP_ARG ]', {
+      s: 'a\\b\n"c"',
+      o: { k: [1] },
+    });
     expect(JSON.parse(text)).toEqual(['a\\b\n"c"', { k: [1] }]);
   });
 

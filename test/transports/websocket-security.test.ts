@@ -52,53 +52,86 @@ describe('websocket URL policy', () => {
     const { transport } = transportUnderTest();
     const template = { call_template_type: 'websocket', url, timeout: 1 } as WebSocketCallTemplate;
     const expected = { name: 'UrlPolicyError', code: 'URL_POLICY', message: expect.stringContaining('WebSocket URL') };
-    await expect(transport.callTool(toolOf('x', template), {}, template, callOptions(template))).rejects.toMatchObject(expected);
+    await expect(transport.callTool(toolOf('x', template), {}, template, callOptions(template))).rejects.toMatchObject(
+      expected,
+    );
     await expect(transport.registerManual(template, callOptions(template))).rejects.toMatchObject(expected);
-    await expect(handshakeRequest(url, {}, null, {}, createTestContext(), new AbortController().signal)).rejects.toMatchObject(expected);
+    await expect(
+      handshakeRequest(url, {}, null, {}, createTestContext(), new AbortController().signal),
+    ).rejects.toMatchObject(expected);
   });
 
   it('never puts credentials or the query string into the policy error', async () => {
     const { transport } = transportUnderTest();
-    const template = { call_template_type: 'websocket', url: 'ws://10.0.0.5/s?token=hunter2', timeout: 1 } as WebSocketCallTemplate;
-    const error = await transport.callTool(toolOf('x', template), {}, template, callOptions(template)).catch((e: Error) => e);
+    const template = {
+      call_template_type: 'websocket',
+      url: 'ws://10.0.0.5/s?token=hunter2',
+      timeout: 1,
+    } as WebSocketCallTemplate;
+    const error = await transport
+      .callTool(toolOf('x', template), {}, template, callOptions(template))
+      .catch((e: Error) => e);
     expect(String((error as Error).message)).not.toContain('hunter2');
   });
 
-  it.each(['http://169.254.169.254/oauth/token', 'http://attacker.example/token'])('rejects the OAuth2 token URL %s before connecting', async (tokenUrl) => {
-    const server = await echoServer();
-    const { transport } = transportUnderTest();
-    const auth: Auth = { auth_type: 'oauth2', token_url: tokenUrl, client_id: 'id', client_secret: 'sec' };
-    const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws`, auth, timeout: 2 };
-    await expect(transport.callTool(toolOf('x', template), {}, template, callOptions(template))).rejects.toMatchObject({
-      code: 'URL_POLICY',
-      message: expect.stringContaining('OAuth2 token URL'),
-    });
-    expect(server.peers).toHaveLength(0);
-  });
+  it.each(['http://169.254.169.254/oauth/token', 'http://attacker.example/token'])(
+    'rejects the OAuth2 token URL %s before connecting',
+    async (tokenUrl) => {
+      const server = await echoServer();
+      const { transport } = transportUnderTest();
+      const auth: Auth = { auth_type: 'oauth2', token_url: tokenUrl, client_id: 'id', client_secret: 'sec' };
+      const template: WebSocketCallTemplate = {
+        call_template_type: 'websocket',
+        url: `${server.url}/ws`,
+        auth,
+        timeout: 2,
+      };
+      await expect(
+        transport.callTool(toolOf('x', template), {}, template, callOptions(template)),
+      ).rejects.toMatchObject({
+        code: 'URL_POLICY',
+        message: expect.stringContaining('OAuth2 token URL'),
+      });
+      expect(server.peers).toHaveLength(0);
+    },
+  );
 });
 
 describe('websocket handshake headers and auth', () => {
   async function upgradeHeaders(extra: Partial<WebSocketCallTemplate>, args: Record<string, unknown> = {}) {
     const server = await echoServer();
     const { transport } = transportUnderTest();
-    const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws?x=1`, timeout: 2, ...extra };
+    const template: WebSocketCallTemplate = {
+      call_template_type: 'websocket',
+      url: `${server.url}/ws?x=1`,
+      timeout: 2,
+      ...extra,
+    };
     await transport.callTool(toolOf('x', template), args, template, callOptions(template));
     return server.peers[0].request;
   }
 
   it('sends static headers and an api_key header', async () => {
-    const req = await upgradeHeaders({ headers: { 'X-Trace-Id': 't1' }, auth: { auth_type: 'api_key', api_key: 'k1', var_name: 'X-Api-Key' } });
+    const req = await upgradeHeaders({
+      headers: { 'X-Trace-Id': 't1' },
+      auth: { auth_type: 'api_key', api_key: 'k1', var_name: 'X-Api-Key' },
+    });
     expect(req.headers['x-trace-id']).toBe('t1');
     expect(req.headers['x-api-key']).toBe('k1');
   });
 
   it('appends an api_key query parameter to the URL', async () => {
-    const req = await upgradeHeaders({ auth: { auth_type: 'api_key', api_key: 'k 2', var_name: 'key', location: 'query' } });
+    const req = await upgradeHeaders({
+      auth: { auth_type: 'api_key', api_key: 'k 2', var_name: 'key', location: 'query' },
+    });
     expect(req.url).toBe('/ws?x=1&key=k+2');
   });
 
   it('sends an api_key cookie merged with a static Cookie header', async () => {
-    const req = await upgradeHeaders({ headers: { Cookie: 'a=b' }, auth: { auth_type: 'api_key', api_key: 'k3', var_name: 'session', location: 'cookie' } });
+    const req = await upgradeHeaders({
+      headers: { Cookie: 'a=b' },
+      auth: { auth_type: 'api_key', api_key: 'k3', var_name: 'session', location: 'cookie' },
+    });
     expect(req.headers.cookie).toBe('a=b; session=k3');
   });
 
@@ -116,14 +149,18 @@ describe('websocket handshake headers and auth', () => {
       req.on('data', (c) => (body += c));
       req.on('end', () => {
         tokenRequests.push(body);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'tok-1', token_type: 'bearer', expires_in: 3600 }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: 'tok-1', token_type: 'bearer', expires_in: 3600 }));
       });
     });
     tokenServer.listen(0, '127.0.0.1');
     await once(tokenServer, 'listening');
     onTestFinished(() => new Promise<void>((resolve) => tokenServer.close(() => resolve())));
     const port = (tokenServer.address() as { port: number }).port;
-    const req = await upgradeHeaders({ auth: { auth_type: 'oauth2', token_url: `http://127.0.0.1:${port}/token`, client_id: 'cid', client_secret: 'cs' } });
+    const req = await upgradeHeaders({
+      auth: { auth_type: 'oauth2', token_url: `http://127.0.0.1:${port}/token`, client_id: 'cid', client_secret: 'cs' },
+    });
     expect(req.headers.authorization).toBe('Bearer tok-1');
     expect(tokenRequests).toHaveLength(1);
   });
@@ -134,7 +171,9 @@ describe('websocket handshake headers and auth', () => {
       req.resume();
       req.on('end', () => {
         issued++;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `tok-${issued}`, expires_in: 3600 }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: `tok-${issued}`, expires_in: 3600 }));
       });
     });
     tokenServer.listen(0, '127.0.0.1');
@@ -164,7 +203,11 @@ describe('websocket handshake headers and auth', () => {
   it('rejects CR/LF in a static header before connecting', async () => {
     const server = await echoServer();
     const { transport } = transportUnderTest();
-    const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws`, headers: { 'X-Foo': 'a\r\nX-Injected: yes' } };
+    const template: WebSocketCallTemplate = {
+      call_template_type: 'websocket',
+      url: `${server.url}/ws`,
+      headers: { 'X-Foo': 'a\r\nX-Injected: yes' },
+    };
     await expect(transport.callTool(toolOf('x', template), {}, template, callOptions(template))).rejects.toMatchObject({
       code: 'HEADER_INJECTION',
       message: expect.stringContaining('CR/LF'),
@@ -175,8 +218,14 @@ describe('websocket handshake headers and auth', () => {
   it('rejects CR/LF in a header_fields argument value before connecting, without echoing the value', async () => {
     const server = await echoServer();
     const { transport } = transportUnderTest();
-    const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws`, header_fields: ['x-user'] };
-    const error = await transport.callTool(toolOf('x', template), { 'x-user': 'bob\r\nX-Admin: true' }, template, callOptions(template)).catch((e: Error) => e);
+    const template: WebSocketCallTemplate = {
+      call_template_type: 'websocket',
+      url: `${server.url}/ws`,
+      header_fields: ['x-user'],
+    };
+    const error = await transport
+      .callTool(toolOf('x', template), { 'x-user': 'bob\r\nX-Admin: true' }, template, callOptions(template))
+      .catch((e: Error) => e);
     expect(error).toMatchObject({ code: 'HEADER_INJECTION', message: expect.stringContaining('x-user') });
     expect((error as Error).message).not.toContain('X-Admin');
     expect(server.peers).toHaveLength(0);
@@ -197,7 +246,9 @@ describe('websocket handshake headers and auth', () => {
       url: `${server.url}/ws`,
       auth: { auth_type: 'api_key', api_key: 'supersecret', var_name: 'k', location: 'query' },
     };
-    const error = await transport.callTool(toolOf('x', template), {}, template, callOptions(template)).catch((e: Error) => e);
+    const error = await transport
+      .callTool(toolOf('x', template), {}, template, callOptions(template))
+      .catch((e: Error) => e);
     expect(error).toMatchObject({ name: 'HttpStatusError', status: 403 });
     expect((error as Error).message).not.toContain('supersecret');
   });

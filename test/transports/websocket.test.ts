@@ -12,13 +12,21 @@ async function setup(
   opts: { server?: WsServerOptions; limits?: object; logger?: Logger } = {},
 ) {
   const server = await startWsServer(onConnection, opts.server);
-  const ctx = createTestContext({ limits: { ...createTestContext().limits, ...opts.limits }, logger: opts.logger ?? {} });
+  const ctx = createTestContext({
+    limits: { ...createTestContext().limits, ...opts.limits },
+    logger: opts.logger ?? {},
+  });
   const transport = createWebSocketTransport(ctx);
   onTestFinished(async () => {
     await transport.close();
     await server.close();
   });
-  const template: WebSocketCallTemplate = { call_template_type: 'websocket', url: `${server.url}/ws`, timeout: 5, ...extra };
+  const template: WebSocketCallTemplate = {
+    call_template_type: 'websocket',
+    url: `${server.url}/ws`,
+    timeout: 5,
+    ...extra,
+  };
   return { server, transport, template, tool: toolOf('echo', template) };
 }
 
@@ -27,13 +35,17 @@ const echoJson = (peer: WsPeer) => answerEach(peer, (m) => JSON.stringify({ got:
 describe('websocket transport: calls', () => {
   it('sends the arguments as JSON and returns the first reply frame parsed', async () => {
     const { server, transport, template, tool } = await setup(echoJson);
-    expect(await transport.callTool(tool, { a: 1, s: 'x' }, template, callOptions(template))).toEqual({ got: { a: 1, s: 'x' } });
+    expect(await transport.callTool(tool, { a: 1, s: 'x' }, template, callOptions(template))).toEqual({
+      got: { a: 1, s: 'x' },
+    });
     expect(server.peers[0].messages).toEqual(['{"a":1,"s":"x"}']);
     expect(server.peers[0].request.url).toBe('/ws');
   });
 
   it('sends an object template with typed whole-leaf placeholders', async () => {
-    const { server, transport, template, tool } = await setup(echoJson, { message: { op: 'add', n: 'UTCP_ARG_n_UTCP_ARG', tags: 'UTCP_ARG_tags_UTCP_ARG' } });
+    const { server, transport, template, tool } = await setup(echoJson, {
+      message: { op: 'add', n: 'UTCP_ARG_n_UTCP_ARG', tags: 'UTCP_ARG_tags_UTCP_ARG' },
+    });
     await transport.callTool(tool, { n: 2, tags: ['a'] }, template, callOptions(template));
     expect(JSON.parse(server.peers[0].messages[0])).toEqual({ op: 'add', n: 2, tags: ['a'] });
   });
@@ -46,12 +58,16 @@ describe('websocket transport: calls', () => {
   });
 
   it('unwraps tool_response frames', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => JSON.stringify({ type: 'tool_response', result: { v: 7 } })));
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => JSON.stringify({ type: 'tool_response', result: { v: 7 } })),
+    );
     expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual({ v: 7 });
   });
 
   it('throws ToolExecutionError for tool_error frames', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => JSON.stringify({ type: 'tool_error', error: 'bad input' })));
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => JSON.stringify({ type: 'tool_error', error: 'bad input' })),
+    );
     await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
       name: 'ToolExecutionError',
       code: 'TOOL_ERROR',
@@ -60,7 +76,9 @@ describe('websocket transport: calls', () => {
   });
 
   it('decodes frames by response_format', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, (m) => (m === '{"bin":true}' ? Buffer.from([1, 2]) : '{"a":1}')));
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, (m) => (m === '{"bin":true}' ? Buffer.from([1, 2]) : '{"a":1}')),
+    );
     const asText = { ...template, response_format: 'text' as const };
     expect(await transport.callTool(tool, {}, asText, callOptions(asText))).toBe('{"a":1}');
     const binary = await transport.callTool(tool, { bin: true }, template, callOptions(template));
@@ -69,25 +87,33 @@ describe('websocket transport: calls', () => {
   });
 
   it('collects every frame until the server closes in until_close mode', async () => {
-    const { transport, template, tool } = await setup((peer) => {
-      answerEach(peer, () => {
-        peer.ws.send('{"i":1}');
-        peer.ws.send('two');
-        peer.ws.close();
-        return undefined;
-      });
-    }, { response_mode: 'until_close' });
+    const { transport, template, tool } = await setup(
+      (peer) => {
+        answerEach(peer, () => {
+          peer.ws.send('{"i":1}');
+          peer.ws.send('two');
+          peer.ws.close();
+          return undefined;
+        });
+      },
+      { response_mode: 'until_close' },
+    );
     expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual([{ i: 1 }, 'two']);
   });
 
   it('fails when the server closes before answering', async () => {
     const { transport, template, tool } = await setup((peer) => answerEach(peer, () => void peer.ws.close(1011)));
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ name: 'TransportError' });
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      name: 'TransportError',
+    });
   });
 
   it('times out when the server never answers', async () => {
     const { transport, template, tool } = await setup(() => {}, { timeout: 0.15 });
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ name: 'UtcpTimeoutError', code: 'TIMEOUT' });
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      name: 'UtcpTimeoutError',
+      code: 'TIMEOUT',
+    });
   });
 
   it('connects per call to <url minus /tools>/<tool> with path_per_tool', async () => {
@@ -101,9 +127,13 @@ describe('websocket transport: calls', () => {
 
   it('sends the subprotocol', async () => {
     const seen: string[][] = [];
-    const { transport, template, tool } = await setup(echoJson, { protocol: 'utcp.v1' }, {
-      server: { handleProtocols: (p) => (seen.push([...p]), 'utcp.v1') },
-    });
+    const { transport, template, tool } = await setup(
+      echoJson,
+      { protocol: 'utcp.v1' },
+      {
+        server: { handleProtocols: (p) => (seen.push([...p]), 'utcp.v1') },
+      },
+    );
     await transport.callTool(tool, {}, template, callOptions(template));
     expect(seen).toEqual([['utcp.v1']]);
   });
@@ -111,40 +141,48 @@ describe('websocket transport: calls', () => {
 
 describe('websocket transport: streaming', () => {
   it('yields frames until stream_end (not yielded)', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => {
-      peer.ws.send('{"n":1}');
-      peer.ws.send(JSON.stringify({ type: 'tool_response', result: 2 }));
-      peer.ws.send('{"type":"stream_end"}');
-      peer.ws.send('{"n":"after end"}');
-      return undefined;
-    }));
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => {
+        peer.ws.send('{"n":1}');
+        peer.ws.send(JSON.stringify({ type: 'tool_response', result: 2 }));
+        peer.ws.send('{"type":"stream_end"}');
+        peer.ws.send('{"n":"after end"}');
+        return undefined;
+      }),
+    );
     expect(await collect(transport.callToolStream!(tool, {}, template, callOptions(template)))).toEqual([{ n: 1 }, 2]);
   });
 
   it('ends the stream when the server closes mid-stream without stream_end', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => {
-      peer.ws.send('"a"');
-      peer.ws.terminate();
-      return undefined;
-    }));
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => {
+        peer.ws.send('"a"');
+        peer.ws.terminate();
+        return undefined;
+      }),
+    );
     expect(await collect(transport.callToolStream!(tool, {}, template, callOptions(template)))).toEqual(['a']);
   });
 
   it('fails with TIMEOUT when no frame arrives within timeout seconds while streaming', async () => {
     const { transport, template, tool } = await setup((peer) => answerEach(peer, () => '"first"'), { timeout: 0.15 });
     const items: unknown[] = [];
-    await expect((async () => {
-      for await (const item of transport.callToolStream!(tool, {}, template, callOptions(template))) items.push(item);
-    })()).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await expect(
+      (async () => {
+        for await (const item of transport.callToolStream!(tool, {}, template, callOptions(template))) items.push(item);
+      })(),
+    ).rejects.toMatchObject({ code: 'TIMEOUT' });
     expect(items).toEqual(['first']);
   });
 
   it('throws on a tool_error frame mid-stream', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => {
-      peer.ws.send('1');
-      peer.ws.send('{"type":"tool_error","error":{"message":"exploded"}}');
-      return undefined;
-    }));
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => {
+        peer.ws.send('1');
+        peer.ws.send('{"type":"tool_error","error":{"message":"exploded"}}');
+        return undefined;
+      }),
+    );
     await expect(collect(transport.callToolStream!(tool, {}, template, callOptions(template)))).rejects.toMatchObject({
       code: 'TOOL_ERROR',
       message: expect.stringContaining('exploded'),
@@ -152,14 +190,16 @@ describe('websocket transport: streaming', () => {
   });
 
   it('drops the pooled socket when the consumer stops early, so late frames never reach the next call', async () => {
-    const { server, transport, template, tool } = await setup((peer) => answerEach(peer, (m) => {
-      if (m === '{"stream":true}') {
-        peer.ws.send('1');
-        peer.ws.send('2');
-        return undefined;
-      }
-      return '"fresh"';
-    }));
+    const { server, transport, template, tool } = await setup((peer) =>
+      answerEach(peer, (m) => {
+        if (m === '{"stream":true}') {
+          peer.ws.send('1');
+          peer.ws.send('2');
+          return undefined;
+        }
+        return '"fresh"';
+      }),
+    );
     for await (const item of transport.callToolStream!(tool, { stream: true }, template, callOptions(template))) {
       expect(item).toBe(1);
       break;
@@ -181,11 +221,13 @@ describe('websocket transport: pooling and correlation', () => {
 
   it('serialises concurrent calls on the pooled socket without request ids', async () => {
     const events: string[] = [];
-    const { server, transport, template, tool } = await setup((peer) => answerEach(peer, (m) => {
-      events.push(`recv ${m}`);
-      events.push(`reply ${m}`);
-      return m;
-    }));
+    const { server, transport, template, tool } = await setup((peer) =>
+      answerEach(peer, (m) => {
+        events.push(`recv ${m}`);
+        events.push(`reply ${m}`);
+        return m;
+      }),
+    );
     const [a, b] = await Promise.all([
       transport.callTool(tool, { i: 1 }, template, callOptions(template)),
       transport.callTool(tool, { i: 2 }, template, callOptions(template)),
@@ -196,13 +238,16 @@ describe('websocket transport: pooling and correlation', () => {
   });
 
   it('matches out-of-order replies by request_id and ignores frames for other ids', async () => {
-    const { server, transport, template, tool } = await setup(async (peer) => {
-      const first = JSON.parse(await peer.message(0));
-      const second = JSON.parse(await peer.message(1)); // both requests are in flight at once
-      peer.ws.send(JSON.stringify({ request_id: 'someone-else', result: 'stray' }));
-      peer.ws.send(JSON.stringify({ request_id: second.id, type: 'tool_response', result: `answer ${second.q}` }));
-      peer.ws.send(JSON.stringify({ request_id: first.id, type: 'tool_response', result: `answer ${first.q}` }));
-    }, { message: { id: 'UTCP_ARG_request_id_UTCP_ARG', q: 'UTCP_ARG_q_UTCP_ARG' } });
+    const { server, transport, template, tool } = await setup(
+      async (peer) => {
+        const first = JSON.parse(await peer.message(0));
+        const second = JSON.parse(await peer.message(1)); // both requests are in flight at once
+        peer.ws.send(JSON.stringify({ request_id: 'someone-else', result: 'stray' }));
+        peer.ws.send(JSON.stringify({ request_id: second.id, type: 'tool_response', result: `answer ${second.q}` }));
+        peer.ws.send(JSON.stringify({ request_id: first.id, type: 'tool_response', result: `answer ${first.q}` }));
+      },
+      { message: { id: 'UTCP_ARG_request_id_UTCP_ARG', q: 'UTCP_ARG_q_UTCP_ARG' } },
+    );
     const results = await Promise.all([
       transport.callTool(tool, { q: 'one' }, template, callOptions(template)),
       transport.callTool(tool, { q: 'two' }, template, callOptions(template)),
@@ -215,24 +260,36 @@ describe('websocket transport: pooling and correlation', () => {
   });
 
   it('uses a caller-supplied request_id for correlation', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, (m) => {
-      const { rid } = JSON.parse(m);
-      peer.ws.send(JSON.stringify({ request_id: 'other', result: 'no' }));
-      return JSON.stringify({ request_id: rid, v: 'yes' });
-    }), { message: { rid: 'UTCP_ARG_request_id_UTCP_ARG' } });
-    expect(await transport.callTool(tool, { request_id: 42 }, template, callOptions(template))).toEqual({ request_id: 42, v: 'yes' });
+    const { transport, template, tool } = await setup(
+      (peer) =>
+        answerEach(peer, (m) => {
+          const { rid } = JSON.parse(m);
+          peer.ws.send(JSON.stringify({ request_id: 'other', result: 'no' }));
+          return JSON.stringify({ request_id: rid, v: 'yes' });
+        }),
+      { message: { rid: 'UTCP_ARG_request_id_UTCP_ARG' } },
+    );
+    expect(await transport.callTool(tool, { request_id: 42 }, template, callOptions(template))).toEqual({
+      request_id: 42,
+      v: 'yes',
+    });
   });
 
   it('reconnects lazily after the server drops the pooled socket', async () => {
     let clientSawClose!: () => void;
     const closedOnClient = new Promise<void>((resolve) => (clientSawClose = resolve));
     const logger: Logger = { debug: (message) => message === 'websocket: connection closed' && clientSawClose() };
-    const { server, transport, template, tool } = await setup((peer, index) => answerEach(peer, () => {
-      const reply = JSON.stringify({ connection: index });
-      if (index !== 0) return reply;
-      peer.ws.send(reply, () => peer.ws.terminate());
-      return undefined;
-    }), {}, { logger });
+    const { server, transport, template, tool } = await setup(
+      (peer, index) =>
+        answerEach(peer, () => {
+          const reply = JSON.stringify({ connection: index });
+          if (index !== 0) return reply;
+          peer.ws.send(reply, () => peer.ws.terminate());
+          return undefined;
+        }),
+      {},
+      { logger },
+    );
     expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual({ connection: 0 });
     await closedOnClient;
     expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual({ connection: 1 });
@@ -253,33 +310,49 @@ describe('websocket transport: pooling and correlation', () => {
 
 describe('websocket transport: faults and limits', () => {
   it('rejects a message above max_stream_item_bytes with RESPONSE_TOO_LARGE', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => 'x'.repeat(4096)), {}, { limits: { max_stream_item_bytes: 1024 } });
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    const { transport, template, tool } = await setup(
+      (peer) => answerEach(peer, () => 'x'.repeat(4096)),
+      {},
+      { limits: { max_stream_item_bytes: 1024 } },
+    );
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+    });
   });
 
   it('rejects a malformed frame with PROTOCOL_ERROR', async () => {
-    const { transport, template, tool } = await setup((peer) => answerEach(peer, () => {
-      // A final frame with reserved opcode 0x3: invalid per RFC 6455.
-      (peer.ws as unknown as { _socket: import('node:net').Socket })._socket.write(Buffer.from([0x83, 0x00]));
-      return undefined;
-    }));
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR' });
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => {
+        // A final frame with reserved opcode 0x3: invalid per RFC 6455.
+        (peer.ws as unknown as { _socket: import('node:net').Socket })._socket.write(Buffer.from([0x83, 0x00]));
+        return undefined;
+      }),
+    );
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'PROTOCOL_ERROR',
+    });
   });
 
   it('does not follow a redirect on the upgrade', async () => {
     let redirected = 0;
-    const { transport, template, tool } = await setup(() => {}, {}, {
-      server: {
-        intercept: (req, _res, socket) => {
-          if (socket && req.url === '/ws') {
-            socket.end('HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-            return true;
-          }
-          if (req.url === '/elsewhere') redirected++;
-          return false;
+    const { transport, template, tool } = await setup(
+      () => {},
+      {},
+      {
+        server: {
+          intercept: (req, _res, socket) => {
+            if (socket && req.url === '/ws') {
+              socket.end(
+                'HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+              );
+              return true;
+            }
+            if (req.url === '/elsewhere') redirected++;
+            return false;
+          },
         },
       },
-    });
+    );
     await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
       code: 'PROTOCOL_ERROR',
       message: expect.stringContaining('redirect'),
@@ -288,16 +361,23 @@ describe('websocket transport: faults and limits', () => {
   });
 
   it('reports a refused upgrade as HttpStatusError', async () => {
-    const { transport, template, tool } = await setup(() => {}, {}, {
-      server: {
-        intercept: (_req, _res, socket) => {
-          if (!socket) return false;
-          socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-          return true;
+    const { transport, template, tool } = await setup(
+      () => {},
+      {},
+      {
+        server: {
+          intercept: (_req, _res, socket) => {
+            if (!socket) return false;
+            socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+            return true;
+          },
         },
       },
+    );
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      name: 'HttpStatusError',
+      status: 401,
     });
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ name: 'HttpStatusError', status: 401 });
   });
 
   it('aborts a waiting call and drops its pooled socket', async () => {
@@ -318,19 +398,30 @@ describe('websocket transport: faults and limits', () => {
     const transport = createWebSocketTransport(createTestContext());
     onTestFinished(() => transport.close());
     const template: WebSocketCallTemplate = { call_template_type: 'websocket', url, timeout: 2 };
-    await expect(transport.callTool(toolOf('x', template), {}, template, callOptions(template))).rejects.toMatchObject({ code: 'TRANSPORT_FAILED' });
+    await expect(transport.callTool(toolOf('x', template), {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'TRANSPORT_FAILED',
+    });
   });
 });
 
 describe('websocket transport: discovery', () => {
-  const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools: [{ name: 'echo', inputs: {} }, { name: 'own', tool_call_template: { call_template_type: 'websocket', url: 'wss://other.example/ws' } }] };
+  const manual = {
+    utcp_version: '1.0.0',
+    manual_version: '1.0.0',
+    tools: [
+      { name: 'echo', inputs: {} },
+      { name: 'own', tool_call_template: { call_template_type: 'websocket', url: 'wss://other.example/ws' } },
+    ],
+  };
 
   it('sends {"type":"utcp"}, skips unrelated frames and lets tools inherit the raw template', async () => {
-    const { server, transport, template } = await setup((peer) => answerEach(peer, () => {
-      peer.ws.send('{"hello":"client"}');
-      peer.ws.send('not json');
-      return JSON.stringify(manual);
-    }));
+    const { server, transport, template } = await setup((peer) =>
+      answerEach(peer, () => {
+        peer.ws.send('{"hello":"client"}');
+        peer.ws.send('not json');
+        return JSON.stringify(manual);
+      }),
+    );
     const raw = { ...template, headers: { Authorization: '${TOKEN}' } };
     const result = await transport.registerManual(template, callOptions(raw));
     expect(server.peers[0].messages).toEqual(['{"type":"utcp"}']);
@@ -340,7 +431,10 @@ describe('websocket transport: discovery', () => {
   });
 
   it('reuses the discovery connection for calls of inheriting tools', async () => {
-    const { server, transport, template } = await setup((peer) => answerEach(peer, (m) => (m === 'manual' ? JSON.stringify(manual) : '"called"')), { discovery_message: 'manual' });
+    const { server, transport, template } = await setup(
+      (peer) => answerEach(peer, (m) => (m === 'manual' ? JSON.stringify(manual) : '"called"')),
+      { discovery_message: 'manual' },
+    );
     await transport.registerManual(template, callOptions(template));
     expect(await transport.callTool(toolOf('echo', template), {}, template, callOptions(template))).toBe('called');
     expect(server.peers).toHaveLength(1);
@@ -348,7 +442,9 @@ describe('websocket transport: discovery', () => {
   });
 
   it('times out when no manual arrives', async () => {
-    const { transport, template } = await setup((peer) => answerEach(peer, () => '{"not":"a manual"}'), { timeout: 0.15 });
+    const { transport, template } = await setup((peer) => answerEach(peer, () => '{"not":"a manual"}'), {
+      timeout: 0.15,
+    });
     await expect(transport.registerManual(template, callOptions(template))).rejects.toMatchObject({ code: 'TIMEOUT' });
   });
 
@@ -371,7 +467,9 @@ describe('websocket transport: lifecycle', () => {
     await failed;
     await peer.closed;
     await transport.close();
-    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+      code: 'CLIENT_CLOSED',
+    });
   });
 
   it('deregisterManual closes that manual’s pooled connection only', async () => {
@@ -382,7 +480,9 @@ describe('websocket transport: lifecycle', () => {
     expect(server.peers).toHaveLength(2);
     await transport.deregisterManual!(template, { manualName: 'demo' });
     await server.peers[0].closed;
-    expect(await transport.callTool(otherTool, { still: 'open' }, template, callOptions(template, { manualName: 'other' }))).toEqual({ got: { still: 'open' } });
+    expect(
+      await transport.callTool(otherTool, { still: 'open' }, template, callOptions(template, { manualName: 'other' })),
+    ).toEqual({ got: { still: 'open' } });
     expect(server.peers).toHaveLength(2);
   });
 });

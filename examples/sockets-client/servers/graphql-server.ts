@@ -53,7 +53,11 @@ export async function startGraphqlServer(): Promise<{ url: string; close(): Prom
       },
       Mutation: {
         addBook: (_: unknown, { title, author }: { title: string; author: string }) => {
-          const book = { id: String(books.length + 1), title, author: { name: author, born: null as unknown as number } };
+          const book = {
+            id: String(books.length + 1),
+            title,
+            author: { name: author, born: null as unknown as number },
+          };
           books.push(book);
           return book;
         },

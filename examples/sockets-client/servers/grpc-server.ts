@@ -16,7 +16,9 @@ const PROTO = fileURLToPath(new URL('./utcp.proto', import.meta.url));
 
 export async function startGrpcServer(): Promise<{ port: number; close(): Promise<void> }> {
   const definition = protoLoader.loadSync(PROTO, { keepCase: true, defaults: true });
-  const { grpcpb } = grpc.loadPackageDefinition(definition) as unknown as { grpcpb: { UTCPService: grpc.ServiceClientConstructor } };
+  const { grpcpb } = grpc.loadPackageDefinition(definition) as unknown as {
+    grpcpb: { UTCPService: grpc.ServiceClientConstructor };
+  };
   const server = new grpc.Server();
   server.addService(grpcpb.UTCPService.service, {
     GetManual(_call: grpc.ServerUnaryCall<object, object>, callback: grpc.sendUnaryData<object>) {
@@ -48,7 +50,9 @@ export async function startGrpcServer(): Promise<{ port: number; close(): Promis
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
   return {
     port,

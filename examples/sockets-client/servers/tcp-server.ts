@@ -29,8 +29,12 @@ function manual(port: number) {
         description: 'Count down from a number, one line per step',
         inputs: { type: 'object', properties: { from: { type: 'integer' } }, required: ['from'] },
         tool_call_template: {
-          call_template_type: 'tcp', host: '127.0.0.1', port,
-          request_wrapper: 'tool_args', framing_strategy: 'ndjson', half_close: true,
+          call_template_type: 'tcp',
+          host: '127.0.0.1',
+          port,
+          request_wrapper: 'tool_args',
+          framing_strategy: 'ndjson',
+          half_close: true,
         },
       },
       {

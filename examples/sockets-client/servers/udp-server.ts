@@ -22,7 +22,11 @@ const MANUAL = {
 export async function startUdpServer(): Promise<{ port: number; close(): Promise<void> }> {
   const socket = createSocket('udp4');
   socket.on('message', (data, from) => {
-    const request = JSON.parse(data.toString('utf8')) as { type?: string; tool?: string; args?: Record<string, number> };
+    const request = JSON.parse(data.toString('utf8')) as {
+      type?: string;
+      tool?: string;
+      args?: Record<string, number>;
+    };
     let answer: unknown;
     if (request.type === 'utcp') answer = MANUAL;
     else if (request.tool === 'add') answer = (request.args?.a ?? 0) + (request.args?.b ?? 0);

@@ -31,9 +31,24 @@ function manual(url: string) {
     utcp_version: '1.0.1',
     manual_version: '1.0.0',
     tools: [
-      { name: 'add', description: 'Add two numbers', inputs: numbers('a', 'b'), tool_call_template: toolTemplate(url, 'add', ['a', 'b']) },
-      { name: 'divide', description: 'Divide a by b', inputs: numbers('a', 'b'), tool_call_template: toolTemplate(url, 'divide', ['a', 'b']) },
-      { name: 'countdown', description: 'Count down from a number, one frame per step', inputs: numbers('from'), tool_call_template: toolTemplate(url, 'countdown', ['from']) },
+      {
+        name: 'add',
+        description: 'Add two numbers',
+        inputs: numbers('a', 'b'),
+        tool_call_template: toolTemplate(url, 'add', ['a', 'b']),
+      },
+      {
+        name: 'divide',
+        description: 'Divide a by b',
+        inputs: numbers('a', 'b'),
+        tool_call_template: toolTemplate(url, 'divide', ['a', 'b']),
+      },
+      {
+        name: 'countdown',
+        description: 'Count down from a number, one frame per step',
+        inputs: numbers('from'),
+        tool_call_template: toolTemplate(url, 'countdown', ['from']),
+      },
     ],
   };
 }
@@ -46,7 +61,9 @@ function serve(socket: WebSocket, url: string): void {
     if (request.type === 'utcp') return socket.send(JSON.stringify(manual(url)));
     if (request.tool === 'add') return reply({ type: 'tool_response', result: a + b });
     if (request.tool === 'divide') {
-      return b === 0 ? reply({ type: 'tool_error', error: 'division by zero' }) : reply({ type: 'tool_response', result: a / b });
+      return b === 0
+        ? reply({ type: 'tool_error', error: 'division by zero' })
+        : reply({ type: 'tool_response', result: a / b });
     }
     if (request.tool === 'countdown') {
       for (let n = from; n >= 0; n--) reply({ type: 'tool_response', result: n });

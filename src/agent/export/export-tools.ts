@@ -52,16 +52,25 @@ export function openAIToolFromDefinition(def: ModelToolDefinition, strict: boole
 
 /** @internal */
 export function anthropicToolFromDefinition(def: ModelToolDefinition): AnthropicTool {
-  return { name: def.name, ...(def.description ? { description: def.description } : {}), input_schema: toAnthropicInputSchema(def.inputSchema) };
+  return {
+    name: def.name,
+    ...(def.description ? { description: def.description } : {}),
+    input_schema: toAnthropicInputSchema(def.inputSchema),
+  };
 }
 
 /**
  * Tools for OpenAI Chat Completions (`tools` of the request). With `strict`, schemas are converted to strict mode
  * where they can be (see `toOpenAIParameters`); run the model's arguments through `dropStrictModeNulls` before calling.
  */
-export function toOpenAITools(tools: readonly Tool[], options: ExportToolsOptions & { strict?: boolean } = {}): OpenAITool[] {
+export function toOpenAITools(
+  tools: readonly Tool[],
+  options: ExportToolsOptions & { strict?: boolean } = {},
+): OpenAITool[] {
   const names = options.names ?? new ToolNameCodec();
-  return tools.map((t) => openAIToolFromDefinition(toolDefinition(t, names, options.maxDescriptionChars), options.strict ?? false));
+  return tools.map((t) =>
+    openAIToolFromDefinition(toolDefinition(t, names, options.maxDescriptionChars), options.strict ?? false),
+  );
 }
 
 /** Tools for the Anthropic Messages API (`tools` of the request). */
@@ -84,7 +93,11 @@ export interface VercelAiToolsOptions extends ExportToolsOptions {
  * Tools for the Vercel AI SDK (`generateText({ tools })`), keyed by encoded name; `execute` calls the tool
  * through the client with the AI SDK's abort signal. Tool errors are thrown for the AI SDK to report.
  */
-export function toVercelAiTools(client: Pick<UtcpClient, 'callTool'>, tools: readonly Tool[], options: VercelAiToolsOptions = {}): Record<string, VercelAiTool> {
+export function toVercelAiTools(
+  client: Pick<UtcpClient, 'callTool'>,
+  tools: readonly Tool[],
+  options: VercelAiToolsOptions = {},
+): Record<string, VercelAiTool> {
   const names = options.names ?? new ToolNameCodec();
   const out: Record<string, VercelAiTool> = {};
   for (const tool of tools) {
@@ -93,7 +106,8 @@ export function toVercelAiTools(client: Pick<UtcpClient, 'callTool'>, tools: rea
     out[def.name] = {
       description: def.description,
       inputSchema: options.jsonSchema ? options.jsonSchema(schema) : schema,
-      execute: (input, callOptions) => client.callTool(tool.name, input, { signal: callOptions?.abortSignal, timeoutMs: options.timeoutMs }),
+      execute: (input, callOptions) =>
+        client.callTool(tool.name, input, { signal: callOptions?.abortSignal, timeoutMs: options.timeoutMs }),
     };
   }
   return out;

@@ -73,11 +73,16 @@ function mergeAny(base: Schema, variants: Schema[]): Schema {
   const objects = variants.filter(isObjectLike);
   if (objects.length === 0) return base;
   const properties: Schema = { ...propertiesOf(base) };
-  for (const v of objects) for (const [k, s] of Object.entries(propertiesOf(v))) if (!(k in properties)) properties[k] = s;
+  for (const v of objects)
+    for (const [k, s] of Object.entries(propertiesOf(v))) if (!(k in properties)) properties[k] = s;
   const common = objects.map(requiredOf).reduce((acc, r) => acc.filter((x) => r.includes(x)));
   const required = [...new Set([...requiredOf(base), ...common])];
   const choice = `Use exactly one of these argument sets: ${objects.map(describeVariant).join('; ')}.`;
-  const out: Schema = { ...base, properties, description: typeof base.description === 'string' && base.description ? `${base.description}\n\n${choice}` : choice };
+  const out: Schema = {
+    ...base,
+    properties,
+    description: typeof base.description === 'string' && base.description ? `${base.description}\n\n${choice}` : choice,
+  };
   if (required.length > 0) out.required = required;
   else delete out.required;
   return out;
@@ -131,21 +136,53 @@ export function toAnthropicInputSchema(schema: JsonSchema | undefined): JsonSche
 // ---------------------------------------------------------------- OpenAI strict mode
 
 const STRICT_KEYWORDS = new Set([
-  'type', 'description', 'title', 'enum', 'const', 'properties', 'required', 'additionalProperties', 'items', 'anyOf',
-  '$ref', '$defs', 'definitions', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minItems', 'maxItems',
+  'type',
+  'description',
+  'title',
+  'enum',
+  'const',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'definitions',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
 ]);
 const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 /** Constraints strict mode rejects, kept as a hint in the description instead. */
 const HINTED_KEYWORDS = ['default', 'minLength', 'maxLength', 'uniqueItems', 'minProperties', 'maxProperties'];
 /** Keywords strict mode cannot express at all: such a schema is sent non-strict. */
-const INEXPRESSIBLE = ['not', 'if', 'then', 'else', 'patternProperties', 'prefixItems', 'dependentSchemas', 'dependentRequired', 'unevaluatedProperties', 'propertyNames', 'contains'];
+const INEXPRESSIBLE = [
+  'not',
+  'if',
+  'then',
+  'else',
+  'patternProperties',
+  'prefixItems',
+  'dependentSchemas',
+  'dependentRequired',
+  'unevaluatedProperties',
+  'propertyNames',
+  'contains',
+];
 
 /** @internal The schema also accepting null (strict mode's way to make a property optional). */
 export function withNull(schema: Schema): Schema {
   if (typeof schema.$ref === 'string' || schema.const !== undefined) return { anyOf: [schema, { type: 'null' }] };
   if (Array.isArray(schema.anyOf)) {
-    return schema.anyOf.some((m) => isSchemaObject(m) && m.type === 'null') ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
+    return schema.anyOf.some((m) => isSchemaObject(m) && m.type === 'null')
+      ? schema
+      : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
   }
   const out: Schema = { ...schema };
   if (typeof out.type === 'string') out.type = out.type === 'null' ? 'null' : [out.type, 'null'];
@@ -167,7 +204,10 @@ function strictKeywords(schema: Schema): Schema {
       out[key] = value;
     }
   }
-  if (hints.length > 0) out.description = [out.description, `(${hints.join('; ')})`].filter((d) => typeof d === 'string' && d !== '').join(' ');
+  if (hints.length > 0)
+    out.description = [out.description, `(${hints.join('; ')})`]
+      .filter((d) => typeof d === 'string' && d !== '')
+      .join(' ');
   return out;
 }
 
@@ -241,7 +281,8 @@ function strictNode(input: unknown, depth: number): Schema | null {
     if (!items) return null;
     out.items = items;
   }
-  const typed = typesOf(out) !== undefined || Array.isArray(out.enum) || out.const !== undefined || Array.isArray(out.anyOf);
+  const typed =
+    typesOf(out) !== undefined || Array.isArray(out.enum) || out.const !== undefined || Array.isArray(out.anyOf);
   return typed ? out : null;
 }
 
@@ -256,7 +297,10 @@ export interface OpenAIParameters {
  * or the plain form with `strict: false` when the schema cannot be expressed in strict mode
  * (free-form objects, `not`, `patternProperties`, remote `$ref`…).
  */
-export function toOpenAIParameters(schema: JsonSchema | undefined, options: { strict?: boolean } = {}): OpenAIParameters {
+export function toOpenAIParameters(
+  schema: JsonSchema | undefined,
+  options: { strict?: boolean } = {},
+): OpenAIParameters {
   const parameters = toObjectRootSchema(schema);
   if (!options.strict) return { parameters, strict: false };
   const strict = strictNode(parameters, 0);

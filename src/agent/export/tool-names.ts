@@ -21,7 +21,10 @@ function readableName(name: string): string {
 }
 
 function hashSuffix(name: string, attempt: number): string {
-  return createHash('sha256').update(attempt === 0 ? name : `${name}#${attempt}`).digest('hex').slice(0, HASH_CHARS);
+  return createHash('sha256')
+    .update(attempt === 0 ? name : `${name}#${attempt}`)
+    .digest('hex')
+    .slice(0, HASH_CHARS);
 }
 
 /**

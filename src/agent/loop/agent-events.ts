@@ -4,15 +4,59 @@ import type { ToolCall } from '../messages.js';
 
 /** Something that happened during a run, reported to `onEvent` as it happens. Tool names are client names. */
 export type AgentEvent =
-  | { type: 'model_request'; step: number; provider: string; model: string; messageCount: number; toolNames: string[]; toolChoice: 'auto' | 'none' }
+  | {
+      type: 'model_request';
+      step: number;
+      provider: string;
+      model: string;
+      messageCount: number;
+      toolNames: string[];
+      toolChoice: 'auto' | 'none';
+    }
   | { type: 'text_delta'; step: number; text: string }
-  | { type: 'model_response'; step: number; text: string; toolCalls: ToolCall[]; usage?: TokenUsage; finishReason?: string; durationMs: number }
+  | {
+      type: 'model_response';
+      step: number;
+      text: string;
+      toolCalls: ToolCall[];
+      usage?: TokenUsage;
+      finishReason?: string;
+      durationMs: number;
+    }
   /** A call the policy denied, or one the approver decided (calls the policy simply allows send none). */
-  | { type: 'approval'; step: number; toolCallId: string; toolName: string; decision: 'allow' | 'deny' | 'edit'; by: 'policy' | 'approver'; reason?: string }
+  | {
+      type: 'approval';
+      step: number;
+      toolCallId: string;
+      toolName: string;
+      decision: 'allow' | 'deny' | 'edit';
+      by: 'policy' | 'approver';
+      reason?: string;
+    }
   | { type: 'tool_call_start'; step: number; toolCallId: string; toolName: string; args: JsonObject }
-  | { type: 'tool_call_end'; step: number; toolCallId: string; toolName: string; isError: boolean; durationMs: number; outputChars: number; truncated: boolean; mediaCount?: number }
+  | {
+      type: 'tool_call_end';
+      step: number;
+      toolCallId: string;
+      toolName: string;
+      isError: boolean;
+      durationMs: number;
+      outputChars: number;
+      truncated: boolean;
+      mediaCount?: number;
+    }
   /** A model request failed and will be tried again after `delayMs`. */
-  | { type: 'model_retry'; step: number; provider: string; attempt: number; maxRetries: number; delayMs: number; status?: number; requestId?: string; error: unknown }
+  | {
+      type: 'model_retry';
+      step: number;
+      provider: string;
+      attempt: number;
+      maxRetries: number;
+      delayMs: number;
+      status?: number;
+      requestId?: string;
+      error: unknown;
+    }
   /** The run paused: these calls wait for a decision (see `resumeAgent`). */
   | { type: 'paused'; step: number; pending: Array<{ toolCallId: string; toolName: string; args: JsonObject }> }
   | { type: 'tools_loaded'; step: number; query: string; toolNames: string[] }

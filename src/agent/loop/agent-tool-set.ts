@@ -29,7 +29,13 @@ export class AgentToolSet {
   readonly #maxDescriptionChars: number;
   readonly #loaded = new Set<string>();
 
-  private constructor(all: Map<string, Tool>, restricted: boolean, inlineLimit: number, names: ToolNameCodec, maxDescriptionChars: number) {
+  private constructor(
+    all: Map<string, Tool>,
+    restricted: boolean,
+    inlineLimit: number,
+    names: ToolNameCodec,
+    maxDescriptionChars: number,
+  ) {
     this.#all = all;
     this.#restricted = restricted;
     this.#inlineLimit = inlineLimit;
@@ -44,7 +50,13 @@ export class AgentToolSet {
     const all = new Map<string, Tool>();
     for (const tool of await client.getTools()) if (selects(options.selection, tool)) all.set(tool.name, tool);
     const inlineLimit = Math.min(options.inlineLimit, MAX_TOOLS_PER_REQUEST - 1);
-    return new AgentToolSet(all, options.selection !== undefined, inlineLimit, options.names, options.maxDescriptionChars);
+    return new AgentToolSet(
+      all,
+      options.selection !== undefined,
+      inlineLimit,
+      options.names,
+      options.maxDescriptionChars,
+    );
   }
 
   /** True when the catalog is too large to send whole and the model searches it instead. */

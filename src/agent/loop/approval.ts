@@ -24,7 +24,11 @@ export interface ApprovalRule {
  * The answer of an `approve` callback: run the call, refuse it (the reason goes to the model), run it with other
  * arguments, or `defer`: pause the run and return its state, to resume later with `resumeAgent`.
  */
-export type ApprovalDecision = { type: 'allow' } | { type: 'deny'; reason?: string } | { type: 'edit'; args: JsonObject } | { type: 'defer' };
+export type ApprovalDecision =
+  | { type: 'allow' }
+  | { type: 'deny'; reason?: string }
+  | { type: 'edit'; args: JsonObject }
+  | { type: 'defer' };
 
 /** A call waiting for a decision. */
 export interface ApprovalRequest {
@@ -46,7 +50,10 @@ export interface ApprovalOptions {
    * to resume later). It receives the run's signal: when the run is aborted, the run settles at once
    * whether or not the callback has returned. Errors it throws end the run.
    */
-  approve?: (request: ApprovalRequest, options: { signal: AbortSignal }) => ApprovalDecision | Promise<ApprovalDecision>;
+  approve?: (
+    request: ApprovalRequest,
+    options: { signal: AbortSignal },
+  ) => ApprovalDecision | Promise<ApprovalDecision>;
 }
 
 function manualOf(toolName: string): string {
@@ -65,7 +72,10 @@ function ruleMatches(rule: ApprovalRule, tool: Tool): boolean {
 }
 
 /** The action the policy gives `tool`, and the rule that gave it (none when the default applied). */
-export function approvalActionFor(tool: Tool, options: ApprovalOptions): { action: ApprovalAction; rule?: ApprovalRule } {
+export function approvalActionFor(
+  tool: Tool,
+  options: ApprovalOptions,
+): { action: ApprovalAction; rule?: ApprovalRule } {
   const rule = (options.policy ?? []).find((r) => ruleMatches(r, tool));
   return rule ? { action: rule.action, rule } : { action: options.defaultAction ?? 'allow' };
 }

@@ -1,4 +1,11 @@
-import { ToolNotFoundError, UtcpArgumentsError, UtcpError, type JsonObject, type Tool, type UtcpClient } from '../../index.js';
+import {
+  ToolNotFoundError,
+  UtcpArgumentsError,
+  UtcpError,
+  type JsonObject,
+  type Tool,
+  type UtcpClient,
+} from '../../index.js';
 import type { AgentEventListener } from './agent-events.js';
 import type { AgentToolSet } from './agent-tool-set.js';
 import { approvalActionFor, type ApprovalDecision, type ApprovalOptions } from './approval.js';
@@ -41,7 +48,13 @@ export type PlannedCall =
 const MAX_LISTED_TOOLS = 40;
 
 function resultMessage(call: ToolCall, content: string, isError: boolean, ctx: ToolRunContext): ToolResultMessage {
-  return { type: 'tool_result', toolCallId: call.id, toolName: call.name, content: truncateOutput(content, ctx.maxOutputChars).text, isError };
+  return {
+    type: 'tool_result',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: truncateOutput(content, ctx.maxOutputChars).text,
+    isError,
+  };
 }
 
 function failure(call: ToolCall, content: string, error: unknown, ctx: ToolRunContext): PlannedCall {
@@ -50,7 +63,8 @@ function failure(call: ToolCall, content: string, error: unknown, ctx: ToolRunCo
 }
 
 function unknownToolText(call: ToolCall, ctx: ToolRunContext): string {
-  if (ctx.tools.deferred) return `Error: unknown tool "${call.name}". Call ${SEARCH_TOOLS_NAME} to find tools, then call them by the names it returns.`;
+  if (ctx.tools.deferred)
+    return `Error: unknown tool "${call.name}". Call ${SEARCH_TOOLS_NAME} to find tools, then call them by the names it returns.`;
   const names = ctx.tools.definitions().map((d) => d.name);
   const listed = names.slice(0, MAX_LISTED_TOOLS).join(', ') + (names.length > MAX_LISTED_TOOLS ? ', …' : '');
   return `Error: unknown tool "${call.name}". Available tools: ${listed || '(none)'}.`;
@@ -62,8 +76,15 @@ export function checkDecision(decision: ApprovalDecision, where = 'approve()'): 
     decision?.type === 'allow' ||
     decision?.type === 'deny' ||
     decision?.type === 'defer' ||
-    (decision?.type === 'edit' && typeof decision.args === 'object' && decision.args !== null && !Array.isArray(decision.args));
-  if (!ok) throw new UtcpError('INVALID_CONFIG', `${where} must return { type: "allow" }, { type: "deny", reason? }, { type: "edit", args: {...} } or { type: "defer" }`);
+    (decision?.type === 'edit' &&
+      typeof decision.args === 'object' &&
+      decision.args !== null &&
+      !Array.isArray(decision.args));
+  if (!ok)
+    throw new UtcpError(
+      'INVALID_CONFIG',
+      `${where} must return { type: "allow" }, { type: "deny", reason? }, { type: "edit", args: {...} } or { type: "defer" }`,
+    );
   return decision;
 }
 
@@ -84,25 +105,45 @@ async function decideApproval(call: ToolCall, tool: Tool, args: JsonObject, ctx:
   // The approver gets the run's signal, and the run does not wait for an approver that ignores it.
   const decision = checkDecision(
     await untilAborted(
-      Promise.resolve().then(() => approve({ toolCallId: call.id, toolName: tool.name, args, tool, ...(rule ? { rule } : {}) }, { signal: ctx.signal })),
+      Promise.resolve().then(() =>
+        approve(
+          { toolCallId: call.id, toolName: tool.name, args, tool, ...(rule ? { rule } : {}) },
+          { signal: ctx.signal },
+        ),
+      ),
       ctx.signal,
     ),
   );
   throwIfRunAborted(ctx.signal);
   if (decision.type === 'defer') return { type: 'pending', reason: 'deferred' };
-  ctx.emit({ ...base, decision: decision.type, by: 'approver', ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}) });
+  ctx.emit({
+    ...base,
+    decision: decision.type,
+    by: 'approver',
+    ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}),
+  });
   return decision;
 }
 
 /** @internal Turns a decision for a pending call into what runs (or the denial the model reads). */
-export function applyDecision(p: Extract<PlannedCall, { kind: 'pending' }>, decision: ApprovalDecision, ctx: ToolRunContext): PlannedCall {
+export function applyDecision(
+  p: Extract<PlannedCall, { kind: 'pending' }>,
+  decision: ApprovalDecision,
+  ctx: ToolRunContext,
+): PlannedCall {
   const modelName = ctx.tools.modelName(p.call.name);
   if (decision.type === 'deny') {
     const content = `Denied: the call to ${modelName} was not approved${decision.reason ? `: ${decision.reason}` : ''}. Do not retry it unchanged.`;
     return { kind: 'result', message: resultMessage(p.call, content, true, ctx) };
   }
   if (decision.type === 'edit') {
-    return { kind: 'call', call: p.call, toolName: p.toolName, args: decision.args, note: `[The user changed the arguments to ${JSON.stringify(decision.args)}]\n` };
+    return {
+      kind: 'call',
+      call: p.call,
+      toolName: p.toolName,
+      args: decision.args,
+      note: `[The user changed the arguments to ${JSON.stringify(decision.args)}]\n`,
+    };
   }
   if (decision.type === 'defer') return p;
   return { kind: 'call', call: p.call, toolName: p.toolName, args: p.args, note: '' };
@@ -114,13 +155,25 @@ async function planCall(call: ToolCall, ctx: ToolRunContext): Promise<PlannedCal
   if (ctx.tools.isSearchTool(call.name)) {
     const parsed = parseToolArguments(call.arguments);
     const search = 'error' in parsed ? parsed : parseSearchArguments(parsed.args);
-    if ('error' in search) return failure(call, `Error: ${SEARCH_TOOLS_NAME}: ${search.error}`, new UtcpArgumentsError(SEARCH_TOOLS_NAME, [{ path: '(arguments)', message: search.error }]), ctx);
+    if ('error' in search)
+      return failure(
+        call,
+        `Error: ${SEARCH_TOOLS_NAME}: ${search.error}`,
+        new UtcpArgumentsError(SEARCH_TOOLS_NAME, [{ path: '(arguments)', message: search.error }]),
+        ctx,
+      );
     return { kind: 'search', call, args: (parsed as { args: JsonObject }).args, ...search };
   }
   const tool = ctx.tools.resolve(call.name);
   if (!tool) return failure(call, unknownToolText(call, ctx), new ToolNotFoundError(call.name), ctx);
   const parsed = parseToolArguments(call.arguments);
-  if ('error' in parsed) return failure(call, `Error: ${modelName}: ${parsed.error}`, new UtcpArgumentsError(tool.name, [{ path: '(arguments)', message: parsed.error }]), ctx);
+  if ('error' in parsed)
+    return failure(
+      call,
+      `Error: ${modelName}: ${parsed.error}`,
+      new UtcpArgumentsError(tool.name, [{ path: '(arguments)', message: parsed.error }]),
+      ctx,
+    );
   const args = ctx.model.prepareArguments ? ctx.model.prepareArguments(parsed.args, tool.inputs) : parsed.args;
   const decision = await decideApproval(call, tool, args, ctx);
   if (decision.type === 'pending') return { kind: 'pending', call, toolName: tool.name, args, reason: decision.reason };
@@ -140,7 +193,14 @@ async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx:
     return { content: searchResultText(found, ctx.names), isError: false };
   } catch (error) {
     if (ctx.signal.aborted) throw runAbortError(ctx.signal);
-    ctx.emit({ type: 'error', step: ctx.step, phase: 'tool_call', toolCallId: planned.call.id, toolName: SEARCH_TOOLS_NAME, error });
+    ctx.emit({
+      type: 'error',
+      step: ctx.step,
+      phase: 'tool_call',
+      toolCallId: planned.call.id,
+      toolName: SEARCH_TOOLS_NAME,
+      error,
+    });
     return { content: describeToolError(error, SEARCH_TOOLS_NAME), isError: true };
   }
 }
@@ -148,7 +208,10 @@ async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx:
 async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: ToolRunContext): Promise<Outcome> {
   const { call, toolName, args } = planned;
   try {
-    const value = await ctx.client.callTool(toolName, args, { signal: ctx.signal, ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}) });
+    const value = await ctx.client.callTool(toolName, args, {
+      signal: ctx.signal,
+      ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}),
+    });
     ctx.tools.touch(toolName);
     const { text, media } = toolOutputParts(value);
     return { content: planned.note + text, isError: false, ...(media.length > 0 ? { media } : {}) };
@@ -161,7 +224,8 @@ async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: Too
 
 async function runPlanned(planned: PlannedCall, ctx: ToolRunContext): Promise<ToolResultMessage> {
   if (planned.kind === 'result') return planned.message;
-  if (planned.kind === 'pending') throw new UtcpError('INVALID_CONFIG', `The call ${planned.call.id} is still waiting for approval`);
+  if (planned.kind === 'pending')
+    throw new UtcpError('INVALID_CONFIG', `The call ${planned.call.id} is still waiting for approval`);
   throwIfRunAborted(ctx.signal);
   const { call } = planned;
   const toolName = planned.kind === 'call' ? planned.toolName : SEARCH_TOOLS_NAME;
@@ -180,7 +244,14 @@ async function runPlanned(planned: PlannedCall, ctx: ToolRunContext): Promise<To
     truncated: truncated.truncated,
     ...(outcome.media ? { mediaCount: outcome.media.length } : {}),
   });
-  return { type: 'tool_result', toolCallId: call.id, toolName, content: truncated.text, isError: outcome.isError, ...(outcome.media ? { media: outcome.media } : {}) };
+  return {
+    type: 'tool_result',
+    toolCallId: call.id,
+    toolName,
+    content: truncated.text,
+    isError: outcome.isError,
+    ...(outcome.media ? { media: outcome.media } : {}),
+  };
 }
 
 /** @internal Parses, looks up and approves one turn's calls in model order; nothing runs yet. */

@@ -14,7 +14,9 @@ export function parseToolArguments(text: string): { args: JsonObject } | { error
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { error: `the arguments are not valid JSON (${(error as Error).message}). Send the arguments as one JSON object.` };
+    return {
+      error: `the arguments are not valid JSON (${(error as Error).message}). Send the arguments as one JSON object.`,
+    };
   }
   if (typeof parsed === 'string') {
     try {
@@ -24,6 +26,9 @@ export function parseToolArguments(text: string): { args: JsonObject } | { error
       // a plain string: reported below
     }
   }
-  if (!isPlainObject(parsed)) return { error: `the arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.` };
+  if (!isPlainObject(parsed))
+    return {
+      error: `the arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.`,
+    };
   return { args: parsed };
 }

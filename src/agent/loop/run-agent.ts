@@ -9,7 +9,14 @@ import type { AgentEvent, AgentEventListener } from './agent-events.js';
 import { AgentToolSet, type ToolSelection } from './agent-tool-set.js';
 import type { ApprovalDecision, ApprovalOptions } from './approval.js';
 import type { ChatModel, ChatResponse, TokenUsage } from '../chat-model.js';
-import { applyDecision, checkDecision, planToolCalls, runPlannedCalls, type PlannedCall, type ToolRunContext } from './execute-tool-calls.js';
+import {
+  applyDecision,
+  checkDecision,
+  planToolCalls,
+  runPlannedCalls,
+  type PlannedCall,
+  type ToolRunContext,
+} from './execute-tool-calls.js';
 import { assertNever, type AgentMessage, type ToolCall, type ToolResultMessage } from '../messages.js';
 import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
@@ -130,7 +137,8 @@ interface Run {
 
 function checkCount(name: string, value: number | undefined, fallback: number, min: number): number {
   const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min) throw new UtcpError('INVALID_CONFIG', `runAgent: ${name} must be an integer >= ${min}, got ${value}`);
+  if (!Number.isInteger(v) || v < min)
+    throw new UtcpError('INVALID_CONFIG', `runAgent: ${name} must be an integer >= ${min}, got ${value}`);
   return v;
 }
 
@@ -154,7 +162,12 @@ async function startRun(options: RunAgentOptions, signal: AbortSignal, from?: Ag
     selection: options.tools,
     inlineLimit: checkCount('maxToolsInline', options.maxToolsInline, DEFAULT_MAX_TOOLS_INLINE, 0),
     names,
-    maxDescriptionChars: checkCount('maxToolDescriptionChars', options.maxToolDescriptionChars, DEFAULT_MAX_DESCRIPTION_CHARS, 1),
+    maxDescriptionChars: checkCount(
+      'maxToolDescriptionChars',
+      options.maxToolDescriptionChars,
+      DEFAULT_MAX_DESCRIPTION_CHARS,
+      1,
+    ),
   });
   if (from) tools.restoreLoaded(from.loadedTools);
   return { ...run, tools };
@@ -180,7 +193,10 @@ function encodeMessages(messages: readonly AgentMessage[], tools: AgentToolSet):
 function addUsage(total: TokenUsage, add: TokenUsage | undefined): TokenUsage {
   if (!add) return total;
   const sum = (a?: number, b?: number) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
-  const out: TokenUsage = { inputTokens: total.inputTokens + add.inputTokens, outputTokens: total.outputTokens + add.outputTokens };
+  const out: TokenUsage = {
+    inputTokens: total.inputTokens + add.inputTokens,
+    outputTokens: total.outputTokens + add.outputTokens,
+  };
   for (const key of ['cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens'] as const) {
     const v = sum(total[key], add[key]);
     if (v !== undefined) out[key] = v;
@@ -204,7 +220,12 @@ async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Pr
   let response: ChatResponse;
   try {
     response = await run.model.generate(
-      { ...(run.settings.system ? { system: run.settings.system } : {}), messages: encodeMessages(run.messages, run.tools), tools, toolChoice },
+      {
+        ...(run.settings.system ? { system: run.settings.system } : {}),
+        messages: encodeMessages(run.messages, run.tools),
+        tools,
+        toolChoice,
+      },
       {
         signal: run.signal,
         onTextDelta: (text) => run.emit({ type: 'text_delta', step, text }),
@@ -217,8 +238,17 @@ async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Pr
     throw error;
   }
   run.usage = addUsage(run.usage, response.usage);
-  const toolCalls = toolChoice === 'auto' ? response.toolCalls.map((c) => ({ ...c, name: run.tools.clientName(c.name) })) : [];
-  run.emit({ type: 'model_response', step, text: response.text, toolCalls, usage: response.usage, finishReason: response.finishReason, durationMs: performance.now() - started });
+  const toolCalls =
+    toolChoice === 'auto' ? response.toolCalls.map((c) => ({ ...c, name: run.tools.clientName(c.name) })) : [];
+  run.emit({
+    type: 'model_response',
+    step,
+    text: response.text,
+    toolCalls,
+    usage: response.usage,
+    finishReason: response.finishReason,
+    durationMs: performance.now() - started,
+  });
   return { ...response, toolCalls };
 }
 
@@ -240,9 +270,21 @@ function toolContext(run: Run, step: number): ToolRunContext {
 
 function settingsOf(run: Run): AgentRunState['settings'] {
   const s = run.settings;
-  if (typeof s.tools === 'function') throw new UtcpError('INVALID_CONFIG', 'runAgent: a run with a `tools` predicate cannot pause; pass names or globs to make it resumable');
+  if (typeof s.tools === 'function')
+    throw new UtcpError(
+      'INVALID_CONFIG',
+      'runAgent: a run with a `tools` predicate cannot pause; pass names or globs to make it resumable',
+    );
   const out: AgentRunState['settings'] = {};
-  for (const key of ['system', 'maxSteps', 'maxToolsInline', 'toolConcurrency', 'maxToolOutputChars', 'maxToolDescriptionChars', 'toolTimeoutMs'] as const) {
+  for (const key of [
+    'system',
+    'maxSteps',
+    'maxToolsInline',
+    'toolConcurrency',
+    'maxToolOutputChars',
+    'maxToolDescriptionChars',
+    'toolTimeoutMs',
+  ] as const) {
     if (s[key] !== undefined) (out as Record<string, unknown>)[key] = s[key];
   }
   if (s.tools) out.tools = [...s.tools];
@@ -251,7 +293,12 @@ function settingsOf(run: Run): AgentRunState['settings'] {
 
 function paused(run: Run, step: number, response: ChatResponse, planned: PlannedCall[]): AgentResult {
   const pending = planned.filter((p): p is Extract<PlannedCall, { kind: 'pending' }> => p.kind === 'pending');
-  const pendingApprovals = pending.map((p) => ({ toolCallId: p.call.id, toolName: p.toolName, args: p.args, reason: p.reason }));
+  const pendingApprovals = pending.map((p) => ({
+    toolCallId: p.call.id,
+    toolName: p.toolName,
+    args: p.args,
+    reason: p.reason,
+  }));
   const state: AgentRunState = JSON.parse(
     JSON.stringify({
       version: 1,
@@ -260,35 +307,88 @@ function paused(run: Run, step: number, response: ChatResponse, planned: Planned
       steps: run.steps,
       usage: run.usage,
       step,
-      turn: { text: response.text, toolCalls: response.toolCalls, usage: response.usage, finishReason: response.finishReason },
+      turn: {
+        text: response.text,
+        toolCalls: response.toolCalls,
+        usage: response.usage,
+        finishReason: response.finishReason,
+      },
       planned,
       loadedTools: run.tools.loadedNames(),
     } satisfies AgentRunState),
   );
-  run.emit({ type: 'paused', step, pending: pendingApprovals.map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args })) });
-  return { status: 'paused', text: '', messages: run.messages, steps: run.steps, stepLimitReached: false, usage: run.usage, pendingApprovals, state };
+  run.emit({
+    type: 'paused',
+    step,
+    pending: pendingApprovals.map(({ toolCallId, toolName, args }) => ({ toolCallId, toolName, args })),
+  });
+  return {
+    status: 'paused',
+    text: '',
+    messages: run.messages,
+    steps: run.steps,
+    stepLimitReached: false,
+    usage: run.usage,
+    pendingApprovals,
+    state,
+  };
 }
 
 /** Runs a planned turn, or pauses when calls still wait for a decision. */
-async function finishToolStep(run: Run, step: number, response: ChatResponse, planned: PlannedCall[]): Promise<AgentResult | undefined> {
+async function finishToolStep(
+  run: Run,
+  step: number,
+  response: ChatResponse,
+  planned: PlannedCall[],
+): Promise<AgentResult | undefined> {
   if (planned.some((p) => p.kind === 'pending')) return paused(run, step, response, planned);
   const toolResults = await runPlannedCalls(planned, toolContext(run, step));
   run.messages.push(...toolResults);
-  run.steps.push({ step, text: response.text, toolCalls: response.toolCalls, toolResults, usage: response.usage, finishReason: response.finishReason });
+  run.steps.push({
+    step,
+    text: response.text,
+    toolCalls: response.toolCalls,
+    toolResults,
+    usage: response.usage,
+    finishReason: response.finishReason,
+  });
   return undefined;
 }
 
 function finishRun(run: Run, step: number, response: ChatResponse, stepLimitReached: boolean): AgentResult {
-  run.messages.push({ type: 'assistant', text: response.text, ...(response.providerData ? { providerData: response.providerData } : {}) });
-  run.steps.push({ step, text: response.text, toolCalls: [], toolResults: [], usage: response.usage, finishReason: response.finishReason });
-  return { status: 'completed', text: response.text, messages: run.messages, steps: run.steps, stepLimitReached, usage: run.usage };
+  run.messages.push({
+    type: 'assistant',
+    text: response.text,
+    ...(response.providerData ? { providerData: response.providerData } : {}),
+  });
+  run.steps.push({
+    step,
+    text: response.text,
+    toolCalls: [],
+    toolResults: [],
+    usage: response.usage,
+    finishReason: response.finishReason,
+  });
+  return {
+    status: 'completed',
+    text: response.text,
+    messages: run.messages,
+    steps: run.steps,
+    stepLimitReached,
+    usage: run.usage,
+  };
 }
 
 async function loop(run: Run, firstStep: number): Promise<AgentResult> {
   for (let step = firstStep; step <= run.maxSteps; step++) {
     const response = await askModel(run, step, 'auto');
     if (response.toolCalls.length === 0) return finishRun(run, step, response, false);
-    run.messages.push({ type: 'tool_calls', text: response.text, calls: response.toolCalls, ...(response.providerData ? { providerData: response.providerData } : {}) });
+    run.messages.push({
+      type: 'tool_calls',
+      text: response.text,
+      calls: response.toolCalls,
+      ...(response.providerData ? { providerData: response.providerData } : {}),
+    });
     const planned = await planToolCalls(response.toolCalls, toolContext(run, step));
     const pause = await finishToolStep(run, step, response, planned);
     if (pause) return pause;
@@ -329,7 +429,10 @@ export type ResumeAgentOptions = Omit<RunAgentOptions, 'messages' | keyof RunSet
 function checkState(state: AgentRunState): AgentRunState {
   const s = (typeof state === 'string' ? JSON.parse(state) : state) as AgentRunState;
   if (s?.version !== 1 || !Array.isArray(s.messages) || !Array.isArray(s.planned) || typeof s.step !== 'number') {
-    throw new UtcpError('INVALID_CONFIG', 'resumeAgent: the state is not a paused run of this version (expected the `state` of a paused AgentResult)');
+    throw new UtcpError(
+      'INVALID_CONFIG',
+      'resumeAgent: the state is not a paused run of this version (expected the `state` of a paused AgentResult)',
+    );
   }
   return s;
 }
@@ -340,10 +443,19 @@ function checkState(state: AgentRunState): AgentRunState {
  * Calls without a decision keep the run paused. Resume one state once: a second resume would run its calls again.
  * @throws UtcpError INVALID_CONFIG for a state or decision of the wrong shape.
  */
-export function resumeAgent(state: AgentRunState, decisions: ApprovalDecisions, options: ResumeAgentOptions): Promise<AgentResult> {
+export function resumeAgent(
+  state: AgentRunState,
+  decisions: ApprovalDecisions,
+  options: ResumeAgentOptions,
+): Promise<AgentResult> {
   const s = checkState(state);
   for (const [id, d] of Object.entries(decisions)) checkDecision(d, `resumeAgent: the decision for ${id}`);
-  const runOptions: RunAgentOptions = { ...s.settings, ...options, messages: s.messages, ...(s.settings.tools && !options.tools ? { tools: s.settings.tools } : {}) };
+  const runOptions: RunAgentOptions = {
+    ...s.settings,
+    ...options,
+    messages: s.messages,
+    ...(s.settings.tools && !options.tools ? { tools: s.settings.tools } : {}),
+  };
   return withRunSignal(options.signal, async (signal) => {
     const run = await startRun(runOptions, signal, s);
     const ctx = toolContext(run, s.step);
@@ -351,7 +463,16 @@ export function resumeAgent(state: AgentRunState, decisions: ApprovalDecisions, 
       if (p.kind !== 'pending') return p;
       const decision = decisions[p.call.id];
       if (!decision) return p;
-      if (decision.type !== 'defer') run.emit({ type: 'approval', step: s.step, toolCallId: p.call.id, toolName: p.toolName, decision: decision.type, by: 'approver', ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}) });
+      if (decision.type !== 'defer')
+        run.emit({
+          type: 'approval',
+          step: s.step,
+          toolCallId: p.call.id,
+          toolName: p.toolName,
+          decision: decision.type,
+          by: 'approver',
+          ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}),
+        });
       return applyDecision(p, decision, ctx);
     });
     const response: ChatResponse = { ...s.turn };

@@ -20,7 +20,12 @@ export function searchToolsDefinition(catalogSize: number): ModelToolDefinition 
       type: 'object',
       properties: {
         query: { type: 'string', description: 'Keywords describing the tool you need.' },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_RESULTS, description: `How many tools to return. Default ${DEFAULT_RESULTS}.` },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_RESULTS,
+          description: `How many tools to return. Default ${DEFAULT_RESULTS}.`,
+        },
       },
       required: ['query'],
       additionalProperties: false,
@@ -30,9 +35,11 @@ export function searchToolsDefinition(catalogSize: number): ModelToolDefinition 
 
 /** @internal The query and limit from `search_tools` arguments, or a message for the model. */
 export function parseSearchArguments(args: JsonObject): { query: string; limit: number } | { error: string } {
-  if (typeof args.query !== 'string' || args.query.trim() === '') return { error: 'search_tools needs a non-empty "query" string.' };
+  if (typeof args.query !== 'string' || args.query.trim() === '')
+    return { error: 'search_tools needs a non-empty "query" string.' };
   const limit = args.limit === undefined || args.limit === null ? DEFAULT_RESULTS : Number(args.limit);
-  if (!Number.isInteger(limit) || limit < 1) return { error: `search_tools: "limit" must be an integer from 1 to ${MAX_RESULTS}.` };
+  if (!Number.isInteger(limit) || limit < 1)
+    return { error: `search_tools: "limit" must be an integer from 1 to ${MAX_RESULTS}.` };
   return { query: args.query, limit: Math.min(limit, MAX_RESULTS) };
 }
 
@@ -41,7 +48,13 @@ export function searchResultText(found: readonly Tool[], names: ToolNameCodec): 
   if (found.length === 0) return JSON.stringify({ tools: [], message: 'No tools matched. Try other keywords.' });
   const tools = found.map((t) => {
     const d = t.description ?? '';
-    return { name: names.encode(t.name), description: d.length > RESULT_DESCRIPTION_CHARS ? `${d.slice(0, RESULT_DESCRIPTION_CHARS - 1)}…` : d };
+    return {
+      name: names.encode(t.name),
+      description: d.length > RESULT_DESCRIPTION_CHARS ? `${d.slice(0, RESULT_DESCRIPTION_CHARS - 1)}…` : d,
+    };
   });
-  return JSON.stringify({ tools, message: `${found.length} tools are now available: call them directly in your next step.` });
+  return JSON.stringify({
+    tools,
+    message: `${found.length} tools are now available: call them directly in your next step.`,
+  });
 }

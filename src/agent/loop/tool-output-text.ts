@@ -23,8 +23,10 @@ export function toolOutputText(value: unknown): string {
 function mediaItem(value: unknown): MediaContent | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const v = value as { type?: unknown; data?: unknown; mimeType?: unknown; mediaType?: unknown };
-  const mediaType = typeof v.mimeType === 'string' ? v.mimeType : typeof v.mediaType === 'string' ? v.mediaType : undefined;
-  if ((v.type === 'image' || v.type === 'audio') && typeof v.data === 'string' && mediaType) return { type: v.type, mediaType, data: v.data };
+  const mediaType =
+    typeof v.mimeType === 'string' ? v.mimeType : typeof v.mediaType === 'string' ? v.mediaType : undefined;
+  if ((v.type === 'image' || v.type === 'audio') && typeof v.data === 'string' && mediaType)
+    return { type: v.type, mediaType, data: v.data };
   return undefined;
 }
 
@@ -37,7 +39,10 @@ const MAGIC: Array<[string, number[]]> = [
 /** Raw bytes that are a known image format. */
 function imageBytes(value: unknown): MediaContent | undefined {
   if (!(value instanceof Uint8Array)) return undefined;
-  const isWebp = value.byteLength > 12 && Buffer.from(value.subarray(0, 4)).toString('latin1') === 'RIFF' && Buffer.from(value.subarray(8, 12)).toString('latin1') === 'WEBP';
+  const isWebp =
+    value.byteLength > 12 &&
+    Buffer.from(value.subarray(0, 4)).toString('latin1') === 'RIFF' &&
+    Buffer.from(value.subarray(8, 12)).toString('latin1') === 'WEBP';
   const type = isWebp ? 'image/webp' : MAGIC.find(([, sig]) => sig.every((b, i) => value[i] === b))?.[0];
   return type ? { type: 'image', mediaType: type, data: Buffer.from(value).toString('base64') } : undefined;
 }
@@ -61,8 +66,14 @@ export function toolOutputParts(value: unknown): { text: string; media: MediaCon
   };
   let shaped: unknown = take(value);
   if (Array.isArray(value)) shaped = value.map(take);
-  else if (typeof value === 'object' && value !== null && !(value instanceof Uint8Array) && Array.isArray((value as { content?: unknown }).content) && shaped === value) {
-    shaped = { ...(value as object), content: ((value as { content: unknown[] }).content).map(take) };
+  else if (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Uint8Array) &&
+    Array.isArray((value as { content?: unknown }).content) &&
+    shaped === value
+  ) {
+    shaped = { ...(value as object), content: (value as { content: unknown[] }).content.map(take) };
   }
   return { text: toolOutputText(shaped), media };
 }

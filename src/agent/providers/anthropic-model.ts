@@ -8,7 +8,16 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { anthropicToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { inputObject, isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_MODEL_TIMEOUT_MS,
+  endpointUrl,
+  proxyDispatcher,
+  parseEventJson,
+  postModelRequest,
+  readBodyJson,
+  readSseEvents,
+} from './model-http.js';
 
 export interface AnthropicModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `claude-sonnet-4-5`. */
@@ -69,12 +78,29 @@ function blocksOf(m: AgentMessage, options: ModelConnectionOptions): { role: 'us
       return { role: 'assistant', blocks: text(m.text) };
     case 'tool_calls':
       if (m.providerData?.provider === PROVIDER) return { role: 'assistant', blocks: m.providerData.items as Block[] };
-      return { role: 'assistant', blocks: [...text(m.text), ...m.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: inputObject(c.arguments) }))] };
+      return {
+        role: 'assistant',
+        blocks: [
+          ...text(m.text),
+          ...m.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: inputObject(c.arguments) })),
+        ],
+      };
     case 'tool_result': {
       const { native, note } = splitMedia(m.media, options, isCommonImage);
       const body = joinText(m.content, note);
-      const content: Block[] | string | undefined = native.length > 0 ? [...text(body), ...native.map(imageBlock)] : body || undefined;
-      return { role: 'user', blocks: [{ type: 'tool_result', tool_use_id: m.toolCallId, ...(content !== undefined ? { content } : {}), ...(m.isError ? { is_error: true } : {}) }] };
+      const content: Block[] | string | undefined =
+        native.length > 0 ? [...text(body), ...native.map(imageBlock)] : body || undefined;
+      return {
+        role: 'user',
+        blocks: [
+          {
+            type: 'tool_result',
+            tool_use_id: m.toolCallId,
+            ...(content !== undefined ? { content } : {}),
+            ...(m.isError ? { is_error: true } : {}),
+          },
+        ],
+      };
     }
     default:
       return assertNever(m);
@@ -85,7 +111,10 @@ function blocksOf(m: AgentMessage, options: ModelConnectionOptions): { role: 'us
  * @internal The Messages API `messages`: consecutive messages of one role merged (tool results of one turn
  * share one user message, as the API requires), empty text dropped, a lone text block sent as a string.
  */
-export function toAnthropicMessages(messages: readonly AgentMessage[], options: ModelConnectionOptions = {}): AnthropicMessage[] {
+export function toAnthropicMessages(
+  messages: readonly AgentMessage[],
+  options: ModelConnectionOptions = {},
+): AnthropicMessage[] {
   const merged: Array<{ role: 'user' | 'assistant'; content: Block[] }> = [];
   for (const m of messages) {
     const { role, blocks } = blocksOf(m, options);
@@ -94,7 +123,9 @@ export function toAnthropicMessages(messages: readonly AgentMessage[], options: 
     if (last?.role === role) last.content.push(...blocks);
     else merged.push({ role, content: [...blocks] });
   }
-  return merged.map((m) => (m.content.length === 1 && m.content[0].type === 'text' ? { role: m.role, content: m.content[0].text as string } : m));
+  return merged.map((m) =>
+    m.content.length === 1 && m.content[0].type === 'text' ? { role: m.role, content: m.content[0].text as string } : m,
+  );
 }
 
 interface WireUsage {
@@ -119,25 +150,35 @@ function toUsage(usage: WireUsage | undefined): TokenUsage | undefined {
   };
 }
 
-function fromBlocks(blocks: readonly WireBlock[], argumentsOf: (block: WireBlock, index: number) => string): Pick<ChatResponse, 'text' | 'toolCalls' | 'providerData'> {
+function fromBlocks(
+  blocks: readonly WireBlock[],
+  argumentsOf: (block: WireBlock, index: number) => string,
+): Pick<ChatResponse, 'text' | 'toolCalls' | 'providerData'> {
   let text = '';
   const toolCalls: ToolCall[] = [];
   let thinking = false;
   blocks.forEach((b, i) => {
     if (b.type === 'text' && typeof b.text === 'string') text += b.text;
-    else if (b.type === 'tool_use' && b.id && b.name) toolCalls.push({ id: b.id, name: b.name, arguments: argumentsOf(b, i) });
+    else if (b.type === 'tool_use' && b.id && b.name)
+      toolCalls.push({ id: b.id, name: b.name, arguments: argumentsOf(b, i) });
     else if (b.type === 'thinking' || b.type === 'redacted_thinking') thinking = true;
   });
   if (!thinking) return { text, toolCalls };
   // The API wants the assistant turn back as it was: thinking blocks (signatures intact) before the tool_use blocks.
-  const items = blocks.map((b, i) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: inputObject(argumentsOf(b, i)) } : b));
+  const items = blocks.map((b, i) =>
+    b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: inputObject(argumentsOf(b, i)) } : b,
+  );
   return { text, toolCalls, providerData: { provider: PROVIDER, items } };
 }
 
 function parseMessage(data: unknown): ChatResponse {
   const d = data as { type?: string; content?: WireBlock[]; stop_reason?: string; usage?: WireUsage };
   if (!Array.isArray(d?.content)) throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} answered without a content array`);
-  return { ...fromBlocks(d.content, (b) => JSON.stringify(b.input ?? {})), usage: toUsage(d.usage), finishReason: d.stop_reason ?? undefined };
+  return {
+    ...fromBlocks(d.content, (b) => JSON.stringify(b.input ?? {})),
+    usage: toUsage(d.usage),
+    finishReason: d.stop_reason ?? undefined,
+  };
 }
 
 interface StreamEvent {
@@ -145,12 +186,22 @@ interface StreamEvent {
   index?: number;
   message?: { usage?: WireUsage };
   content_block?: WireBlock;
-  delta?: { type?: string; text?: string; partial_json?: string; thinking?: string; signature?: string; stop_reason?: string };
+  delta?: {
+    type?: string;
+    text?: string;
+    partial_json?: string;
+    thinking?: string;
+    signature?: string;
+    stop_reason?: string;
+  };
   usage?: WireUsage;
   error?: { type?: string; message?: string };
 }
 
-async function parseMessageStream(events: AsyncIterable<{ data: string }>, options: ChatCallOptions): Promise<ChatResponse> {
+async function parseMessageStream(
+  events: AsyncIterable<{ data: string }>,
+  options: ChatCallOptions,
+): Promise<ChatResponse> {
   const blocks = new Map<number, { block: WireBlock; json: string }>();
   let usage: TokenUsage | undefined;
   let startUsage: WireUsage | undefined;
@@ -169,13 +220,23 @@ async function parseMessageStream(events: AsyncIterable<{ data: string }>, optio
         entry.block.text = (entry.block.text ?? '') + d.text;
         options.onTextDelta?.(d.text);
       } else if (d.type === 'input_json_delta' && d.partial_json) entry.json += d.partial_json;
-      else if (d.type === 'thinking_delta' && d.thinking) entry.block.thinking = (entry.block.thinking ?? '') + d.thinking;
-      else if (d.type === 'signature_delta' && d.signature) entry.block.signature = (entry.block.signature ?? '') + d.signature;
+      else if (d.type === 'thinking_delta' && d.thinking)
+        entry.block.thinking = (entry.block.thinking ?? '') + d.thinking;
+      else if (d.type === 'signature_delta' && d.signature)
+        entry.block.signature = (entry.block.signature ?? '') + d.signature;
     } else if (e.type === 'message_delta') {
       if (e.delta?.stop_reason) finishReason = e.delta.stop_reason;
-      if (typeof e.usage?.output_tokens === 'number') usage = toUsage({ ...(startUsage ?? { input_tokens: 0 }), ...e.usage, input_tokens: num(e.usage.input_tokens) || num(startUsage?.input_tokens) });
+      if (typeof e.usage?.output_tokens === 'number')
+        usage = toUsage({
+          ...(startUsage ?? { input_tokens: 0 }),
+          ...e.usage,
+          input_tokens: num(e.usage.input_tokens) || num(startUsage?.input_tokens),
+        });
     } else if (e.type === 'error') {
-      throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} stream failed: ${e.error?.type ?? 'error'}: ${e.error?.message ?? 'unknown error'}`);
+      throw new UtcpError(
+        'PROTOCOL_ERROR',
+        `${PROVIDER} stream failed: ${e.error?.type ?? 'error'}: ${e.error?.message ?? 'unknown error'}`,
+      );
     } else if (e.type === 'message_stop') {
       break;
     }
@@ -207,8 +268,13 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
     modelId: options.model,
     async generate(request: ChatRequest, callOptions) {
       const tools: Array<Record<string, unknown>> = request.tools.map((t) => ({ ...anthropicToolFromDefinition(t) }));
-      if (options.cacheControl?.tools && tools.length > 0) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: ephemeral };
-      const system = request.system ? (options.cacheControl?.system ? [{ type: 'text', text: request.system, cache_control: ephemeral }] : request.system) : undefined;
+      if (options.cacheControl?.tools && tools.length > 0)
+        tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: ephemeral };
+      const system = request.system
+        ? options.cacheControl?.system
+          ? [{ type: 'text', text: request.system, cache_control: ephemeral }]
+          : request.system
+        : undefined;
       // Anthropic refuses tool_use/tool_result blocks without tool definitions, so "no tools" is tool_choice none.
       const body: Record<string, unknown> = {
         model: options.model,
@@ -217,7 +283,9 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
         messages: toAnthropicMessages(request.messages, options),
         ...(tools.length > 0 ? { tools } : {}),
         ...(tools.length > 0 && request.toolChoice === 'none' ? { tool_choice: { type: 'none' } } : {}),
-        ...(options.thinkingBudgetTokens ? { thinking: { type: 'enabled', budget_tokens: options.thinkingBudgetTokens } } : {}),
+        ...(options.thinkingBudgetTokens
+          ? { thinking: { type: 'enabled', budget_tokens: options.thinkingBudgetTokens } }
+          : {}),
         ...(options.stream ? { stream: true } : {}),
         ...(options.body ?? {}),
       };
@@ -237,7 +305,8 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
           onRetry: callOptions.onRetry,
         },
         async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json')) return parseMessageStream(readSseEvents(responseBody), callOptions);
+          if (options.stream && !contentType.includes('json'))
+            return parseMessageStream(readSseEvents(responseBody), callOptions);
           return parseMessage(await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`));
         },
       );

@@ -48,8 +48,10 @@ export function splitMedia(
   const max = options.maxMediaBytes ?? DEFAULT_MAX_MEDIA_BYTES;
   for (const m of media ?? []) {
     const bytes = base64Bytes(m.data);
-    if (options.media === false) notes.push(`[${m.type} ${m.mediaType}, ${bytes} bytes, not shown: this model takes no ${m.type}s]`);
-    else if (!accepts(m)) notes.push(`[${m.type} ${m.mediaType}, ${bytes} bytes, not shown: ${m.mediaType} is not accepted here]`);
+    if (options.media === false)
+      notes.push(`[${m.type} ${m.mediaType}, ${bytes} bytes, not shown: this model takes no ${m.type}s]`);
+    else if (!accepts(m))
+      notes.push(`[${m.type} ${m.mediaType}, ${bytes} bytes, not shown: ${m.mediaType} is not accepted here]`);
     else if (bytes > max) notes.push(`[${m.type} ${m.mediaType}, ${bytes} bytes, not shown: larger than ${max} bytes]`);
     else native.push(m);
   }
@@ -72,7 +74,9 @@ export function isCommonImage(m: MediaContent): boolean {
 export function inputObject(args: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(args);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

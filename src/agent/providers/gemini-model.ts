@@ -4,11 +4,27 @@
  */
 import type { JsonSchema } from '../../index.js';
 import { UtcpError } from '../../index.js';
-import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ModelToolDefinition, TokenUsage } from '../chat-model.js';
+import type {
+  ChatCallOptions,
+  ChatModel,
+  ChatRequest,
+  ChatResponse,
+  ModelToolDefinition,
+  TokenUsage,
+} from '../chat-model.js';
 import { isSchemaObject, resolveLocalRef, toObjectRootSchema } from '../export/schema-convert.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { inputObject, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_MODEL_TIMEOUT_MS,
+  endpointUrl,
+  proxyDispatcher,
+  parseEventJson,
+  postModelRequest,
+  readBodyJson,
+  readSseEvents,
+} from './model-http.js';
 
 export interface GeminiModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `gemini-2.5-flash`. */
@@ -36,14 +52,36 @@ interface Content {
 // ---------------------------------------------------------------- schemas
 
 const KEPT = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'properties', 'required', 'items', 'minItems', 'maxItems',
-  'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minProperties', 'maxProperties', 'anyOf', 'propertyOrdering',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'properties',
+  'required',
+  'items',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minProperties',
+  'maxProperties',
+  'anyOf',
+  'propertyOrdering',
 ]);
 
 function geminiSchema(schema: unknown, root: Record<string, unknown>, depth: number): Record<string, unknown> {
   if (!isSchemaObject(schema) || depth > 24) return {};
   let s: Record<string, unknown> = schema;
-  if (typeof s.$ref === 'string') s = { ...(resolveLocalRef(s.$ref, root) ?? {}), ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$ref')) };
+  if (typeof s.$ref === 'string')
+    s = {
+      ...(resolveLocalRef(s.$ref, root) ?? {}),
+      ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$ref')),
+    };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(s)) {
     if (!KEPT.has(key) && key !== 'const' && key !== 'oneOf') continue;
@@ -66,12 +104,21 @@ function geminiSchema(schema: unknown, root: Record<string, unknown>, depth: num
       out.enum = value.filter((v) => v !== null).map(String);
     } else if (key === 'format') {
       // Only these formats are accepted; others would be refused.
-      if (value === 'enum' || value === 'date-time' || value === 'int32' || value === 'int64' || value === 'float' || value === 'double') out.format = value;
+      if (
+        value === 'enum' ||
+        value === 'date-time' ||
+        value === 'int32' ||
+        value === 'int64' ||
+        value === 'float' ||
+        value === 'double'
+      )
+        out.format = value;
     } else {
       out[key] = value;
     }
   }
-  if (Array.isArray(out.required) && isSchemaObject(out.properties)) out.required = (out.required as unknown[]).filter((r) => typeof r === 'string' && r in (out.properties as object));
+  if (Array.isArray(out.required) && isSchemaObject(out.properties))
+    out.required = (out.required as unknown[]).filter((r) => typeof r === 'string' && r in (out.properties as object));
   return out;
 }
 
@@ -117,20 +164,37 @@ export function toGeminiContents(messages: readonly AgentMessage[], options: Mod
         break;
       }
       case 'assistant':
-        push('model', m.providerData?.provider === PROVIDER ? (m.providerData.items as Part[]) : m.text ? [{ text: m.text }] : []);
+        push(
+          'model',
+          m.providerData?.provider === PROVIDER ? (m.providerData.items as Part[]) : m.text ? [{ text: m.text }] : [],
+        );
         break;
       case 'tool_calls':
         if (m.providerData?.provider === PROVIDER) push('model', m.providerData.items as Part[]);
         else
           push('model', [
             ...(m.text ? [{ text: m.text }] : []),
-            ...m.calls.map((c) => ({ functionCall: { name: wireName(c.name), args: inputObject(c.arguments), ...(c.id.startsWith(GENERATED_ID) ? {} : { id: c.id }) } })),
+            ...m.calls.map((c) => ({
+              functionCall: {
+                name: wireName(c.name),
+                args: inputObject(c.arguments),
+                ...(c.id.startsWith(GENERATED_ID) ? {} : { id: c.id }),
+              },
+            })),
           ]);
         break;
       case 'tool_result': {
         const { native, note } = splitMedia(m.media, options, acceptsMedia);
         const text = joinText(m.content, note);
-        push('user', [{ functionResponse: { name: wireName(m.toolName), response: m.isError ? { error: text } : { output: text }, ...(m.toolCallId.startsWith(GENERATED_ID) ? {} : { id: m.toolCallId }) } }]);
+        push('user', [
+          {
+            functionResponse: {
+              name: wireName(m.toolName),
+              response: m.isError ? { error: text } : { output: text },
+              ...(m.toolCallId.startsWith(GENERATED_ID) ? {} : { id: m.toolCallId }),
+            },
+          },
+        ]);
         // The images follow every function response of the turn.
         toolMedia.push(...native.map(inline));
         break;
@@ -170,7 +234,12 @@ interface WireResponse {
   error?: { code?: number; message?: string; status?: string };
 }
 
-function fromParts(parts: Part[], names: Map<string, string>, finishReason: string | undefined, usage: TokenUsage | undefined): ChatResponse {
+function fromParts(
+  parts: Part[],
+  names: Map<string, string>,
+  finishReason: string | undefined,
+  usage: TokenUsage | undefined,
+): ChatResponse {
   let text = '';
   const toolCalls: ToolCall[] = [];
   let signed = false;
@@ -179,35 +248,60 @@ function fromParts(parts: Part[], names: Map<string, string>, finishReason: stri
     if (typeof p.text === 'string' && !p.thought) text += p.text;
     const call = p.functionCall as { name?: string; args?: unknown; id?: string } | undefined;
     if (call?.name) {
-      toolCalls.push({ id: call.id || `${GENERATED_ID}${toolCalls.length + 1}_${Date.now().toString(36)}`, name: names.get(call.name) ?? call.name, arguments: JSON.stringify(call.args ?? {}) });
+      toolCalls.push({
+        id: call.id || `${GENERATED_ID}${toolCalls.length + 1}_${Date.now().toString(36)}`,
+        name: names.get(call.name) ?? call.name,
+        arguments: JSON.stringify(call.args ?? {}),
+      });
     }
   });
-  return { text, toolCalls, usage, ...(finishReason ? { finishReason } : {}), ...(signed ? { providerData: { provider: PROVIDER, items: parts } } : {}) };
+  return {
+    text,
+    toolCalls,
+    usage,
+    ...(finishReason ? { finishReason } : {}),
+    ...(signed ? { providerData: { provider: PROVIDER, items: parts } } : {}),
+  };
 }
 
 function parseResponse(d: WireResponse, names: Map<string, string>): ChatResponse {
   const candidate = d.candidates?.[0];
   if (!candidate) {
-    if (d.promptFeedback?.blockReason) return { text: '', toolCalls: [], usage: toUsage(d.usageMetadata), finishReason: d.promptFeedback.blockReason };
+    if (d.promptFeedback?.blockReason)
+      return { text: '', toolCalls: [], usage: toUsage(d.usageMetadata), finishReason: d.promptFeedback.blockReason };
     throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} answered without candidates`);
   }
   return fromParts(candidate.content?.parts ?? [], names, candidate.finishReason, toUsage(d.usageMetadata));
 }
 
-async function parseStream(events: AsyncIterable<{ data: string }>, names: Map<string, string>, options: ChatCallOptions): Promise<ChatResponse> {
+async function parseStream(
+  events: AsyncIterable<{ data: string }>,
+  names: Map<string, string>,
+  options: ChatCallOptions,
+): Promise<ChatResponse> {
   const parts: Part[] = [];
   let usage: TokenUsage | undefined;
   let finishReason: string | undefined;
   for await (const event of events) {
     const chunk = parseEventJson<WireResponse>(event.data, PROVIDER);
-    if (chunk.error) throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} stream failed: ${chunk.error.status ?? chunk.error.code ?? 'error'}: ${chunk.error.message ?? 'unknown error'}`);
+    if (chunk.error)
+      throw new UtcpError(
+        'PROTOCOL_ERROR',
+        `${PROVIDER} stream failed: ${chunk.error.status ?? chunk.error.code ?? 'error'}: ${chunk.error.message ?? 'unknown error'}`,
+      );
     usage = toUsage(chunk.usageMetadata) ?? usage;
     const candidate = chunk.candidates?.[0];
     if (candidate?.finishReason) finishReason = candidate.finishReason;
     for (const part of candidate?.content?.parts ?? []) {
       const last = parts.at(-1);
       // Text arrives in pieces: join consecutive text parts of one kind (a signature may come with any piece).
-      if (typeof part.text === 'string' && last && typeof last.text === 'string' && Boolean(last.thought) === Boolean(part.thought) && !last.functionCall) {
+      if (
+        typeof part.text === 'string' &&
+        last &&
+        typeof last.text === 'string' &&
+        Boolean(last.thought) === Boolean(part.thought) &&
+        !last.functionCall
+      ) {
         last.text += part.text;
         if (part.thoughtSignature) last.thoughtSignature = part.thoughtSignature;
       } else parts.push({ ...part });
@@ -219,7 +313,11 @@ async function parseStream(events: AsyncIterable<{ data: string }>, names: Map<s
 
 function declaration(t: ModelToolDefinition): Record<string, unknown> {
   const parameters = toGeminiParameters(t.inputSchema);
-  return { name: wireName(t.name), ...(t.description ? { description: t.description } : {}), ...(parameters ? { parameters } : {}) };
+  return {
+    name: wireName(t.name),
+    ...(t.description ? { description: t.description } : {}),
+    ...(parameters ? { parameters } : {}),
+  };
 }
 
 /** A ChatModel over Google's Gemini API (Generative Language API), with optional streaming. */
@@ -251,7 +349,10 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
         contents: toGeminiContents(request.messages, options),
         ...(request.system ? { systemInstruction: { parts: [{ text: request.system }] } } : {}),
         ...(request.tools.length > 0
-          ? { tools: [{ functionDeclarations: request.tools.map(declaration) }], toolConfig: { functionCallingConfig: { mode: request.toolChoice === 'none' ? 'NONE' : 'AUTO' } } }
+          ? {
+              tools: [{ functionDeclarations: request.tools.map(declaration) }],
+              toolConfig: { functionCallingConfig: { mode: request.toolChoice === 'none' ? 'NONE' : 'AUTO' } },
+            }
           : {}),
         ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
         ...(options.body ?? {}),
@@ -272,8 +373,12 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
           onRetry: callOptions.onRetry,
         },
         async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json')) return parseStream(readSseEvents(responseBody), names, callOptions);
-          return parseResponse((await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse, names);
+          if (options.stream && !contentType.includes('json'))
+            return parseStream(readSseEvents(responseBody), names, callOptions);
+          return parseResponse(
+            (await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse,
+            names,
+          );
         },
       );
     },

@@ -12,7 +12,14 @@ export class ModelApiError extends HttpStatusError {
   readonly requestId?: string;
   /** Tries made, the last one included. */
   attempts = 1;
-  constructor(provider: string, status: number, url: string, bodyExcerpt: string, statusText = '', extra: { requestId?: string } = {}) {
+  constructor(
+    provider: string,
+    status: number,
+    url: string,
+    bodyExcerpt: string,
+    statusText = '',
+    extra: { requestId?: string } = {},
+  ) {
     super(status, url, bodyExcerpt, statusText);
     this.provider = provider;
     if (extra.requestId) this.requestId = extra.requestId;

@@ -9,7 +9,14 @@ import type { Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
 import { ModelApiError } from './model-api-error.js';
-import { backoffDelayMs, isConnectionFailure, isRetryableStatus, retryPolicy, serverRetryDelayMs, type ModelRetryOptions } from './retry.js';
+import {
+  backoffDelayMs,
+  isConnectionFailure,
+  isRetryableStatus,
+  retryPolicy,
+  serverRetryDelayMs,
+  type ModelRetryOptions,
+} from './retry.js';
 import type { ModelRetryInfo } from '../chat-model.js';
 
 /** A response body: chunks of bytes. */
@@ -116,7 +123,12 @@ export function scrubSecrets<E>(error: E, secrets: readonly string[]): E {
       const value = (e as Record<string, unknown>)[key];
       if (typeof value === 'string' && live.some((s) => value.includes(s))) {
         try {
-          Object.defineProperty(e, key, { value: redact(value, live), writable: true, configurable: true, enumerable: Object.prototype.propertyIsEnumerable.call(e, key) });
+          Object.defineProperty(e, key, {
+            value: redact(value, live),
+            writable: true,
+            configurable: true,
+            enumerable: Object.prototype.propertyIsEnumerable.call(e, key),
+          });
         } catch {
           // a frozen field: leave it
         }
@@ -129,7 +141,10 @@ export function scrubSecrets<E>(error: E, secrets: readonly string[]): E {
 /** The provider's own error message when the body is the usual `{ error: { message } }`, else the raw text. */
 function errorExcerpt(text: string): string {
   try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown; type?: unknown; status?: unknown } | string; message?: unknown };
+    const parsed = JSON.parse(text) as {
+      error?: { message?: unknown; type?: unknown; status?: unknown } | string;
+      message?: unknown;
+    };
     const e = parsed.error;
     if (typeof e === 'string') return e;
     if (e && typeof e.message === 'string') {
@@ -154,7 +169,11 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
 
 /** The provider's id of a request, for support tickets. */
 export function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
-  return headerValue(headers, 'request-id') ?? headerValue(headers, 'x-request-id') ?? headerValue(headers, 'x-goog-request-id');
+  return (
+    headerValue(headers, 'request-id') ??
+    headerValue(headers, 'x-request-id') ??
+    headerValue(headers, 'x-goog-request-id')
+  );
 }
 
 function mapError(error: unknown, signal: AbortSignal, req: ModelRequest): unknown {
@@ -166,7 +185,10 @@ function mapError(error: unknown, signal: AbortSignal, req: ModelRequest): unkno
   if (error instanceof UtcpError) return error;
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
-  return new TransportError(`${req.provider} request to ${publicUrl(req.url)} failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`, { cause: error });
+  return new TransportError(
+    `${req.provider} request to ${publicUrl(req.url)} failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`,
+    { cause: error },
+  );
 }
 
 let undiciModule: Promise<typeof import('undici')> | undefined;
@@ -176,7 +198,10 @@ function loadUndici(): Promise<typeof import('undici')> {
 }
 
 function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const h = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
@@ -232,22 +257,49 @@ interface TryFailure {
   requestId?: string;
 }
 
-async function tryOnce<T>(req: ModelRequest, read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>): Promise<{ ok: T } | { failed: TryFailure }> {
+async function tryOnce<T>(
+  req: ModelRequest,
+  read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>,
+): Promise<{ ok: T } | { failed: TryFailure }> {
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new UtcpTimeoutError(`${req.provider} request`, req.timeoutMs)), req.timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new UtcpTimeoutError(`${req.provider} request`, req.timeoutMs)),
+    req.timeoutMs,
+  );
   const signal = AbortSignal.any([req.signal, deadline.signal]);
   let body: Dispatcher.ResponseData['body'] | undefined;
   const seen = { bytes: false };
   try {
     const { request } = await loadUndici();
     const dispatcher = await dispatcherFor(req);
-    const response = await request(req.url, { method: 'POST', headers: req.headers, body: JSON.stringify(req.body), signal, ...(dispatcher ? { dispatcher } : {}) });
+    const response = await request(req.url, {
+      method: 'POST',
+      headers: req.headers,
+      body: JSON.stringify(req.body),
+      signal,
+      ...(dispatcher ? { dispatcher } : {}),
+    });
     body = response.body;
     const requestId = requestIdOf(response.headers);
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const text = await readBodyText(body, ERROR_EXCERPT_BYTES * 16, 'error body').catch(() => '');
-      const error = new ModelApiError(req.provider, response.statusCode, publicUrl(req.url), redact(errorExcerpt(text), req.secrets).slice(0, ERROR_EXCERPT_BYTES), '', { requestId });
-      return { failed: { error, retryable: isRetryableStatus(response.statusCode), serverDelayMs: serverRetryDelayMs(response.headers, text), status: response.statusCode, requestId } };
+      const error = new ModelApiError(
+        req.provider,
+        response.statusCode,
+        publicUrl(req.url),
+        redact(errorExcerpt(text), req.secrets).slice(0, ERROR_EXCERPT_BYTES),
+        '',
+        { requestId },
+      );
+      return {
+        failed: {
+          error,
+          retryable: isRetryableStatus(response.statusCode),
+          serverDelayMs: serverRetryDelayMs(response.headers, text),
+          status: response.statusCode,
+          requestId,
+        },
+      };
     }
     const contentType = (headerValue(response.headers, 'content-type') ?? '').toLowerCase();
     return { ok: await read(tracked(body, seen), contentType, response.headers) };
@@ -267,7 +319,10 @@ async function tryOnce<T>(req: ModelRequest, read: (body: BodyChunks, contentTyp
  * @throws ModelApiError (status, provider request id, attempts) after the last try, UtcpTimeoutError /
  *   UtcpAbortError, TransportError; no error carries a secret.
  */
-export async function postModelRequest<T>(req: ModelRequest, read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>): Promise<T> {
+export async function postModelRequest<T>(
+  req: ModelRequest,
+  read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>,
+): Promise<T> {
   const policy = retryPolicy(req.retry, req.maxRetries);
   for (let attempt = 0; ; attempt++) {
     if (req.signal.aborted) throw scrubSecrets(mapError(req.signal.reason, req.signal, req), req.secrets);
@@ -278,7 +333,14 @@ export async function postModelRequest<T>(req: ModelRequest, read: (body: BodyCh
     if (failure.error instanceof ModelApiError) failure.error.attempts = attempt + 1;
     const delayMs = failure.serverDelayMs ?? backoffDelayMs(attempt, policy);
     if (!failure.retryable || attempt >= policy.maxRetries || delayMs > policy.maxDelayMs) throw failure.error;
-    req.onRetry?.({ attempt: attempt + 1, maxRetries: policy.maxRetries, delayMs, ...(failure.status ? { status: failure.status } : {}), ...(failure.requestId ? { requestId: failure.requestId } : {}), error: failure.error });
+    req.onRetry?.({
+      attempt: attempt + 1,
+      maxRetries: policy.maxRetries,
+      delayMs,
+      ...(failure.status ? { status: failure.status } : {}),
+      ...(failure.requestId ? { requestId: failure.requestId } : {}),
+      error: failure.error,
+    });
     try {
       await policy.sleep(delayMs, req.signal);
     } catch {

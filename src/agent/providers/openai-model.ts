@@ -8,7 +8,16 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_MODEL_TIMEOUT_MS,
+  endpointUrl,
+  proxyDispatcher,
+  parseEventJson,
+  postModelRequest,
+  readBodyJson,
+  readSseEvents,
+} from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
 export interface OpenAIChatModelOptions extends ModelConnectionOptions {
@@ -46,7 +55,9 @@ function argumentsText(value: unknown): string {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p: { type?: string; text?: unknown }) => (p?.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+  return content
+    .map((p: { type?: string; text?: unknown }) => (p?.type === 'text' && typeof p.text === 'string' ? p.text : ''))
+    .join('');
 }
 
 interface WireUsage {
@@ -72,7 +83,11 @@ function toUsage(usage: WireUsage | undefined): TokenUsage | undefined {
 function audioFormat(m: MediaContent): string | undefined {
   const t = m.mediaType.toLowerCase();
   if (m.type !== 'audio') return undefined;
-  return t === 'audio/wav' || t === 'audio/x-wav' || t === 'audio/wave' ? 'wav' : t === 'audio/mpeg' || t === 'audio/mp3' ? 'mp3' : undefined;
+  return t === 'audio/wav' || t === 'audio/x-wav' || t === 'audio/wave'
+    ? 'wav'
+    : t === 'audio/mpeg' || t === 'audio/mp3'
+      ? 'mp3'
+      : undefined;
 }
 
 function mediaPart(m: MediaContent): Record<string, unknown> {
@@ -93,7 +108,10 @@ function userContent(text: string, media: readonly MediaContent[]): string | Arr
  * go in one user message after that turn's tool messages (tool messages take text only, and must follow
  * their assistant message without anything in between).
  */
-export function toOpenAIMessages(request: ChatRequest, options: ModelConnectionOptions = {}): Record<string, unknown>[] {
+export function toOpenAIMessages(
+  request: ChatRequest,
+  options: ModelConnectionOptions = {},
+): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   if (request.system) out.push({ role: 'system', content: request.system });
   let pendingMedia: Array<{ name: string; media: MediaContent[] }> = [];
@@ -119,12 +137,24 @@ export function toOpenAIMessages(request: ChatRequest, options: ModelConnectionO
         out.push({
           role: 'assistant',
           content: m.text === '' ? null : m.text,
-          tool_calls: m.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+          tool_calls: m.calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
         });
         break;
       case 'tool_result': {
         const { native, note } = splitMedia(m.media, options, acceptsMedia);
-        out.push({ role: 'tool', tool_call_id: m.toolCallId, content: joinText(m.content, note, native.length > 0 ? `[${native.length} attachment(s) follow in the next message]` : '') });
+        out.push({
+          role: 'tool',
+          tool_call_id: m.toolCallId,
+          content: joinText(
+            m.content,
+            note,
+            native.length > 0 ? `[${native.length} attachment(s) follow in the next message]` : '',
+          ),
+        });
         if (native.length > 0) pendingMedia.push({ name: m.toolName, media: native });
         break;
       }
@@ -137,26 +167,50 @@ export function toOpenAIMessages(request: ChatRequest, options: ModelConnectionO
 }
 
 function toToolCall(wire: OpenAIWireToolCall): ToolCall {
-  return { id: wire.id || `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`, name: wire.function?.name ?? '', arguments: argumentsText(wire.function?.arguments) };
+  return {
+    id: wire.id || `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+    name: wire.function?.name ?? '',
+    arguments: argumentsText(wire.function?.arguments),
+  };
 }
 
 function parseCompletion(data: unknown, provider: string): ChatResponse {
-  const d = data as { choices?: Array<{ message?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string }>; usage?: WireUsage };
+  const d = data as {
+    choices?: Array<{ message?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string }>;
+    usage?: WireUsage;
+  };
   const choice = d?.choices?.[0];
   if (!choice?.message) throw new UtcpError('PROTOCOL_ERROR', `${provider} answered without choices[0].message`);
   const toolCalls = (choice.message.tool_calls ?? []).filter((c) => c?.function?.name).map(toToolCall);
-  return { text: contentText(choice.message.content), toolCalls, usage: toUsage(d.usage), finishReason: choice.finish_reason ?? undefined };
+  return {
+    text: contentText(choice.message.content),
+    toolCalls,
+    usage: toUsage(d.usage),
+    finishReason: choice.finish_reason ?? undefined,
+  };
 }
 
-async function parseCompletionStream(events: AsyncIterable<{ data: string }>, provider: string, options: ChatCallOptions): Promise<ChatResponse> {
+async function parseCompletionStream(
+  events: AsyncIterable<{ data: string }>,
+  provider: string,
+  options: ChatCallOptions,
+): Promise<ChatResponse> {
   let text = '';
   let usage: TokenUsage | undefined;
   let finishReason: string | undefined;
   const calls = new Map<number, OpenAIWireToolCall & { name: string; args: string }>();
   for await (const event of events) {
     if (event.data.trim() === '[DONE]') break;
-    const chunk = parseEventJson<{ error?: { message?: string }; usage?: WireUsage; choices?: Array<{ delta?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] }; finish_reason?: string | null }> }>(event.data, provider);
-    if (chunk.error) throw new UtcpError('PROTOCOL_ERROR', `${provider} stream failed: ${chunk.error.message ?? 'unknown error'}`);
+    const chunk = parseEventJson<{
+      error?: { message?: string };
+      usage?: WireUsage;
+      choices?: Array<{
+        delta?: { content?: unknown; tool_calls?: OpenAIWireToolCall[] };
+        finish_reason?: string | null;
+      }>;
+    }>(event.data, provider);
+    if (chunk.error)
+      throw new UtcpError('PROTOCOL_ERROR', `${provider} stream failed: ${chunk.error.message ?? 'unknown error'}`);
     usage = toUsage(chunk.usage) ?? usage;
     const choice = chunk.choices?.[0];
     if (!choice) continue;
@@ -207,7 +261,9 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
         model: options.model,
         messages: toOpenAIMessages(request, options),
         ...(withTools ? { tools: request.tools.map((t) => openAIToolFromDefinition(t, strict)) } : {}),
-        ...(withTools && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
+        ...(withTools && options.parallelToolCalls !== undefined
+          ? { parallel_tool_calls: options.parallelToolCalls }
+          : {}),
         ...(options.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
         ...(options.body ?? {}),
       };
@@ -227,8 +283,16 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
           onRetry: callOptions.onRetry,
         },
         async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json')) return parseCompletionStream(readSseEvents(responseBody), provider, callOptions);
-          return parseCompletion(await readBodyJson(responseBody, options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, `${provider} response`), provider);
+          if (options.stream && !contentType.includes('json'))
+            return parseCompletionStream(readSseEvents(responseBody), provider, callOptions);
+          return parseCompletion(
+            await readBodyJson(
+              responseBody,
+              options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+              `${provider} response`,
+            ),
+            provider,
+          );
         },
       );
     },

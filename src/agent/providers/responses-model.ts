@@ -8,7 +8,16 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MODEL_TIMEOUT_MS, endpointUrl, proxyDispatcher, parseEventJson, postModelRequest, readBodyJson, readSseEvents } from './model-http.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_MODEL_TIMEOUT_MS,
+  endpointUrl,
+  proxyDispatcher,
+  parseEventJson,
+  postModelRequest,
+  readBodyJson,
+  readSseEvents,
+} from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
 export interface ResponsesModelOptions extends ModelConnectionOptions {
@@ -43,19 +52,25 @@ export function toResponsesInput(messages: readonly AgentMessage[], options: Mod
       case 'user': {
         const { native, note } = splitMedia(m.media, options, isCommonImage);
         const text = joinText(m.text, note);
-        out.push({ role: 'user', content: [...(text ? [{ type: 'input_text', text }] : []), ...native.map(inputImage)] });
+        out.push({
+          role: 'user',
+          content: [...(text ? [{ type: 'input_text', text }] : []), ...native.map(inputImage)],
+        });
         break;
       }
       case 'assistant':
         if (m.providerData?.provider === PROVIDER) out.push(...(m.providerData.items as Item[]));
-        else if (m.text) out.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.text }] });
+        else if (m.text)
+          out.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.text }] });
         break;
       case 'tool_calls':
         if (m.providerData?.provider === PROVIDER) {
           out.push(...(m.providerData.items as Item[]));
         } else {
-          if (m.text) out.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.text }] });
-          for (const c of m.calls) out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments });
+          if (m.text)
+            out.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.text }] });
+          for (const c of m.calls)
+            out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments });
         }
         break;
       case 'tool_result': {
@@ -102,8 +117,13 @@ interface WireResponse {
 
 /** Output items as they are sent back: ids and statuses the API assigned are kept. */
 function fromOutput(response: WireResponse): ChatResponse {
-  if (!Array.isArray(response.output)) throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} answered without an output array`);
-  if (response.status === 'failed') throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} response failed: ${response.error?.code ?? 'error'}: ${response.error?.message ?? 'unknown error'}`);
+  if (!Array.isArray(response.output))
+    throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} answered without an output array`);
+  if (response.status === 'failed')
+    throw new UtcpError(
+      'PROTOCOL_ERROR',
+      `${PROVIDER} response failed: ${response.error?.code ?? 'error'}: ${response.error?.message ?? 'unknown error'}`,
+    );
   let text = '';
   const toolCalls: ToolCall[] = [];
   for (const item of response.output) {
@@ -113,31 +133,59 @@ function fromOutput(response: WireResponse): ChatResponse {
         else if (part.type === 'refusal' && typeof part.refusal === 'string') text += part.refusal;
       }
     } else if (item.type === 'function_call' && typeof item.name === 'string') {
-      const id = typeof item.call_id === 'string' && item.call_id ? item.call_id : `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+      const id =
+        typeof item.call_id === 'string' && item.call_id
+          ? item.call_id
+          : `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
       item.call_id = id;
-      toolCalls.push({ id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) });
+      toolCalls.push({
+        id,
+        name: item.name,
+        arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}),
+      });
     }
   }
   const finishReason = response.incomplete_details?.reason ?? response.status;
-  return { text, toolCalls, usage: toUsage(response.usage), ...(finishReason ? { finishReason } : {}), providerData: { provider: PROVIDER, items: response.output } };
+  return {
+    text,
+    toolCalls,
+    usage: toUsage(response.usage),
+    ...(finishReason ? { finishReason } : {}),
+    providerData: { provider: PROVIDER, items: response.output },
+  };
 }
 
 async function parseStream(events: AsyncIterable<{ data: string }>, options: ChatCallOptions): Promise<ChatResponse> {
   const items = new Map<number, Item>();
   for await (const event of events) {
     if (event.data.trim() === '[DONE]') break;
-    const e = parseEventJson<{ type?: string; delta?: string; item?: Item; output_index?: number; response?: WireResponse; message?: string; code?: string }>(event.data, PROVIDER);
+    const e = parseEventJson<{
+      type?: string;
+      delta?: string;
+      item?: Item;
+      output_index?: number;
+      response?: WireResponse;
+      message?: string;
+      code?: string;
+    }>(event.data, PROVIDER);
     if (e.type === 'response.output_text.delta' && typeof e.delta === 'string') options.onTextDelta?.(e.delta);
     else if (e.type === 'response.output_item.done' && e.item) items.set(e.output_index ?? items.size, e.item);
     else if (e.type === 'response.completed' || e.type === 'response.incomplete') {
       const response = e.response ?? {};
       // Some servers send the final response without its output: rebuild it from the items seen.
-      if (!Array.isArray(response.output) || response.output.length === 0) response.output = [...items.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
+      if (!Array.isArray(response.output) || response.output.length === 0)
+        response.output = [...items.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
       return fromOutput(response);
     } else if (e.type === 'response.failed') {
-      throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} response failed: ${e.response?.error?.code ?? 'error'}: ${e.response?.error?.message ?? 'unknown error'}`);
+      throw new UtcpError(
+        'PROTOCOL_ERROR',
+        `${PROVIDER} response failed: ${e.response?.error?.code ?? 'error'}: ${e.response?.error?.message ?? 'unknown error'}`,
+      );
     } else if (e.type === 'error') {
-      throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} stream failed: ${e.code ?? 'error'}: ${e.message ?? 'unknown error'}`);
+      throw new UtcpError(
+        'PROTOCOL_ERROR',
+        `${PROVIDER} stream failed: ${e.code ?? 'error'}: ${e.message ?? 'unknown error'}`,
+      );
     }
   }
   throw new UtcpError('PROTOCOL_ERROR', `${PROVIDER} stream ended without response.completed`);
@@ -171,12 +219,20 @@ export function responsesModel(options: ResponsesModelOptions): ChatModel {
           ? {
               tools: request.tools.map((t) => {
                 const f = openAIToolFromDefinition(t, strict).function;
-                return { type: 'function', name: f.name, ...(f.description ? { description: f.description } : {}), parameters: f.parameters, strict: f.strict ?? false };
+                return {
+                  type: 'function',
+                  name: f.name,
+                  ...(f.description ? { description: f.description } : {}),
+                  parameters: f.parameters,
+                  strict: f.strict ?? false,
+                };
               }),
               tool_choice: withTools ? 'auto' : 'none',
             }
           : {}),
-        ...(withTools && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
+        ...(withTools && options.parallelToolCalls !== undefined
+          ? { parallel_tool_calls: options.parallelToolCalls }
+          : {}),
         ...(options.reasoningEffort ? { reasoning: { effort: options.reasoningEffort } } : {}),
         store: false,
         include: ['reasoning.encrypted_content'],
@@ -199,7 +255,8 @@ export function responsesModel(options: ResponsesModelOptions): ChatModel {
           onRetry: callOptions.onRetry,
         },
         async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json')) return parseStream(readSseEvents(responseBody), callOptions);
+          if (options.stream && !contentType.includes('json'))
+            return parseStream(readSseEvents(responseBody), callOptions);
           return fromOutput((await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse);
         },
       );

@@ -116,7 +116,9 @@ export function serverRetryDelayMs(headers: IncomingHttpHeaders, body: string, n
   }
   if (resets.length > 0) return Math.max(...resets);
   try {
-    const details = (JSON.parse(body) as { error?: { details?: Array<{ '@type'?: string; retryDelay?: string }> } }).error?.details ?? [];
+    const details =
+      (JSON.parse(body) as { error?: { details?: Array<{ '@type'?: string; retryDelay?: string }> } }).error?.details ??
+      [];
     const info = details.find((d) => typeof d?.retryDelay === 'string');
     if (info) return parseDuration(info.retryDelay!);
   } catch {
@@ -133,7 +135,16 @@ export function backoffDelayMs(attempt: number, policy: RetryPolicy): number {
 
 /** Errors of the connection itself (refused, reset, closed before an answer), as opposed to ours. */
 export function isConnectionFailure(error: unknown): boolean {
-  const codes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+  const codes = new Set([
+    'ECONNRESET',
+    'ECONNREFUSED',
+    'EPIPE',
+    'ETIMEDOUT',
+    'EAI_AGAIN',
+    'UND_ERR_SOCKET',
+    'UND_ERR_CLOSED',
+    'UND_ERR_CONNECT_TIMEOUT',
+  ]);
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && codes.has(code)) return true;

@@ -25,7 +25,8 @@ function acceptsNull(input: Schema, root: Schema, depth = 0): boolean {
 function clean(value: unknown, input: unknown, root: Schema, depth: number): unknown {
   if (!isSchemaObject(input) || depth > 32) return value;
   const schema = deref(input, root);
-  if (Array.isArray(value)) return isSchemaObject(schema.items) ? value.map((v) => clean(v, schema.items, root, depth + 1)) : value;
+  if (Array.isArray(value))
+    return isSchemaObject(schema.items) ? value.map((v) => clean(v, schema.items, root, depth + 1)) : value;
   if (!isSchemaObject(value) || !isSchemaObject(schema.properties)) return value;
   const properties = schema.properties;
   const out: Record<string, unknown> = {};

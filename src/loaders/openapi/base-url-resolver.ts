@@ -5,7 +5,9 @@ import { isPlainObject, own } from './ref-resolver.js';
  * `relative` is set when the server URL was relative with nothing to resolve it against: the URL then starts
  * with the base-URL variable reference (docs/design/openapi.md#base-url-variable).
  */
-export type BaseUrlResult = { url: string; reason?: undefined; relative?: string } | { url?: undefined; reason: string; relative?: undefined };
+export type BaseUrlResult =
+  | { url: string; reason?: undefined; relative?: string }
+  | { url?: undefined; reason: string; relative?: undefined };
 
 /** The variable a relative server URL is bound to when the spec has no http(s) URL (namespaced like any variable). */
 export const BASE_URL_VARIABLE = 'BASE_URL';
@@ -68,7 +70,8 @@ function fromServers(servers: unknown, ctx: BaseUrlContext): BaseUrlResult | und
     const def = own(v, 'default');
     if (typeof def === 'string' || typeof def === 'number' || typeof def === 'boolean') return String(def);
     const choices = own(v, 'enum');
-    if (Array.isArray(choices) && choices.length > 0 && choices[0] !== null && typeof choices[0] !== 'object') return String(choices[0]);
+    if (Array.isArray(choices) && choices.length > 0 && choices[0] !== null && typeof choices[0] !== 'object')
+      return String(choices[0]);
     missing ??= name;
     return '';
   });
@@ -79,8 +82,12 @@ function fromServers(servers: unknown, ctx: BaseUrlContext): BaseUrlResult | und
 /** The Swagger 2.0 base URL from `schemes`, `host` and `basePath`, falling back to the spec URL. */
 function fromSwagger2(ctx: BaseUrlContext): BaseUrlResult {
   const { doc, httpSpecUrl } = ctx;
-  const schemes = Array.isArray(doc.schemes) ? doc.schemes.filter((s): s is string => typeof s === 'string').map((s) => s.toLowerCase()) : [];
-  const scheme = schemes.includes('https') ? 'https' : schemes[0] ?? (httpSpecUrl ? httpSpecUrl.protocol.slice(0, -1) : 'https');
+  const schemes = Array.isArray(doc.schemes)
+    ? doc.schemes.filter((s): s is string => typeof s === 'string').map((s) => s.toLowerCase())
+    : [];
+  const scheme = schemes.includes('https')
+    ? 'https'
+    : (schemes[0] ?? (httpSpecUrl ? httpSpecUrl.protocol.slice(0, -1) : 'https'));
   let host = typeof doc.host === 'string' && doc.host.trim() !== '' ? doc.host.trim() : undefined;
   // Some specs put a whole URL in `host`.
   if (host && /^[a-z][a-z0-9+.-]*:\/\//i.test(host)) {
@@ -119,6 +126,7 @@ export class BaseUrlResolver {
         return hit;
       }
     }
-    return (this.#root ??= fromServers(this.#ctx.doc.servers, this.#ctx) ?? finalise('/', this.#ctx.httpSpecUrl, 'default server URL "/"'));
+    return (this.#root ??=
+      fromServers(this.#ctx.doc.servers, this.#ctx) ?? finalise('/', this.#ctx.httpSpecUrl, 'default server URL "/"'));
   }
 }

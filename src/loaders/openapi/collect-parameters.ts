@@ -30,11 +30,15 @@ function fromCollectionFormat(format: unknown, where: ParameterLocation): { styl
     case 'csv':
       return { style: base, explode: false };
     case 'multi':
-      return where === 'query' || where === 'cookie' ? { style: 'form', explode: true } : `collectionFormat multi is not allowed in ${where}`;
+      return where === 'query' || where === 'cookie'
+        ? { style: 'form', explode: true }
+        : `collectionFormat multi is not allowed in ${where}`;
     case 'ssv':
       return where === 'query' ? { style: 'spaceDelimited', explode: false } : `collectionFormat ssv is only for query`;
     case 'pipes':
-      return where === 'query' ? { style: 'pipeDelimited', explode: false } : `collectionFormat pipes is only for query`;
+      return where === 'query'
+        ? { style: 'pipeDelimited', explode: false }
+        : `collectionFormat pipes is only for query`;
     default:
       return `collectionFormat ${String(f)} has no OpenAPI 3 style; sent as csv`;
   }
@@ -42,14 +46,20 @@ function fromCollectionFormat(format: unknown, where: ParameterLocation): { styl
 
 function rawType(schema: unknown, ctx: OperationContext): unknown {
   let node = schema;
-  for (let hops = 0; hops < 8 && isPlainObject(node) && typeof node.$ref === 'string'; hops++) node = ctx.resolver.resolve(node.$ref);
+  for (let hops = 0; hops < 8 && isPlainObject(node) && typeof node.$ref === 'string'; hops++)
+    node = ctx.resolver.resolve(node.$ref);
   return isPlainObject(node) ? node.type : undefined;
 }
 
 /** The serialisation entry of one parameter, or undefined when the defaults of every implementation agree. */
-function serializationOf(p: Record<string, unknown>, where: ParameterLocation, ctx: OperationContext): InputParameter['serialization'] {
+function serializationOf(
+  p: Record<string, unknown>,
+  where: ParameterLocation,
+  ctx: OperationContext,
+): InputParameter['serialization'] {
   const t = rawType(rawParameterSchema(p).schema, ctx);
-  const structured = t === 'array' || t === 'object' || (Array.isArray(t) && (t.includes('array') || t.includes('object')));
+  const structured =
+    t === 'array' || t === 'object' || (Array.isArray(t) && (t.includes('array') || t.includes('object')));
   if (ctx.swagger2) {
     if (t !== 'array') return undefined;
     const mapped = fromCollectionFormat(p.collectionFormat, where);
@@ -83,8 +93,23 @@ const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 
 /** Swagger 2.0 non-body parameters carry their schema keywords on the parameter itself. */
 const SWAGGER2_SCHEMA_KEYS = [
-  'type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
-  'multipleOf', 'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'x-nullable',
+  'type',
+  'format',
+  'items',
+  'enum',
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'x-nullable',
 ];
 
 function swagger2Schema(p: Record<string, unknown>): Record<string, unknown> {
@@ -177,7 +202,10 @@ export function collectParameters(
       continue;
     }
     if (where === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) {
-      ctx.drop(`header parameter ${name}`, 'ignored: Accept, Content-Type and Authorization are not parameters in OpenAPI');
+      ctx.drop(
+        `header parameter ${name}`,
+        'ignored: Accept, Content-Type and Authorization are not parameters in OpenAPI',
+      );
       continue;
     }
     const loc = where as ParameterLocation;
@@ -208,4 +236,3 @@ function describeRef(entry: unknown): string {
   const ref = own(entry, '$ref');
   return typeof ref === 'string' ? ref : '';
 }
-

@@ -73,7 +73,10 @@ export class ReportBuilder {
     const warnings: string[] = [];
     for (const s of this.skipped) warnings.push(`Skipped ${describe(s)}: ${s.reason}`);
     // Identical problems (e.g. one unsupported scheme used by 300 operations) become one line.
-    for (const [verb, list] of [['Dropped', this.dropped], ['Changed', this.changed]] as const) {
+    for (const [verb, list] of [
+      ['Dropped', this.dropped],
+      ['Changed', this.changed],
+    ] as const) {
       const groups = new Map<string, { first: OpenApiDroppedConstruct; count: number }>();
       for (const d of list) {
         const key = `${d.construct}\u0000${d.reason}`;
@@ -89,7 +92,12 @@ export class ReportBuilder {
     if (this.filtered.length > 0) warnings.push(`${this.filtered.length} operations filtered`);
     return {
       specVersion,
-      counts: { operations: this.operations, tools: this.tools, skipped: this.skipped.length, filtered: this.filtered.length },
+      counts: {
+        operations: this.operations,
+        tools: this.tools,
+        skipped: this.skipped.length,
+        filtered: this.filtered.length,
+      },
       skipped: this.skipped,
       filtered: this.filtered,
       dropped: this.dropped,

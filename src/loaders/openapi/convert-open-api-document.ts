@@ -11,7 +11,12 @@ export type ConvertOpenApiDocumentOptions = Partial<OpenApiConverterOptions>;
 
 function defaultManualName(doc: Record<string, unknown>): string {
   const title = isPlainObject(doc.info) && typeof doc.info.title === 'string' ? doc.info.title : '';
-  return title.replace(/[^A-Za-z0-9_]/g, '_').replace(/_+/g, '_').replace(/^_+|_+$/g, '') || 'openapi';
+  return (
+    title
+      .replace(/[^A-Za-z0-9_]/g, '_')
+      .replace(/_+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'openapi'
+  );
 }
 
 /**
@@ -30,18 +35,27 @@ export async function convertOpenApiDocument(
   let doc: unknown = input;
   if (input instanceof Uint8Array) {
     if (input.byteLength > limits.max_document_bytes) {
-      throw new UtcpError('RESPONSE_TOO_LARGE', `OpenAPI document is larger than the ${limits.max_document_bytes}-byte document limit`);
+      throw new UtcpError(
+        'RESPONSE_TOO_LARGE',
+        `OpenAPI document is larger than the ${limits.max_document_bytes}-byte document limit`,
+      );
     }
     doc = new TextDecoder('utf-8').decode(input);
   }
   if (typeof doc === 'string') {
     if (doc.length > limits.max_document_bytes / 4 && Buffer.byteLength(doc, 'utf8') > limits.max_document_bytes) {
-      throw new UtcpError('RESPONSE_TOO_LARGE', `OpenAPI document is larger than the ${limits.max_document_bytes}-byte document limit`);
+      throw new UtcpError(
+        'RESPONSE_TOO_LARGE',
+        `OpenAPI document is larger than the ${limits.max_document_bytes}-byte document limit`,
+      );
     }
     doc = await parseDocumentText(doc, { what: 'OpenAPI document', limits });
   }
   if (!isPlainObject(doc) || !('openapi' in doc || 'swagger' in doc || 'paths' in doc)) {
-    throw new UtcpError('INVALID_MANUAL', 'Not an OpenAPI document: expected an object with "openapi", "swagger" or "paths"');
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      'Not an OpenAPI document: expected an object with "openapi", "swagger" or "paths"',
+    );
   }
   return convertOpenApiSpec(doc, { ...options, manualName: options.manualName ?? defaultManualName(doc) });
 }

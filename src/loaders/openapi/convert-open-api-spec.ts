@@ -134,9 +134,21 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     },
   };
   const budget = new ExpansionBudget(limits, countDocumentNodes(doc));
-  const inputs = new SchemaExpander(resolver, { maxNodes: limits.max_schema_nodes, direction: 'input', budget, problems });
-  const outputs = new SchemaExpander(resolver, { maxNodes: limits.max_schema_nodes, direction: 'output', budget, problems });
-  const filter = new OperationFilter(options.filter, (key) => report.drop('template', `openapi_filter.${key}`, 'unknown filter key; ignored'));
+  const inputs = new SchemaExpander(resolver, {
+    maxNodes: limits.max_schema_nodes,
+    direction: 'input',
+    budget,
+    problems,
+  });
+  const outputs = new SchemaExpander(resolver, {
+    maxNodes: limits.max_schema_nodes,
+    direction: 'output',
+    budget,
+    problems,
+  });
+  const filter = new OperationFilter(options.filter, (key) =>
+    report.drop('template', `openapi_filter.${key}`, 'unknown filter key; ignored'),
+  );
   const security = new SecurityMapper({
     doc,
     swagger2,
@@ -155,7 +167,8 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
   const tools: OpenApiTool[] = [];
 
   const paths = doc.paths;
-  if (paths !== undefined && !isPlainObject(paths)) report.drop('document', 'paths', 'not an object; no operations converted');
+  if (paths !== undefined && !isPlainObject(paths))
+    report.drop('document', 'paths', 'not an object; no operations converted');
   const pathMap = isPlainObject(paths) ? paths : {};
 
   for (const path of Object.keys(pathMap)) {
@@ -169,7 +182,11 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     for (const method of Object.keys(pathItem)) {
       if (!METHODS.has(method) && !UNSUPPORTED_METHODS.has(method)) {
         if (!NON_OPERATION_KEYS.has(method) && !method.startsWith('x-')) {
-          report.drop(`paths.${path}`, `key ${method}`, 'not an operation (operations are get, put, post, delete, patch)');
+          report.drop(
+            `paths.${path}`,
+            `key ${method}`,
+            'not an operation (operations are get, put, post, delete, patch)',
+          );
         }
         continue;
       }
@@ -200,7 +217,13 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
         continue;
       }
       where = `${method.toUpperCase()} ${path}`;
-      const ctx: OperationContext = { swagger2, resolver, doc, where, drop: (construct, reason) => report.drop(ctx.where, construct, reason) };
+      const ctx: OperationContext = {
+        swagger2,
+        resolver,
+        doc,
+        where,
+        drop: (construct, reason) => report.drop(ctx.where, construct, reason),
+      };
       let built: OpenApiTool | string;
       try {
         built = convertOperation(op, pathItem, method, path, tags, ctx);
@@ -266,7 +289,8 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     if (!swagger2 && op.requestBody !== undefined) {
       body = oas3RequestBody(op, ctx, inRoot);
       if (collected.bodyParam) ctx.drop('body parameter', 'the operation also has a requestBody');
-      for (const p of collected.formParams) ctx.drop(`formData parameter ${String(p.name)}`, 'the operation also has a requestBody');
+      for (const p of collected.formParams)
+        ctx.drop(`formData parameter ${String(p.name)}`, 'the operation also has a requestBody');
     } else {
       body = swagger2RequestBody(collected.bodyParam, collected.formParams, op, ctx, inRoot);
     }
@@ -293,11 +317,14 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     let bodyField: string | null = null;
     if (body) {
       bodyField = 'body';
-      for (let n = 1; own(properties, bodyField) !== undefined; n++) bodyField = n === 1 ? 'request_body' : `request_body_${n}`;
+      for (let n = 1; own(properties, bodyField) !== undefined; n++)
+        bodyField = n === 1 ? 'request_body' : `request_body_${n}`;
       setOwn(properties, bodyField, body.schema);
       if (body.required) required.push(bodyField);
     }
-    const inputSchema = inRoot.finish(required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties });
+    const inputSchema = inRoot.finish(
+      required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties },
+    );
 
     const outRoot = outputs.root();
     const out = outputSchema(op, ctx, outRoot);
@@ -345,7 +372,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
   return {
     manual: {
       utcp_version: '1.0.1',
-      manual_version: typeof version === 'number' ? String(version) : nonEmpty(version) ?? '1.0.0',
+      manual_version: typeof version === 'number' ? String(version) : (nonEmpty(version) ?? '1.0.0'),
       tools,
     },
     report: report.build(specVersion),

@@ -45,21 +45,34 @@ function isReference(value: unknown): boolean {
  * Decides once per document what the manual template contributes to generated tools. `drop` records
  * what is not applied and why.
  */
-export function resolveManualAuth(input: ManualAuthInput, drop: (construct: string, reason: string) => void): ManualAuth {
+export function resolveManualAuth(
+  input: ManualAuthInput,
+  drop: (construct: string, reason: string) => void,
+): ManualAuth {
   let mode: OpenApiAuthMode = 'fill';
   if (input.mode === 'override' || input.mode === 'fill') mode = input.mode;
-  else if (input.mode !== undefined && input.mode !== null) drop('openapi_auth', `unknown value ${JSON.stringify(input.mode)} (expected "fill" or "override"); "fill" used`);
+  else if (input.mode !== undefined && input.mode !== null)
+    drop('openapi_auth', `unknown value ${JSON.stringify(input.mode)} (expected "fill" or "override"); "fill" used`);
   const out: ManualAuth = { mode };
 
   const fromTools = isPlainObject(input.authTools) && typeof input.authTools.auth_type === 'string';
-  const candidate = fromTools ? input.authTools : isPlainObject(input.auth) && typeof input.auth.auth_type === 'string' ? input.auth : undefined;
+  const candidate = fromTools
+    ? input.authTools
+    : isPlainObject(input.auth) && typeof input.auth.auth_type === 'string'
+      ? input.auth
+      : undefined;
   if (isPlainObject(candidate)) {
     const field = fromTools ? 'auth_tools' : 'auth';
     const secrets = SECRET_FIELDS[String(candidate.auth_type)] ?? [];
-    const literal = secrets.filter((k) => typeof candidate[k] === 'string' && candidate[k] !== '' && !isReference(candidate[k]));
+    const literal = secrets.filter(
+      (k) => typeof candidate[k] === 'string' && candidate[k] !== '' && !isReference(candidate[k]),
+    );
     if (fromTools || literal.length === 0) out.auth = { ...candidate };
     else {
-      drop(field, `${literal.join(', ')} holds a literal value; write it as a \${VAR} reference to apply it to the generated tools (secrets are never copied into stored tools)`);
+      drop(
+        field,
+        `${literal.join(', ')} holds a literal value; write it as a \${VAR} reference to apply it to the generated tools (secrets are never copied into stored tools)`,
+      );
     }
   }
 
@@ -72,7 +85,10 @@ export function resolveManualAuth(input: ManualAuthInput, drop: (construct: stri
         continue;
       }
       if (!isReference(value) && SENSITIVE_HEADER.test(name)) {
-        drop(`header ${name}`, 'holds a literal value under a sensitive name; write it as a ${VAR} reference to apply it to the generated tools');
+        drop(
+          `header ${name}`,
+          'holds a literal value under a sensitive name; write it as a ${VAR} reference to apply it to the generated tools',
+        );
         continue;
       }
       setOwn((out.headers ??= {}), name, value);

@@ -18,11 +18,20 @@ export function isJsonValue(value: unknown, depth = 0): boolean {
       if (hit !== undefined) return hit;
       let ok = depth < 200;
       if (ok && Array.isArray(value)) {
-        for (const item of value) if (!isJsonValue(item, depth + 1)) { ok = false; break; }
+        for (const item of value)
+          if (!isJsonValue(item, depth + 1)) {
+            ok = false;
+            break;
+          }
       } else if (ok) {
         const proto = Object.getPrototypeOf(value);
         ok = proto === Object.prototype || proto === null;
-        if (ok) for (const key of Object.keys(value)) if (!isJsonValue((value as Record<string, unknown>)[key], depth + 1)) { ok = false; break; }
+        if (ok)
+          for (const key of Object.keys(value))
+            if (!isJsonValue((value as Record<string, unknown>)[key], depth + 1)) {
+              ok = false;
+              break;
+            }
       }
       jsonValidity.set(value, ok);
       return ok;
@@ -70,7 +79,11 @@ export function mergeExamples(candidates: readonly unknown[]): unknown[] {
  * 3.1-style array or an OAS 3 map of Example objects (`$ref`s to `components/examples` resolved).
  * Swagger 2.0 response `examples` (mime type → value) are read with `mimeMap`.
  */
-export function collectObjectExamples(owner: Record<string, unknown>, resolver: RefResolver, mimeMap = false): unknown[] {
+export function collectObjectExamples(
+  owner: Record<string, unknown>,
+  resolver: RefResolver,
+  mimeMap = false,
+): unknown[] {
   const out: unknown[] = [];
   if ('example' in owner && owner.example !== undefined) out.push(owner.example);
   const examples = owner.examples;

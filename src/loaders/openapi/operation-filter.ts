@@ -3,8 +3,14 @@ import { UtcpError } from '../../core/errors.js';
 import { isPlainObject } from './ref-resolver.js';
 
 const KEYS = [
-  'include_tags', 'exclude_tags', 'include_paths', 'exclude_paths',
-  'include_methods', 'exclude_methods', 'include_operation_ids', 'exclude_operation_ids',
+  'include_tags',
+  'exclude_tags',
+  'include_paths',
+  'exclude_paths',
+  'include_methods',
+  'exclude_methods',
+  'include_operation_ids',
+  'exclude_operation_ids',
 ] as const;
 
 type FilterKey = (typeof KEYS)[number];

@@ -38,7 +38,9 @@ export function outputSchema(op: Record<string, unknown>, ctx: OperationContext,
   const response = d.value;
   if (ctx.swagger2 || (response.schema !== undefined && response.content === undefined)) {
     if (response.schema === undefined) return {};
-    const examples = isPlainObject(response.examples) ? collectObjectExamples({ examples: response.examples }, ctx.resolver, true) : [];
+    const examples = isPlainObject(response.examples)
+      ? collectObjectExamples({ examples: response.examples }, ctx.resolver, true)
+      : [];
     return decorateSchema(root.expand(response.schema), undefined, examples);
   }
   if (!isPlainObject(response.content)) return {};

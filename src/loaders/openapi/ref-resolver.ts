@@ -8,7 +8,8 @@ export function own(obj: unknown, key: string): unknown {
 
 /** Sets an own enumerable property, also for the key `__proto__`. */
 export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 

@@ -47,7 +47,11 @@ function contentTypeFor(mediaType: string): string {
 }
 
 /** OAS 3 `requestBody` (a `$ref` to `components/requestBodies` resolved). */
-export function oas3RequestBody(op: Record<string, unknown>, ctx: OperationContext, root: SchemaRoot): RequestBody | undefined {
+export function oas3RequestBody(
+  op: Record<string, unknown>,
+  ctx: OperationContext,
+  root: SchemaRoot,
+): RequestBody | undefined {
   if (op.requestBody === undefined) return undefined;
   const d = derefObject(op.requestBody, ctx.resolver);
   if (!d.value) {
@@ -58,7 +62,11 @@ export function oas3RequestBody(op: Record<string, unknown>, ctx: OperationConte
   const content = isPlainObject(body.content) ? body.content : {};
   const chosen = chooseMediaType(Object.keys(content));
   if (chosen === undefined) {
-    return { schema: decorateSchema({}, body.description, []), required: body.required === true, contentType: 'application/json' };
+    return {
+      schema: decorateSchema({}, body.description, []),
+      required: body.required === true,
+      contentType: 'application/json',
+    };
   }
   const media = isPlainObject(content[chosen]) ? (content[chosen] as Record<string, unknown>) : {};
   const schema = root.expand(media.schema ?? {});
@@ -84,7 +92,8 @@ export function swagger2RequestBody(
   const opConsumes = consumesOf(op.consumes);
   const rootConsumes = consumesOf(ctx.doc.consumes);
   if (bodyParam) {
-    for (const p of formParams) ctx.drop(`formData parameter ${String(p.name)}`, 'the operation also has a body parameter');
+    for (const p of formParams)
+      ctx.drop(`formData parameter ${String(p.name)}`, 'the operation also has a body parameter');
     const json = opConsumes.find(isJsonLike) ?? rootConsumes.find(isJsonLike);
     return {
       schema: decorateSchema(root.expand(bodyParam.schema ?? {}), bodyParam.description, []),

@@ -58,7 +58,10 @@ export class ExpansionBudget {
   readonly maxOutput: number;
   readonly #describeOutput: string;
 
-  constructor(limits: { max_openapi_schema_work: number; max_openapi_expansion_factor: number; max_openapi_output_nodes: number }, documentNodes: number) {
+  constructor(
+    limits: { max_openapi_schema_work: number; max_openapi_expansion_factor: number; max_openapi_output_nodes: number },
+    documentNodes: number,
+  ) {
     this.maxWork = limits.max_openapi_schema_work;
     const scaled = limits.max_openapi_expansion_factor * documentNodes;
     this.maxOutput = Math.max(limits.max_openapi_output_nodes, scaled);
@@ -86,7 +89,9 @@ export class ExpansionBudget {
     this.output += nodes;
     if (this.output > this.maxOutput) {
       throw new UtcpLimitError(
-        this.#describeOutput.startsWith('limits.max_openapi_expansion_factor') ? 'max_openapi_expansion_factor' : 'max_openapi_output_nodes',
+        this.#describeOutput.startsWith('limits.max_openapi_expansion_factor')
+          ? 'max_openapi_expansion_factor'
+          : 'max_openapi_output_nodes',
         `OpenAPI conversion stopped: the tool schemas would exceed ${this.#describeOutput} schema nodes (shared subschemas counted at every use); narrow the document with openapi_filter or raise the limit`,
       );
     }
@@ -314,7 +319,9 @@ export class SchemaRoot {
     }
     if (!nullable) return merged;
     if (typeof merged === 'boolean') return merged ? true : { type: 'null' };
-    return makeNullable(merged === base ? { ...(merged as Record<string, unknown>) } : (merged as Record<string, unknown>));
+    return makeNullable(
+      merged === base ? { ...(merged as Record<string, unknown>) } : (merged as Record<string, unknown>),
+    );
   }
 
   #refTarget(ref: string, chain: Set<string>): unknown {
@@ -332,7 +339,8 @@ export class SchemaRoot {
     if (this.#spent() || chain.size >= MAX_INLINE_DEPTH) return this.#defRef(ref);
     const cached = x.cache.get(ref);
     if (cached) {
-      if (this.#nodes + cached.nodes > x.maxNodes || chain.size + cached.depth > MAX_INLINE_DEPTH) return this.#defRef(ref);
+      if (this.#nodes + cached.nodes > x.maxNodes || chain.size + cached.depth > MAX_INLINE_DEPTH)
+        return this.#defRef(ref);
       this.#reuse(cached);
       this.#noteDepth(cached.depth);
       const frame = this.#depFrames[this.#depFrames.length - 1];
@@ -369,7 +377,12 @@ export class SchemaRoot {
     if (parent) for (const dep of frame) parent.add(dep);
     // Memoised even when the node budget cut it short: the cut refs are among its deps, so the value is
     // valid in every root that schedules them. Each ref is thus translated once per document and direction.
-    this.#x.cache.set(ref, { value, nodes: this.#nodes - nodesBefore, deps: frame.size > 0 ? [...frame] : NO_DEPS, depth });
+    this.#x.cache.set(ref, {
+      value,
+      nodes: this.#nodes - nodesBefore,
+      deps: frame.size > 0 ? [...frame] : NO_DEPS,
+      depth,
+    });
     return value;
   }
 
@@ -391,7 +404,13 @@ export class SchemaRoot {
   }
 
   /** A map of subschemas; `hide` removes properties hidden in this direction (their names are returned). */
-  #expandMap(map: Record<string, unknown>, chain: Set<string>, keyword: string, hide: boolean, removed: string[]): Record<string, unknown> {
+  #expandMap(
+    map: Record<string, unknown>,
+    chain: Set<string>,
+    keyword: string,
+    hide: boolean,
+    removed: string[],
+  ): Record<string, unknown> {
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(map)) {
       const v = map[key];
@@ -401,14 +420,19 @@ export class SchemaRoot {
         removed.push(key);
         this.#note(
           this.#x.direction === 'input' ? 'readOnly property' : 'writeOnly property',
-          this.#x.direction === 'input' ? 'set by the server, so not an input; removed from inputs' : 'never returned by the server; removed from outputs',
+          this.#x.direction === 'input'
+            ? 'set by the server, so not an input; removed from inputs'
+            : 'never returned by the server; removed from outputs',
         );
         continue;
       }
       if (keyword === 'patternProperties' && !isValidPattern(key)) {
         out ??= { ...map };
         delete out[key];
-        this.#note('patternProperties entry', 'the pattern is not a valid ECMAScript (u flag) regular expression; removed');
+        this.#note(
+          'patternProperties entry',
+          'the pattern is not a valid ECMAScript (u flag) regular expression; removed',
+        );
         continue;
       }
       let nv = this.#sub(v, chain);
@@ -439,7 +463,9 @@ export class SchemaRoot {
       switch (kind) {
         case undefined:
           nv = DROP;
-          reason = key.startsWith('x-') ? 'vendor extensions are not JSON Schema; removed' : 'not a JSON Schema 2020-12 keyword; removed';
+          reason = key.startsWith('x-')
+            ? 'vendor extensions are not JSON Schema; removed'
+            : 'not a JSON Schema 2020-12 keyword; removed';
           break;
         case 'schema':
           nv = this.#sub(v, chain);
@@ -510,7 +536,10 @@ export class SchemaRoot {
           break;
         case 'openapi':
           nv = DROP;
-          reason = key === 'discriminator' ? 'an OpenAPI hint for picking a oneOf/anyOf branch; validation is unchanged' : 'OpenAPI documentation, not JSON Schema; removed';
+          reason =
+            key === 'discriminator'
+              ? 'an OpenAPI hint for picking a oneOf/anyOf branch; validation is unchanged'
+              : 'OpenAPI documentation, not JSON Schema; removed';
           break;
         case 'identifier':
           nv = DROP;
@@ -553,7 +582,10 @@ export class SchemaRoot {
       if (merged.length > 0) s.examples = merged;
       else delete s.examples;
     }
-    for (const [ex, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    for (const [ex, bound] of [
+      ['exclusiveMinimum', 'minimum'],
+      ['exclusiveMaximum', 'maximum'],
+    ] as const) {
       if (typeof s[ex] !== 'boolean') continue;
       // Draft-4 boolean form → 2020-12 numeric form.
       if (s[ex] === true && typeof s[bound] === 'number') {
@@ -640,14 +672,21 @@ export class SchemaRoot {
     const schemas: Record<string, unknown> = {};
     for (const key of Object.keys(deps)) {
       const v = deps[key];
-      if (Array.isArray(v)) setOwn(required, key, v.filter((n) => typeof n === 'string'));
+      if (Array.isArray(v))
+        setOwn(
+          required,
+          key,
+          v.filter((n) => typeof n === 'string'),
+        );
       else if (typeof v === 'boolean' || isPlainObject(v)) {
         const nv = this.#sub(v, new Set());
         if (nv !== DROP) setOwn(schemas, key, nv);
       }
     }
-    if (Object.keys(required).length > 0) s.dependentRequired = { ...(isPlainObject(s.dependentRequired) ? s.dependentRequired : {}), ...required };
-    if (Object.keys(schemas).length > 0) s.dependentSchemas = { ...(isPlainObject(s.dependentSchemas) ? s.dependentSchemas : {}), ...schemas };
+    if (Object.keys(required).length > 0)
+      s.dependentRequired = { ...(isPlainObject(s.dependentRequired) ? s.dependentRequired : {}), ...required };
+    if (Object.keys(schemas).length > 0)
+      s.dependentSchemas = { ...(isPlainObject(s.dependentSchemas) ? s.dependentSchemas : {}), ...schemas };
     this.#rewrote('keyword dependencies', 'split into JSON Schema 2020-12 dependentRequired/dependentSchemas');
   }
 }

@@ -38,36 +38,86 @@ export type KeywordKind =
   | 'identifier';
 
 export const KEYWORDS = new Map<string, KeywordKind>([
-  ['additionalProperties', 'schema'], ['not', 'schema'], ['if', 'schema'], ['then', 'schema'], ['else', 'schema'],
-  ['contains', 'schema'], ['propertyNames', 'schema'], ['unevaluatedItems', 'schema'], ['unevaluatedProperties', 'schema'],
+  ['additionalProperties', 'schema'],
+  ['not', 'schema'],
+  ['if', 'schema'],
+  ['then', 'schema'],
+  ['else', 'schema'],
+  ['contains', 'schema'],
+  ['propertyNames', 'schema'],
+  ['unevaluatedItems', 'schema'],
+  ['unevaluatedProperties', 'schema'],
   ['contentSchema', 'schema'],
-  ['allOf', 'list'], ['anyOf', 'list'], ['oneOf', 'list'], ['prefixItems', 'list'],
-  ['properties', 'map'], ['patternProperties', 'map'], ['$defs', 'map'], ['definitions', 'map'], ['dependentSchemas', 'map'],
+  ['allOf', 'list'],
+  ['anyOf', 'list'],
+  ['oneOf', 'list'],
+  ['prefixItems', 'list'],
+  ['properties', 'map'],
+  ['patternProperties', 'map'],
+  ['$defs', 'map'],
+  ['definitions', 'map'],
+  ['dependentSchemas', 'map'],
   ['items', 'items'],
   ['additionalItems', 'additionalItems'],
   ['dependencies', 'dependencies'],
-  ['title', 'string'], ['description', 'string'], ['format', 'string'], ['$comment', 'string'],
-  ['contentMediaType', 'string'], ['contentEncoding', 'string'],
+  ['title', 'string'],
+  ['description', 'string'],
+  ['format', 'string'],
+  ['$comment', 'string'],
+  ['contentMediaType', 'string'],
+  ['contentEncoding', 'string'],
   ['pattern', 'pattern'],
-  ['minLength', 'count'], ['maxLength', 'count'], ['minItems', 'count'], ['maxItems', 'count'],
-  ['minProperties', 'count'], ['maxProperties', 'count'], ['minContains', 'count'], ['maxContains', 'count'],
-  ['minimum', 'number'], ['maximum', 'number'],
+  ['minLength', 'count'],
+  ['maxLength', 'count'],
+  ['minItems', 'count'],
+  ['maxItems', 'count'],
+  ['minProperties', 'count'],
+  ['maxProperties', 'count'],
+  ['minContains', 'count'],
+  ['maxContains', 'count'],
+  ['minimum', 'number'],
+  ['maximum', 'number'],
   ['multipleOf', 'positive'],
-  ['uniqueItems', 'boolean'], ['readOnly', 'boolean'], ['writeOnly', 'boolean'], ['deprecated', 'boolean'],
-  ['exclusiveMinimum', 'exclusive'], ['exclusiveMaximum', 'exclusive'],
+  ['uniqueItems', 'boolean'],
+  ['readOnly', 'boolean'],
+  ['writeOnly', 'boolean'],
+  ['deprecated', 'boolean'],
+  ['exclusiveMinimum', 'exclusive'],
+  ['exclusiveMaximum', 'exclusive'],
   ['type', 'type'],
   ['enum', 'enum'],
-  ['required', 'required'], ['dependentRequired', 'any'],
-  ['const', 'any'], ['default', 'any'],
-  ['example', 'example'], ['examples', 'examples'],
-  ['nullable', 'nullable'], ['x-nullable', 'nullable'],
-  ['discriminator', 'openapi'], ['xml', 'openapi'], ['externalDocs', 'openapi'],
-  ['$id', 'identifier'], ['$schema', 'identifier'], ['$anchor', 'identifier'], ['$dynamicAnchor', 'identifier'],
-  ['$dynamicRef', 'identifier'], ['$recursiveRef', 'identifier'], ['$recursiveAnchor', 'identifier'], ['$vocabulary', 'identifier'],
+  ['required', 'required'],
+  ['dependentRequired', 'any'],
+  ['const', 'any'],
+  ['default', 'any'],
+  ['example', 'example'],
+  ['examples', 'examples'],
+  ['nullable', 'nullable'],
+  ['x-nullable', 'nullable'],
+  ['discriminator', 'openapi'],
+  ['xml', 'openapi'],
+  ['externalDocs', 'openapi'],
+  ['$id', 'identifier'],
+  ['$schema', 'identifier'],
+  ['$anchor', 'identifier'],
+  ['$dynamicAnchor', 'identifier'],
+  ['$dynamicRef', 'identifier'],
+  ['$recursiveRef', 'identifier'],
+  ['$recursiveAnchor', 'identifier'],
+  ['$vocabulary', 'identifier'],
 ]);
 
 /** Keywords that only annotate: they stay on the outside when a schema is wrapped to admit `null`. */
-export const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment']);
+export const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$comment',
+]);
 
 export const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null']);
 
@@ -106,6 +156,10 @@ export function admitsNull(schema: unknown): boolean {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return false;
   const s = schema as Record<string, unknown>;
   if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true;
-  if (Array.isArray(s.anyOf) && s.anyOf.some((b) => typeof b === 'object' && b !== null && (b as Record<string, unknown>).type === 'null')) return true;
+  if (
+    Array.isArray(s.anyOf) &&
+    s.anyOf.some((b) => typeof b === 'object' && b !== null && (b as Record<string, unknown>).type === 'null')
+  )
+    return true;
   return false;
 }

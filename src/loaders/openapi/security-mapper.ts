@@ -21,7 +21,9 @@ type SchemeKind =
   | { kind: 'clientCredentials'; tokenUrl: string }
   | { kind: 'userToken' };
 
-type Scheme = { ok: true; key: string; variable: string; type: SchemeKind } | { ok: false; key: string; reason: string };
+type Scheme =
+  | { ok: true; key: string; variable: string; type: SchemeKind }
+  | { ok: false; key: string; reason: string };
 
 /** `bearerAuth` → `BEARER_AUTH`, `api_key` → `API_KEY`; empty or leading digit → `SCHEME_` prefix. */
 export function schemeVariableName(key: string): string {
@@ -58,7 +60,11 @@ export class SecurityMapper {
   constructor(options: SecurityMapperOptions) {
     this.#o = options;
     const components = options.doc.components;
-    const defs = options.swagger2 ? options.doc.securityDefinitions : isPlainObject(components) ? components.securitySchemes : undefined;
+    const defs = options.swagger2
+      ? options.doc.securityDefinitions
+      : isPlainObject(components)
+        ? components.securitySchemes
+        : undefined;
     this.#definitions = isPlainObject(defs) ? defs : {};
     const used = new Set<string>();
     for (const key of Object.keys(this.#definitions)) {
@@ -94,11 +100,16 @@ export class SecurityMapper {
       }
       return this.#fromRequirement(schemes as Array<Extract<Scheme, { ok: true }>>, req, ctx);
     }
-    if (problems.length > 0) ctx.drop('security', `no supported security requirement (${problems.join('; ')}); no auth`);
+    if (problems.length > 0)
+      ctx.drop('security', `no supported security requirement (${problems.join('; ')}); no auth`);
     return { auth: null };
   }
 
-  #fromRequirement(schemes: Array<Extract<Scheme, { ok: true }>>, req: Record<string, unknown>, ctx: OperationContext): OperationAuth {
+  #fromRequirement(
+    schemes: Array<Extract<Scheme, { ok: true }>>,
+    req: Record<string, unknown>,
+    ctx: OperationContext,
+  ): OperationAuth {
     const [first, ...rest] = schemes;
     const out: OperationAuth = { auth: this.#applyAuthTools(this.#auth(first, req), first.key) };
     for (const s of rest) {
@@ -107,7 +118,10 @@ export class SecurityMapper {
       } else if (s.type.kind === 'apiKey' && s.type.in === 'query') {
         (out.query ??= []).push([s.type.name, `\${${s.variable}}`]);
       } else {
-        ctx.drop(`security scheme ${s.key}`, `an AND-ed ${s.type.kind === 'apiKey' ? 'cookie apiKey' : s.type.kind} scheme beyond the first cannot be expressed; not sent`);
+        ctx.drop(
+          `security scheme ${s.key}`,
+          `an AND-ed ${s.type.kind === 'apiKey' ? 'cookie apiKey' : s.type.kind} scheme beyond the first cannot be expressed; not sent`,
+        );
       }
     }
     return out;
@@ -142,7 +156,12 @@ export class SecurityMapper {
       case 'basic':
         return { auth_type: 'basic', username: `\${${v}_USERNAME}`, password: `\${${v}_PASSWORD}` };
       case 'userToken':
-        return { auth_type: 'api_key', api_key: `Bearer \${${v}_ACCESS_TOKEN}`, var_name: 'Authorization', location: 'header' };
+        return {
+          auth_type: 'api_key',
+          api_key: `Bearer \${${v}_ACCESS_TOKEN}`,
+          var_name: 'Authorization',
+          location: 'header',
+        };
       case 'clientCredentials': {
         const scopes = own(req, s.key);
         const list = Array.isArray(scopes) ? scopes.filter((x): x is string => typeof x === 'string' && x !== '') : [];
@@ -178,8 +197,10 @@ export class SecurityMapper {
     switch (type) {
       case 'apiKey': {
         const where = def.in;
-        if (typeof def.name !== 'string' || def.name === '') return { ok: false, key, reason: 'apiKey scheme without a name' };
-        if (where !== 'header' && where !== 'query' && where !== 'cookie') return { ok: false, key, reason: `apiKey location ${String(where)} is not supported` };
+        if (typeof def.name !== 'string' || def.name === '')
+          return { ok: false, key, reason: 'apiKey scheme without a name' };
+        if (where !== 'header' && where !== 'query' && where !== 'cookie')
+          return { ok: false, key, reason: `apiKey location ${String(where)} is not supported` };
         return ok({ kind: 'apiKey', in: where, name: def.name });
       }
       case 'http': {
@@ -227,7 +248,11 @@ export class SecurityMapper {
       absolute = new URL(tokenUrl);
     } catch {
       if (!httpSpecUrl) {
-        this.#o.drop(`security scheme ${key}`, 'tokenUrl', `relative tokenUrl ${JSON.stringify(tokenUrl)} and no http(s) spec URL; left as is (token requests will fail)`);
+        this.#o.drop(
+          `security scheme ${key}`,
+          'tokenUrl',
+          `relative tokenUrl ${JSON.stringify(tokenUrl)} and no http(s) spec URL; left as is (token requests will fail)`,
+        );
         return tokenUrl;
       }
       try {
@@ -251,6 +276,7 @@ export class SecurityMapper {
 }
 
 function describeAuth(a: Record<string, unknown>): string {
-  if (a.auth_type === 'api_key') return `api_key ${String(a.var_name ?? 'X-Api-Key')} in ${String(a.location ?? 'header')}`;
+  if (a.auth_type === 'api_key')
+    return `api_key ${String(a.var_name ?? 'X-Api-Key')} in ${String(a.location ?? 'header')}`;
   return String(a.auth_type);
 }

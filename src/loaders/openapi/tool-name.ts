@@ -22,7 +22,11 @@ export function nameSource(operationId: unknown, method: string, path: string): 
 
 /** Sanitises a name source and shortens it to 64 characters with an FNV-1a suffix. */
 export function toolBaseName(source: string): string {
-  const name = source.replace(/[^A-Za-z0-9_-]/g, '_').replace(/_+/g, '_').replace(/^_+|_+$/g, '') || 'operation';
+  const name =
+    source
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .replace(/_+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'operation';
   if (name.length <= MAX_TOOL_NAME_LENGTH) return name;
   return `${name.slice(0, 55)}_${fnv1a32(source)}`;
 }

@@ -30,15 +30,19 @@ export function postgresOptionsFromConfig(
   const type = config.tool_repository_type as string;
   const issues: ValidationIssue[] = [];
   const at = (k: string) => `tool_repository.${k}`;
-  for (const k of Object.keys(config)) if (!KEYS[type].includes(k)) issues.push({ path: at(k), message: `unknown key for tool_repository_type "${type}"` });
+  for (const k of Object.keys(config))
+    if (!KEYS[type].includes(k))
+      issues.push({ path: at(k), message: `unknown key for tool_repository_type "${type}"` });
   const options: Omit<PostgresToolRepositoryOptions, 'logger'> = {};
   if (config.schema !== undefined) {
-    if (typeof config.schema !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(config.schema)) issues.push({ path: at('schema'), message: 'must match [a-z_][a-z0-9_]* (at most 41 characters)' });
+    if (typeof config.schema !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(config.schema))
+      issues.push({ path: at('schema'), message: 'must match [a-z_][a-z0-9_]* (at most 41 characters)' });
     else options.schema = config.schema;
   }
   if (config.discovery_ttl_seconds !== undefined) {
     const v = config.discovery_ttl_seconds;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) issues.push({ path: at('discovery_ttl_seconds'), message: 'must be a non-negative number (0 disables reuse)' });
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      issues.push({ path: at('discovery_ttl_seconds'), message: 'must be a non-negative number (0 disables reuse)' });
     else options.discoveryTtlMs = v * 1000;
   }
   if (config.listen !== undefined) {
@@ -47,10 +51,12 @@ export function postgresOptionsFromConfig(
   }
   if (type === 'postgres') {
     const cs = config.connection_string;
-    if (typeof cs !== 'string' || cs === '') issues.push({ path: at('connection_string'), message: 'required: a postgres:// URL, e.g. "${DATABASE_URL}"' });
+    if (typeof cs !== 'string' || cs === '')
+      issues.push({ path: at('connection_string'), message: 'required: a postgres:// URL, e.g. "${DATABASE_URL}"' });
     if (config.pool_max !== undefined) {
       const v = config.pool_max;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) issues.push({ path: at('pool_max'), message: 'must be a positive integer' });
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+        issues.push({ path: at('pool_max'), message: 'must be a positive integer' });
       else options.poolMax = v;
     }
     if (issues.length > 0) throw new UtcpValidationError('config', issues, 'INVALID_CONFIG');
@@ -58,10 +64,14 @@ export function postgresOptionsFromConfig(
     options.connectionString = context.resolveValue(cs as string);
   } else {
     const dir = config.data_dir;
-    if (dir !== undefined && (typeof dir !== 'string' || dir === '')) issues.push({ path: at('data_dir'), message: 'must be a directory path (omit it for an in-memory database)' });
+    if (dir !== undefined && (typeof dir !== 'string' || dir === ''))
+      issues.push({ path: at('data_dir'), message: 'must be a directory path (omit it for an in-memory database)' });
     if (issues.length > 0) throw new UtcpValidationError('config', issues, 'INVALID_CONFIG');
     const resolved = typeof dir === 'string' ? context.resolveValue(dir) : undefined;
-    options.pglite = { dataDir: resolved === undefined ? undefined : isAbsolute(resolved) ? resolved : resolve(context.rootDir, resolved) };
+    options.pglite = {
+      dataDir:
+        resolved === undefined ? undefined : isAbsolute(resolved) ? resolved : resolve(context.rootDir, resolved),
+    };
   }
   return options;
 }

@@ -30,7 +30,11 @@ async function importDriver<M>(specifier: string, load: () => Promise<M>): Promi
     return await load();
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException)?.code === 'ERR_MODULE_NOT_FOUND') {
-      throw new UtcpError('DEPENDENCY_MISSING', `The Postgres tool repository needs the package "${specifier}"; install it with npm install ${specifier}`, { cause });
+      throw new UtcpError(
+        'DEPENDENCY_MISSING',
+        `The Postgres tool repository needs the package "${specifier}"; install it with npm install ${specifier}`,
+        { cause },
+      );
     }
     throw cause;
   }
@@ -58,14 +62,22 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
     statement_timeout: options.statementTimeoutMs ?? 120_000,
     application_name: 'utcp-kit',
   };
-  const pool = new pg.Pool({ ...clientConfig, max: options.poolMax ?? 4, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+  const pool = new pg.Pool({
+    ...clientConfig,
+    max: options.poolMax ?? 4,
+    idleTimeoutMillis: 10_000,
+    allowExitOnIdle: true,
+  });
   // An idle pooled connection that dies (server restart) must not crash the host; the pool replaces it.
   pool.on('error', (e) => logger.warn('Postgres tool repository: an idle connection failed', { error: messageOf(e) }));
   let closed = false;
   const listeners = new Set<{ stop(): Promise<void> }>();
 
-  const run = async <R>(runner: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> }, sql: string, params?: unknown[]) =>
-    (await runner.query(sql, params)).rows as R[];
+  const run = async <R>(
+    runner: { query: (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }> },
+    sql: string,
+    params?: unknown[],
+  ) => (await runner.query(sql, params)).rows as R[];
 
   return {
     query: (sql, params) => run(pool, sql, params),
@@ -102,7 +114,10 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
           c.removeAllListeners('end');
           c.end().catch(() => {});
           if (stopped) return;
-          logger.warn('Postgres tool repository: the change listener lost its connection; reconnecting', e ? { error: messageOf(e) } : undefined);
+          logger.warn(
+            'Postgres tool repository: the change listener lost its connection; reconnecting',
+            e ? { error: messageOf(e) } : undefined,
+          );
           schedule();
         };
         c.on('error', lost);
@@ -131,7 +146,9 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
           timer = undefined;
           connect(true).catch((e) => {
             if (stopped) return;
-            logger.warn('Postgres tool repository: reconnecting the change listener failed; retrying', { error: messageOf(e) });
+            logger.warn('Postgres tool repository: reconnecting the change listener failed; retrying', {
+              error: messageOf(e),
+            });
             delay = Math.min(delay * 2, 5_000);
             schedule();
           });
@@ -167,7 +184,9 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
 /** The part of a PGlite instance the repository uses (so a caller's own instance can be passed in). */
 export interface PgliteLike {
   query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
-  transaction<T>(fn: (tx: { query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> }) => Promise<T>): Promise<T>;
+  transaction<T>(
+    fn: (tx: { query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> }) => Promise<T>,
+  ): Promise<T>;
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
@@ -186,7 +205,10 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
   if (options.instance) db = options.instance;
   else {
     const { PGlite } = await importDriver('@electric-sql/pglite', () => import('@electric-sql/pglite'));
-    const { pg_trgm } = await importDriver('@electric-sql/pglite', () => import('@electric-sql/pglite/contrib/pg_trgm'));
+    const { pg_trgm } = await importDriver(
+      '@electric-sql/pglite',
+      () => import('@electric-sql/pglite/contrib/pg_trgm'),
+    );
     db = (await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })) as unknown as PgliteLike;
   }
   let closed = false;
@@ -196,7 +218,9 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
       return (await db.query(sql, params)).rows as never[];
     },
     transaction(fn) {
-      return db.transaction((tx) => fn({ query: async (sql, params) => (await tx.query(sql, params)).rows as never[] }));
+      return db.transaction((tx) =>
+        fn({ query: async (sql, params) => (await tx.query(sql, params)).rows as never[] }),
+      );
     },
     async listen(channel, onPayload) {
       // In-process: no connection to lose, so no resync.
@@ -220,6 +244,7 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
 
 /** Quotes an identifier already checked to be `[a-z_][a-z0-9_]*`. */
 export function quoteIdent(name: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new UtcpError('INVALID_CONFIG', `Invalid SQL identifier "${name}": use lowercase letters, digits and _`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name))
+    throw new UtcpError('INVALID_CONFIG', `Invalid SQL identifier "${name}": use lowercase letters, digits and _`);
   return `"${name}"`;
 }

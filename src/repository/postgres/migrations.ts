@@ -57,8 +57,12 @@ export const MIGRATIONS: readonly Migration[] = [
         await tx.query('ROLLBACK TO SAVEPOINT trgm');
         return;
       }
-      const [ext] = await tx.query<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`);
-      await tx.query(`CREATE INDEX tools_name_trgm_idx ON ${S}.tools USING gin (name_words "${ext.schema.replace(/"/g, '""')}".gin_trgm_ops)`);
+      const [ext] = await tx.query<{ schema: string }>(
+        `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`,
+      );
+      await tx.query(
+        `CREATE INDEX tools_name_trgm_idx ON ${S}.tools USING gin (name_words "${ext.schema.replace(/"/g, '""')}".gin_trgm_ops)`,
+      );
     },
   },
 ];

@@ -6,11 +6,23 @@
 import { randomUUID } from 'node:crypto';
 import { UtcpError } from '../../core/errors.js';
 import { completeLogger, type Logger } from '../../core/logger.js';
-import type { CatalogChangeEvent, SaveManualInfo, SearchOptions, StoredManual, ToolRepository } from '../../core/repository.js';
+import type {
+  CatalogChangeEvent,
+  SaveManualInfo,
+  SearchOptions,
+  StoredManual,
+  ToolRepository,
+} from '../../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../../core/types.js';
 import { tokenize } from '../bm25-search.js';
 import { DEFAULT_DISCOVERY_TTL_MS } from './config.js';
-import { createPgliteDriver, createServerDriver, quoteIdent, type PgliteDriverOptions, type SqlDriver } from './driver.js';
+import {
+  createPgliteDriver,
+  createServerDriver,
+  quoteIdent,
+  type PgliteDriverOptions,
+  type SqlDriver,
+} from './driver.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 
 export interface PostgresToolRepositoryOptions {
@@ -81,15 +93,23 @@ export class PostgresToolRepository implements ToolRepository {
 
   constructor(options: PostgresToolRepositoryOptions) {
     const engines = [options.connectionString !== undefined, options.pglite !== undefined].filter(Boolean).length;
-    if (engines !== 1) throw new UtcpError('INVALID_CONFIG', 'PostgresToolRepository: give exactly one of connectionString or pglite');
-    if (options.connectionString !== undefined && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
+    if (engines !== 1)
+      throw new UtcpError('INVALID_CONFIG', 'PostgresToolRepository: give exactly one of connectionString or pglite');
+    if (
+      options.connectionString !== undefined &&
+      (typeof options.connectionString !== 'string' || options.connectionString === '')
+    ) {
       throw new UtcpError('INVALID_CONFIG', 'PostgresToolRepository: connectionString must be a non-empty string');
     }
     const schema = options.schema ?? 'utcp';
     this.#S = quoteIdent(schema);
     this.#channel = `utcp_catalog_${schema}`.slice(0, 63);
     const ttl = options.discoveryTtlMs ?? DEFAULT_DISCOVERY_TTL_MS;
-    if (!(Number.isFinite(ttl) && ttl >= 0)) throw new UtcpError('INVALID_CONFIG', `PostgresToolRepository: discoveryTtlMs must be a non-negative number, got ${ttl}`);
+    if (!(Number.isFinite(ttl) && ttl >= 0))
+      throw new UtcpError(
+        'INVALID_CONFIG',
+        `PostgresToolRepository: discoveryTtlMs must be a non-negative number, got ${ttl}`,
+      );
     this.discoveryTtlMs = ttl;
     this.#options = options;
     this.#logger = completeLogger(options.logger);
@@ -116,24 +136,43 @@ export class PostgresToolRepository implements ToolRepository {
     try {
       driver = o.pglite
         ? await createPgliteDriver(o.pglite)
-        : await createServerDriver({ connectionString: o.connectionString!, poolMax: o.poolMax, connectTimeoutMs: o.connectTimeoutMs, logger: this.#logger });
+        : await createServerDriver({
+            connectionString: o.connectionString!,
+            poolMax: o.poolMax,
+            connectTimeoutMs: o.connectTimeoutMs,
+            logger: this.#logger,
+          });
     } catch (error) {
       if (error instanceof UtcpError) throw error;
-      throw new UtcpError('TRANSPORT_FAILED', `Cannot open the Postgres tool repository: ${messageOf(error)}`, { cause: error });
+      throw new UtcpError('TRANSPORT_FAILED', `Cannot open the Postgres tool repository: ${messageOf(error)}`, {
+        cause: error,
+      });
     }
     try {
       const version = await migrate(driver, this.#S);
       const latest = MIGRATIONS[MIGRATIONS.length - 1].version;
-      if (version > latest) this.#logger.warn(`Postgres tool repository: the schema is at version ${version}, newer than this library's ${latest}`);
-      const [ext] = await driver.query<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`);
+      if (version > latest)
+        this.#logger.warn(
+          `Postgres tool repository: the schema is at version ${version}, newer than this library's ${latest}`,
+        );
+      const [ext] = await driver.query<{ schema: string }>(
+        `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`,
+      );
       this.#trgm = ext ? `"${ext.schema.replace(/"/g, '""')}"` : undefined;
-      if (o.listen !== false) this.#unlisten = await driver.listen(this.#channel, (p) => this.#onNotice(p), () => this.#emit({ kind: 'resync', local: false }));
+      if (o.listen !== false)
+        this.#unlisten = await driver.listen(
+          this.#channel,
+          (p) => this.#onNotice(p),
+          () => this.#emit({ kind: 'resync', local: false }),
+        );
       if (this.#closed) throw new UtcpError('CLIENT_CLOSED', 'This PostgresToolRepository was closed while opening');
     } catch (error) {
       await this.#unlisten?.().catch(() => {});
       await driver.close().catch(() => {});
       if (error instanceof UtcpError) throw error;
-      throw new UtcpError('TRANSPORT_FAILED', `Cannot prepare the Postgres tool repository: ${messageOf(error)}`, { cause: error });
+      throw new UtcpError('TRANSPORT_FAILED', `Cannot prepare the Postgres tool repository: ${messageOf(error)}`, {
+        cause: error,
+      });
     }
     this.#driver = driver;
     return driver;
@@ -173,7 +212,16 @@ export class PostgresToolRepository implements ToolRepository {
     // the small search columns as parallel text arrays, zipped by ROWS FROM. (A text[] of large documents is much
     // slower for the server to parse than one JSON text.)
     const n = manual.tools.length;
-    const cols = { name: new Array<string>(n), tool: new Array<string>(n), tags: new Array<string>(n), words: new Array<string>(n), tn: new Array<string>(n), tt: new Array<string>(n), td: new Array<string>(n), tm: new Array<string>(n) };
+    const cols = {
+      name: new Array<string>(n),
+      tool: new Array<string>(n),
+      tags: new Array<string>(n),
+      words: new Array<string>(n),
+      tn: new Array<string>(n),
+      tt: new Array<string>(n),
+      td: new Array<string>(n),
+      tm: new Array<string>(n),
+    };
     manual.tools.forEach((tool, i) => {
       const dot = tool.name.indexOf('.');
       const bare = dot === -1 ? tool.name : tool.name.slice(dot + 1);
@@ -196,7 +244,14 @@ export class PostgresToolRepository implements ToolRepository {
          ON CONFLICT (name) DO UPDATE SET template = EXCLUDED.template, utcp_version = EXCLUDED.utcp_version,
            manual_version = EXCLUDED.manual_version, allowed_protocols = EXCLUDED.allowed_protocols,
            tool_count = EXCLUDED.tool_count, generation = ${S}.manuals.generation + 1, saved_at = clock_timestamp()`,
-        [name, JSON.stringify(template), manual.utcp_version, manual.manual_version, info?.allowedProtocols ? [...info.allowedProtocols] : null, manual.tools.length],
+        [
+          name,
+          JSON.stringify(template),
+          manual.utcp_version,
+          manual.manual_version,
+          info?.allowedProtocols ? [...info.allowedProtocols] : null,
+          manual.tools.length,
+        ],
       );
       await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
       if (n > 0) {
@@ -233,7 +288,14 @@ export class PostgresToolRepository implements ToolRepository {
     const db = await this.#db();
     const S = this.#S;
     // One statement, so one snapshot: the manual row and its tools always belong together.
-    const [row] = await db.query<{ template: CallTemplateBase; utcp_version: string; manual_version: string; allowed_protocols: string[] | null; age_ms: number; tools: Tool[] | null }>(
+    const [row] = await db.query<{
+      template: CallTemplateBase;
+      utcp_version: string;
+      manual_version: string;
+      allowed_protocols: string[] | null;
+      age_ms: number;
+      tools: Tool[] | null;
+    }>(
       `SELECT m.template, m.utcp_version, m.manual_version, m.allowed_protocols,
          (extract(epoch FROM clock_timestamp() - m.saved_at) * 1000)::float8 AS age_ms,
          (SELECT json_agg(t.tool ORDER BY t.seq) FROM ${S}.tools t WHERE t.manual_name = m.name) AS tools
@@ -257,7 +319,11 @@ export class PostgresToolRepository implements ToolRepository {
       [name],
     );
     if (!row) return undefined;
-    return { template: row.template, savedAt: Date.now() - Number(row.age_ms), ...(row.allowed_protocols ? { allowedProtocols: row.allowed_protocols } : {}) };
+    return {
+      template: row.template,
+      savedAt: Date.now() - Number(row.age_ms),
+      ...(row.allowed_protocols ? { allowedProtocols: row.allowed_protocols } : {}),
+    };
   }
 
   async getManualNames(): Promise<string[]> {
@@ -282,7 +348,10 @@ export class PostgresToolRepository implements ToolRepository {
     const db = await this.#db();
     const S = this.#S;
     const limit = options.limit > 0 ? options.limit : null;
-    const tags = options.anyOfTagsRequired && options.anyOfTagsRequired.length > 0 ? options.anyOfTagsRequired.map((t) => t.toLowerCase()) : null;
+    const tags =
+      options.anyOfTagsRequired && options.anyOfTagsRequired.length > 0
+        ? options.anyOfTagsRequired.map((t) => t.toLowerCase())
+        : null;
     const terms = [...new Set(tokenize(query))];
     if (terms.length === 0) {
       const rows = await db.query<{ tool: Tool }>(

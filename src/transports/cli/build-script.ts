@@ -30,7 +30,11 @@ export function buildBashScript(commands: readonly string[], nonce: string): str
     // The group's own redirection of fd 1 means an `exec >file` inside it ends with the group.
     lines.push('{', command, '} >&4 2>&1 3<&- 4>&-');
     if (i === commands.length - 1) lines.push('__utcp_rc=$?');
-    lines.push(`printf '\\n%s:${i}\\n' "${mark}" >&4`, 'IFS= read -r __utcp_ack <&3 || exit 125', `CMD_${i}_OUTPUT=$(<"${dir}/${i}")`);
+    lines.push(
+      `printf '\\n%s:${i}\\n' "${mark}" >&4`,
+      'IFS= read -r __utcp_ack <&3 || exit 125',
+      `CMD_${i}_OUTPUT=$(<"${dir}/${i}")`,
+    );
   });
   lines.push('exit $__utcp_rc');
   return lines.join('\n') + '\n';
@@ -52,7 +56,9 @@ export function buildPowerShellScript(commands: readonly string[], appended: rea
   lines.push('$__utcp_rc = $LASTEXITCODE');
   const outputs = commands.map((_, i) => `$CMD_${i}_OUTPUT`).filter((_, i) => appended[i]);
   if (outputs.length > 0) {
-    lines.push(`Write-Output ((@(${outputs.join(', ')}) | ForEach-Object { ([string]$_).TrimEnd("\`r", "\`n") }) -join "\`n")`);
+    lines.push(
+      `Write-Output ((@(${outputs.join(', ')}) | ForEach-Object { ([string]$_).TrimEnd("\`r", "\`n") }) -join "\`n")`,
+    );
   }
   lines.push('exit $__utcp_rc');
   return lines.join('\n') + '\n';

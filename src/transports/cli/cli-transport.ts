@@ -63,14 +63,18 @@ export class CliTransport implements Transport<CliCallTemplate> {
   async registerManual(template: CliCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
     const what = `cli discovery for manual ${options.manualName}`;
     const output = await this.#track(
-      this.#execute(template, {}, {
-        signal: options.signal,
-        callerTimeoutMs: options.timeoutMs,
-        ownTimeoutMs: DISCOVERY_TIMEOUT_MS,
-        what,
-        maxBytes: this.#ctx.limits.max_document_bytes,
-        discovery: true,
-      }),
+      this.#execute(
+        template,
+        {},
+        {
+          signal: options.signal,
+          callerTimeoutMs: options.timeoutMs,
+          ownTimeoutMs: DISCOVERY_TIMEOUT_MS,
+          what,
+          maxBytes: this.#ctx.limits.max_document_bytes,
+          discovery: true,
+        },
+      ),
     );
     return { manual: parseDiscoveryOutput(output, what) };
   }
@@ -91,7 +95,12 @@ export class CliTransport implements Transport<CliCallTemplate> {
   }
 
   /** One item: the result of `callTool`. */
-  async *callToolStream(tool: Tool, args: JsonObject, template: CliCallTemplate, options: CallOptions): AsyncIterable<unknown> {
+  async *callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: CliCallTemplate,
+    options: CallOptions,
+  ): AsyncIterable<unknown> {
     yield await this.callTool(tool, args, template, options);
   }
 
@@ -131,7 +140,10 @@ export class CliTransport implements Transport<CliCallTemplate> {
       const construct = contexts.integers.get(name);
       if (construct !== undefined && !INTEGER_LITERAL.test(text)) {
         throw new UtcpArgumentsError(run.tool ?? run.what, [
-          { path: name, message: `must be an integer literal (digits, optional sign): the command evaluates it in ${construct}` },
+          {
+            path: name,
+            message: `must be an integer literal (digits, optional sign): the command evaluates it in ${construct}`,
+          },
         ]);
       }
       internal[argEnvName(nonce, name)] = text;
@@ -141,7 +153,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
     for (const name of new Set(rewritten.flatMap((r) => r.variables))) {
       const value = variables?.get(name);
       if (value === undefined) throw new UtcpError('INVALID_MANUAL', `${run.what}: no value for variable \${${name}}`);
-      if (value.includes('\0')) throw new UtcpError('INVALID_MANUAL', `${run.what}: variable ${name} contains a NUL character`);
+      if (value.includes('\0'))
+        throw new UtcpError('INVALID_MANUAL', `${run.what}: variable ${name} contains a NUL character`);
       internal[varEnvName(nonce, name)] = value;
     }
     const marker = processTreeMarker();
@@ -154,8 +167,20 @@ export class CliTransport implements Transport<CliCallTemplate> {
     try {
       if (dialect === 'powershell') {
         const env = this.#env(template, internal);
-        const script = buildPowerShellScript(rewritten.map((r) => r.text), appended);
-        const result = await this.#spawn('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', script], cwd, env, signal.signal, run, run.maxBytes, marker.value);
+        const script = buildPowerShellScript(
+          rewritten.map((r) => r.text),
+          appended,
+        );
+        const result = await this.#spawn(
+          'powershell.exe',
+          ['-NoProfile', '-NonInteractive', '-Command', script],
+          cwd,
+          env,
+          signal.signal,
+          run,
+          run.maxBytes,
+          marker.value,
+        );
         const output = result.stdout.toString('utf8');
         if (result.exitCode !== 0) {
           throw new CliExitError(result.exitCode, result.signal, tail(output + result.stderrTail), run.what);
@@ -169,7 +194,10 @@ export class CliTransport implements Transport<CliCallTemplate> {
         const stepToken = randomBytes(16).toString('hex');
         internal[markEnvName(nonce)] = stepToken;
         const env = this.#env(template, internal);
-        const script = buildBashScript(rewritten.map((r) => r.text), nonce);
+        const script = buildBashScript(
+          rewritten.map((r) => r.text),
+          nonce,
+        );
         this.#ctx.logger.debug?.('cli: running', { what: run.what, steps: commands.length, cwd });
         // Step outputs stream through the shell's stdout, capped while they arrive; the transport writes each
         // step's file for CMD_<i>_OUTPUT and then lets the shell go on (build-script.ts).
@@ -182,16 +210,31 @@ export class CliTransport implements Transport<CliCallTemplate> {
             stdin?.destroy(); // the shell's `read` fails and it exits with 125
           }
         });
-        const result = await this.#spawn('/bin/bash', ['-c', script], cwd, env, signal.signal, run, run.maxBytes, marker.value, {
-          onStdout: (chunk) => steps.push(chunk),
-          onControl: (s) => (stdin = s),
-          isComplete: () => steps.ended,
-        });
+        const result = await this.#spawn(
+          '/bin/bash',
+          ['-c', script],
+          cwd,
+          env,
+          signal.signal,
+          run,
+          run.maxBytes,
+          marker.value,
+          {
+            onStdout: (chunk) => steps.push(chunk),
+            onControl: (s) => (stdin = s),
+            isComplete: () => steps.ended,
+          },
+        );
         if (result.exitCode !== 0) {
           // The step that ran last: the current one if it ended the shell, else the last step.
           const stepTail = tail(steps.output(Math.min(steps.current, commands.length - 1)).toString('utf8'));
           const shellTail = result.stderrTail.trim();
-          throw new CliExitError(result.exitCode, result.signal, tail(shellTail ? `${stepTail}\n${shellTail}` : stepTail), run.what);
+          throw new CliExitError(
+            result.exitCode,
+            result.signal,
+            tail(shellTail ? `${stepTail}\n${shellTail}` : stepTail),
+            run.what,
+          );
         }
         return appended
           .flatMap((on, i) => (on ? [steps.output(i).toString('utf8').replace(/\n+$/, '')] : []))
@@ -228,7 +271,9 @@ export class CliTransport implements Transport<CliCallTemplate> {
       platform: this.#platform,
       treeMarker,
       onLingering: (group) => {
-        this.#ctx.logger.debug?.('cli: background processes outlived the call; they are killed on close()', { what: run.what });
+        this.#ctx.logger.debug?.('cli: background processes outlived the call; they are killed on close()', {
+          what: run.what,
+        });
         this.#lingering.add(group);
       },
     });
@@ -247,7 +292,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
   async #workingDir(template: CliCallTemplate, what: string): Promise<string> {
     const dir = template.working_dir;
     if (dir === null || dir === undefined) return this.#ctx.rootDir;
-    if (typeof dir !== 'string' || dir === '') throw new UtcpError('INVALID_MANUAL', `${what}: working_dir must be a non-empty string or null`);
+    if (typeof dir !== 'string' || dir === '')
+      throw new UtcpError('INVALID_MANUAL', `${what}: working_dir must be a non-empty string or null`);
     const full = resolve(this.#ctx.rootDir, dir);
     let isDir = false;
     try {
@@ -268,7 +314,10 @@ export class CliTransport implements Transport<CliCallTemplate> {
       if (source.aborted) controller.abort(source.reason);
       else source.addEventListener('abort', onAbort, { once: true });
     }
-    const timer = setTimeout(() => controller.abort(new UtcpTimeoutError(run.what, run.ownTimeoutMs)), run.ownTimeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new UtcpTimeoutError(run.what, run.ownTimeoutMs)),
+      run.ownTimeoutMs,
+    );
     return {
       signal: controller.signal,
       dispose: () => {
@@ -296,7 +345,8 @@ function checkCommands(template: CliCallTemplate): { command: string; append_to_
     if (append !== undefined && append !== null && typeof append !== 'boolean') {
       throw new UtcpError('INVALID_MANUAL', `cli: commands[${i}].append_to_final_output must be a boolean or null`);
     }
-    if (step.command.includes('\0')) throw new UtcpError('INVALID_MANUAL', `cli: commands[${i}].command contains a NUL character`);
+    if (step.command.includes('\0'))
+      throw new UtcpError('INVALID_MANUAL', `cli: commands[${i}].command contains a NUL character`);
   });
   return commands;
 }
@@ -313,13 +363,17 @@ function callTimeout(template: CliCallTemplate): number {
 function argumentText(args: JsonObject, name: string, run: Execution): string {
   const placeholder = `UTCP_ARG_${name}_UTCP_END`;
   if (run.discovery) {
-    throw new UtcpError('INVALID_MANUAL', `${run.what}: discovery commands cannot use argument placeholders (${placeholder})`);
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `${run.what}: discovery commands cannot use argument placeholders (${placeholder})`,
+    );
   }
   const text = Object.hasOwn(args, name) ? argToText(args[name]) : undefined;
   if (text === undefined) {
     throw new UtcpError('INVALID_ARGUMENTS', `${run.what}: missing argument "${name}" for placeholder ${placeholder}`);
   }
-  if (text.includes('\0')) throw new UtcpError('INVALID_ARGUMENTS', `${run.what}: argument "${name}" contains a NUL character`);
+  if (text.includes('\0'))
+    throw new UtcpError('INVALID_ARGUMENTS', `${run.what}: argument "${name}" contains a NUL character`);
   return text;
 }
 

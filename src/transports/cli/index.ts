@@ -2,7 +2,12 @@
 import type { Transport, TransportContext } from '../../core/transport.js';
 import { CliTransport } from './cli-transport.js';
 
-export { CliTransport, DEFAULT_CALL_TIMEOUT_MS, DISCOVERY_TIMEOUT_MS, type CliTransportOptions } from './cli-transport.js';
+export {
+  CliTransport,
+  DEFAULT_CALL_TIMEOUT_MS,
+  DISCOVERY_TIMEOUT_MS,
+  type CliTransportOptions,
+} from './cli-transport.js';
 export { DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../shared/child-env.js';
 
 /** Creates the cli transport of one client; bash on Unix, PowerShell on Windows. */

@@ -290,7 +290,12 @@ function parseHereDocOperator(cmd: string, i: number): { doc: HereDoc; end: numb
 }
 
 /** Copies a here-document body starting at `start`, up to and including its delimiter line. */
-function rewriteHereDocBody(cmd: string, start: number, doc: HereDoc, ref: (name: string) => string): { text: string; end: number } {
+function rewriteHereDocBody(
+  cmd: string,
+  start: number,
+  doc: HereDoc,
+  ref: (name: string) => string,
+): { text: string; end: number } {
   let text = '';
   let i = start;
   while (i < cmd.length) {
@@ -403,7 +408,13 @@ function rewritePowerShell(cmd: string, ref: (name: string) => string): string {
       case 'here-single':
       case 'here-double': {
         const closer = quote === 'here-single' ? "'@" : '"@';
-        if (c === '\n' && cmd.slice(i + 1).replace(/^[ \t]*/, '').startsWith(closer)) {
+        if (
+          c === '\n' &&
+          cmd
+            .slice(i + 1)
+            .replace(/^[ \t]*/, '')
+            .startsWith(closer)
+        ) {
           const at = cmd.indexOf(closer, i + 1);
           out += cmd.slice(i, at + 2);
           i = at + 2;

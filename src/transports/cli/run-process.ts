@@ -68,7 +68,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       reject(new TransportError(`${options.what}: cannot start ${options.file}`, { cause }));
       return;
     }
-    const group = child.pid !== undefined ? new ProcessGroup(child.pid, options.platform, options.treeMarker) : undefined;
+    const group =
+      child.pid !== undefined ? new ProcessGroup(child.pid, options.platform, options.treeMarker) : undefined;
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr: Buffer = Buffer.alloc(0);
@@ -88,7 +89,13 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         else if (group.isAlive()) options.onLingering?.(group);
       }
       if (failure) reject(failure);
-      else resolve({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null, stdout: Buffer.concat(stdout), stderrTail: stderr.toString('utf8') });
+      else
+        resolve({
+          exitCode: exit?.code ?? null,
+          signal: exit?.signal ?? null,
+          stdout: Buffer.concat(stdout),
+          stderrTail: stderr.toString('utf8'),
+        });
     };
     const fail = (error: UtcpError) => {
       failure ??= error;

@@ -36,15 +36,69 @@ const PLACEHOLDERS = /UTCP_ARG_([A-Za-z0-9_]+?)_UTCP_END/g;
 const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
 const VAR_REF = /\$(?:\{[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*])|([A-Za-z_][A-Za-z0-9_]*)|([0-9@*]))/g;
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=/;
-const RESERVED = new Set(['{', '}', '!', 'if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', 'esac', 'time', 'coproc']);
+const RESERVED = new Set([
+  '{',
+  '}',
+  '!',
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'do',
+  'done',
+  'while',
+  'until',
+  'esac',
+  'time',
+  'coproc',
+]);
 const BREAKS = ' \t\n;&|<>()';
 /** Variables whose value the shell or the loader runs or trusts as a path to code. */
 const DANGEROUS_VARIABLES = new Set([
-  'BASH_ENV', 'ENV', 'PS1', 'PS2', 'PS3', 'PS4', 'PROMPT_COMMAND', 'SHELLOPTS', 'BASHOPTS', 'PATH', 'CDPATH', 'GLOBIGNORE',
-  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'BASH_LOADABLES_PATH', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH', 'PERL5OPT', 'RUBYOPT',
+  'BASH_ENV',
+  'ENV',
+  'PS1',
+  'PS2',
+  'PS3',
+  'PS4',
+  'PROMPT_COMMAND',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PATH',
+  'CDPATH',
+  'GLOBIGNORE',
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+  'LD_AUDIT',
+  'BASH_LOADABLES_PATH',
+  'NODE_OPTIONS',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PERL5OPT',
+  'RUBYOPT',
 ]);
 /** Commands that only run their arguments as another command (options skipped). */
-const WRAPPERS = new Set(['command', 'builtin', 'exec', 'nohup', 'nice', 'env', 'sudo', 'doas', 'xargs', 'timeout', 'stdbuf', 'setsid', 'chrt', 'ionice', 'taskset', 'time', 'unbuffer', 'flock']);
+const WRAPPERS = new Set([
+  'command',
+  'builtin',
+  'exec',
+  'nohup',
+  'nice',
+  'env',
+  'sudo',
+  'doas',
+  'xargs',
+  'timeout',
+  'stdbuf',
+  'setsid',
+  'chrt',
+  'ionice',
+  'taskset',
+  'time',
+  'unbuffer',
+  'flock',
+]);
 const SHELLS = /^(?:ba|da|z|k|mk|a|c|tc|fi|busybox |)sh$|^busybox$/;
 /** Interpreters and the flags that take program text: `bash -c CODE`, `python3 -c CODE`, `node -e CODE`, ... */
 const INTERPRETERS: Array<{ name: RegExp; code: RegExp; stdin: boolean }> = [
@@ -134,7 +188,8 @@ class AnalysisState {
     for (const event of this.integer) {
       for (const ref of event.refs) {
         for (const p of this.#taint(ref)) {
-          if (!integers.has(p)) integers.set(p, ref.startsWith('var:') ? `${event.construct} (through $${ref.slice(4)})` : event.construct);
+          if (!integers.has(p))
+            integers.set(p, ref.startsWith('var:') ? `${event.construct} (through $${ref.slice(4)})` : event.construct);
         }
       }
     }
@@ -244,12 +299,12 @@ class BashReader {
         this.#readHereDocBodies();
         continue;
       }
-      if (c === '#' ) {
+      if (c === '#') {
         const end = t.indexOf('\n', this.#i);
         this.#i = end === -1 ? t.length : end;
         continue;
       }
-      if (c === ')' ) {
+      if (c === ')') {
         if (close === ')') {
           this.#i++;
           finish(false);
@@ -337,7 +392,8 @@ class BashReader {
         const close = matching(t, open, '(', ')');
         this.#i = close + 1;
         const elements = t.slice(open + 1, close);
-        for (const m of elements.matchAll(/\[([^\]]*)\]=/g)) this.#state.integerContext(arithmeticRefs(m[1]), 'an array subscript');
+        for (const m of elements.matchAll(/\[([^\]]*)\]=/g))
+          this.#state.integerContext(arithmeticRefs(m[1]), 'an array subscript');
       } else {
         this.#i++;
       }
@@ -525,13 +581,24 @@ class BashReader {
     this.#state.note(refs);
     const stdinRefs = new Set<Ref>(this.#pipeline);
     for (const s of command.stdin) for (const r of refsIn(s)) stdinRefs.add(r);
-    if (command.words.length > 0) this.#analyzeArgv(command.words.map((w) => w.raw), command, stdinRefs);
+    if (command.words.length > 0)
+      this.#analyzeArgv(
+        command.words.map((w) => w.raw),
+        command,
+        stdinRefs,
+      );
     if (pipe) for (const r of refs) this.#pipeline.add(r);
     else this.#pipeline = new Set();
   }
 
   #checkStdinCode(command: Command, stdinRefs: Set<Ref>): void {
-    if (command.words.length > 0) this.#analyzeArgv(command.words.map((w) => w.raw), command, stdinRefs, true);
+    if (command.words.length > 0)
+      this.#analyzeArgv(
+        command.words.map((w) => w.raw),
+        command,
+        stdinRefs,
+        true,
+      );
   }
 
   /** One command's words: assignments, the command name (past wrappers), and what it does with its arguments. */
@@ -551,7 +618,12 @@ class BashReader {
       const name = basename(unquote(argv[k]));
       if (!WRAPPERS.has(name)) break;
       k++;
-      while (k < argv.length && (unquote(argv[k]).startsWith('-') || ASSIGNMENT.test(argv[k]) || (name === 'timeout' && /^[0-9.]+[smhd]?$/.test(unquote(argv[k]))))) {
+      while (
+        k < argv.length &&
+        (unquote(argv[k]).startsWith('-') ||
+          ASSIGNMENT.test(argv[k]) ||
+          (name === 'timeout' && /^[0-9.]+[smhd]?$/.test(unquote(argv[k]))))
+      ) {
         const m = ASSIGNMENT.exec(argv[k]);
         if (m && name === 'env' && !stdinOnly) this.#assignment(m[1], m[2], argv[k].slice(m[0].length), '');
         k++;
@@ -629,7 +701,13 @@ class BashReader {
             state.integerContext(refsIn(target), `${name} NAME`);
             continue;
           }
-          if (eq !== -1) this.#assignment(m[1], m[2], a.slice(eq + 1), flags.includes('i') ? `${name} -i` : flags.includes('n') ? `${name} -n` : '');
+          if (eq !== -1)
+            this.#assignment(
+              m[1],
+              m[2],
+              a.slice(eq + 1),
+              flags.includes('i') ? `${name} -i` : flags.includes('n') ? `${name} -n` : '',
+            );
         }
         return;
       }
@@ -665,7 +743,8 @@ class BashReader {
       case 'test':
       case '[': {
         args.forEach((a, j) => {
-          if (unquote(a) === '-v' || unquote(a) === '-R') state.integerContext(refsIn(args[j + 1] ?? ''), `${name} -v NAME`);
+          if (unquote(a) === '-v' || unquote(a) === '-R')
+            state.integerContext(refsIn(args[j + 1] ?? ''), `${name} -v NAME`);
         });
         return;
       }
@@ -689,9 +768,12 @@ class BashReader {
     const state = this.#state;
     if (subscript) state.integerContext(arithmeticRefs(subscript.slice(1, -1)), 'an array subscript');
     const sources = refsIn(value);
-    if (value.startsWith('(')) for (const m of value.matchAll(/\[([^\]]*)\]=/g)) state.integerContext(arithmeticRefs(m[1]), 'an array subscript');
+    if (value.startsWith('('))
+      for (const m of value.matchAll(/\[([^\]]*)\]=/g))
+        state.integerContext(arithmeticRefs(m[1]), 'an array subscript');
     state.assign(name, sources);
-    if (integerConstruct) state.integerContext(integerConstruct.endsWith('-i') ? arithmeticRefs(value) : sources, integerConstruct);
+    if (integerConstruct)
+      state.integerContext(integerConstruct.endsWith('-i') ? arithmeticRefs(value) : sources, integerConstruct);
     if (DANGEROUS_VARIABLES.has(name)) state.codeContext(sources, `an assignment to ${name}`);
   }
 }
@@ -735,10 +817,16 @@ export function checkPowerShellContexts(commands: readonly string[]): ContextRep
       if (!m) continue;
       const code = PS_CODE.exec(statement.replace(PLACEHOLDERS, ' '));
       if (code) {
-        throw new UtcpError('INVALID_MANUAL', `cli: commands[${step}]: the value of argument "${m[1]}" would be run as code by ${code[0]}; pass values only as plain arguments`);
+        throw new UtcpError(
+          'INVALID_MANUAL',
+          `cli: commands[${step}]: the value of argument "${m[1]}" would be run as code by ${code[0]}; pass values only as plain arguments`,
+        );
       }
       if (/^\s*[&.]\s*UTCP_ARG_/.test(statement) || /^\s*UTCP_ARG_/.test(statement)) {
-        throw new UtcpError('INVALID_MANUAL', `cli: commands[${step}]: the value of argument "${m[1]}" would choose the command to run`);
+        throw new UtcpError(
+          'INVALID_MANUAL',
+          `cli: commands[${step}]: the value of argument "${m[1]}" would choose the command to run`,
+        );
       }
     }
   });

@@ -1,6 +1,14 @@
 /** The `cli` call template (docs/design/transports.md#cli): its TypeScript type and its validator, in one definition. */
 import type { Static } from '@sinclair/typebox';
-import { Type, defineCallTemplate, noAuth, nonEmpty, optional, stringList, stringMap } from '../../core/template-schema.js';
+import {
+  Type,
+  defineCallTemplate,
+  noAuth,
+  nonEmpty,
+  optional,
+  stringList,
+  stringMap,
+} from '../../core/template-schema.js';
 import type { TemplateObject, TemplateOf } from '../../core/template.js';
 import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
@@ -79,7 +87,10 @@ export const template = defineCallTemplate({
   }),
   legacy,
   // go-utcp cli provider files: `{ type: 'cli', tools: [{ name, command, args }] }`.
-  inlineToolTemplate: (tool) => (typeof tool.command === 'string' ? { call_template_type: 'cli', command: tool.command, ...(Array.isArray(tool.args) ? { args: tool.args } : {}) } : undefined),
+  inlineToolTemplate: (tool) =>
+    typeof tool.command === 'string'
+      ? { call_template_type: 'cli', command: tool.command, ...(Array.isArray(tool.args) ? { args: tool.args } : {}) }
+      : undefined,
   // Templates that would run an argument value as code are refused when they are registered
   // (docs/design/threat-model.md#cli-evaluating-contexts); the call checks again before anything runs.
   check(template, at, issues) {

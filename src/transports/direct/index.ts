@@ -33,7 +33,11 @@ export function createDirectTransport(ctx: TransportContext): Transport<DirectCa
         return await raceSignal(run, options.signal, `Tool ${tool.name}`, options.timeoutMs);
       } catch (error) {
         if (error instanceof UtcpError) throw error;
-        throw new ToolExecutionError(`Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`, undefined, { cause: error });
+        throw new ToolExecutionError(
+          `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+          undefined,
+          { cause: error },
+        );
       }
     },
     async close() {},

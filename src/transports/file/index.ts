@@ -8,7 +8,11 @@ import { openConfinedFile } from '../shared/confined-path.js';
 import { discoverFromDocument } from '../shared/local-document.js';
 
 async function readConfined(ctx: TransportContext, filePath: string): Promise<{ path: string; text: string }> {
-  const tooLarge = () => new UtcpError('RESPONSE_TOO_LARGE', `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`);
+  const tooLarge = () =>
+    new UtcpError(
+      'RESPONSE_TOO_LARGE',
+      `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`,
+    );
   try {
     // The size is checked on the opened file before reading (docs/design/security.md#limits), then again on what was read.
     // Opened, then checked: the descriptor's real path must lie inside the root (docs/design/threat-model.md#file-race).
@@ -23,7 +27,11 @@ async function readConfined(ctx: TransportContext, filePath: string): Promise<{ 
     }
   } catch (cause) {
     if (cause instanceof UtcpError) throw cause;
-    throw new UtcpError('TRANSPORT_FAILED', `Cannot read file ${filePath}: ${(cause as NodeJS.ErrnoException).code ?? cause}`, { cause });
+    throw new UtcpError(
+      'TRANSPORT_FAILED',
+      `Cannot read file ${filePath}: ${(cause as NodeJS.ErrnoException).code ?? cause}`,
+      { cause },
+    );
   }
 }
 

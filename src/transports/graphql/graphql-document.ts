@@ -6,7 +6,12 @@ export type OperationType = 'query' | 'mutation' | 'subscription';
  * Builds the anonymous document `<op> ($a: T, …) { <field>(a: $a, …) <selection> }` (docs/design/transports.md#graphql).
  * `variableTypes` maps argument names to declared GraphQL types; `( … )` is omitted when empty.
  */
-export function buildDocument(op: OperationType, field: string, variableTypes: Record<string, string>, selection = ''): string {
+export function buildDocument(
+  op: OperationType,
+  field: string,
+  variableTypes: Record<string, string>,
+  selection = '',
+): string {
   const names = Object.keys(variableTypes);
   const declared = names.length > 0 ? ` (${names.map((n) => `$${n}: ${variableTypes[n]}`).join(', ')})` : '';
   const passed = names.length > 0 ? `(${names.map((n) => `${n}: $${n}`).join(', ')})` : '';

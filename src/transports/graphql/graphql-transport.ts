@@ -51,14 +51,19 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     try {
       const parser = await this.#loadParser();
       const parts = await buildRequestParts(url, template, {}, this.#ctx, deadline.signal);
-      const response = await postGraphql(parts.url, { query: INTROSPECTION_QUERY, variables: {}, operationName: 'UtcpIntrospection' }, {
-        ...exchangeDefaults(this.#ctx),
-        headers: parts.headers,
-        signal: deadline.signal,
-        maxBytes: this.#ctx.limits.max_document_bytes,
-        what,
-      });
-      if (Array.isArray(response.errors) && response.errors.length > 0) throw new GraphqlError(what, response.errors, response.data);
+      const response = await postGraphql(
+        parts.url,
+        { query: INTROSPECTION_QUERY, variables: {}, operationName: 'UtcpIntrospection' },
+        {
+          ...exchangeDefaults(this.#ctx),
+          headers: parts.headers,
+          signal: deadline.signal,
+          maxBytes: this.#ctx.limits.max_document_bytes,
+          what,
+        },
+      );
+      if (Array.isArray(response.errors) && response.errors.length > 0)
+        throw new GraphqlError(what, response.errors, response.data);
       const schema = (response.data as { __schema?: unknown } | null | undefined)?.__schema;
       assertIntrospectionSchema(schema);
       this.#schemas.set(options.manualName, schema);
@@ -77,7 +82,8 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       const what = `GraphQL subscription ${tool.name}`;
       const deadline = this.#deadline(options.signal, template.timeout, what);
       try {
-        for await (const item of this.#subscribe(tool, args, template, options, deadline.signal, deadline.signal)) return item;
+        for await (const item of this.#subscribe(tool, args, template, options, deadline.signal, deadline.signal))
+          return item;
         return null;
       } catch (error) {
         throw this.#failure(error, deadline.signal, options, what);
@@ -88,7 +94,12 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     return this.#execute(tool, args, template, options);
   }
 
-  async *callToolStream(tool: Tool, args: JsonObject, template: GraphqlCallTemplate, options: CallOptions): AsyncGenerator<unknown, void, undefined> {
+  async *callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: GraphqlCallTemplate,
+    options: CallOptions,
+  ): AsyncGenerator<unknown, void, undefined> {
     if (operationOf(template) !== 'subscription') {
       yield await this.#execute(tool, args, template, options);
       return;
@@ -111,7 +122,8 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   }
 
   async close(): Promise<void> {
-    if (!this.#closing.signal.aborted) this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The graphql transport was closed'));
+    if (!this.#closing.signal.aborted)
+      this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The graphql transport was closed'));
     for (const socket of this.#sockets) socket.terminate();
     this.#sockets.clear();
     this.#schemas.clear();
@@ -191,7 +203,11 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
             this.#websocketOnly.add(httpUrl.href);
             return;
           } catch (wsError) {
-            if (wsError instanceof UtcpError && (wsError.code === 'TIMEOUT' || wsError.code === 'ABORTED' || wsError.code === 'CLIENT_CLOSED')) throw wsError;
+            if (
+              wsError instanceof UtcpError &&
+              (wsError.code === 'TIMEOUT' || wsError.code === 'ABORTED' || wsError.code === 'CLIENT_CLOSED')
+            )
+              throw wsError;
             throw new TransportError(
               `${what}: no subscription transport worked: HTTP (SSE or multipart) got ${error.reason}; WebSocket: ${(wsError as Error).message}`,
               { cause: wsError },
@@ -239,18 +255,26 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   // ------------------------------------------------------------------ helpers
 
   /** The document to send and whether its result is `data[field]` (generated) or `data` (custom). */
-  async #document(field: string, template: GraphqlCallTemplate, variables: JsonObject, manualName: string): Promise<{ body: GraphqlBody; unwrap: boolean }> {
+  async #document(
+    field: string,
+    template: GraphqlCallTemplate,
+    variables: JsonObject,
+    manualName: string,
+  ): Promise<{ body: GraphqlBody; unwrap: boolean }> {
     const op = operationOf(template);
     let query = typeof template.query === 'string' && template.query.trim() !== '' ? template.query : undefined;
     let unwrap: boolean;
     if (query) {
       unwrap = isGeneratedDocument(await this.#loadParser(), query, field);
     } else {
-      query = this.#fromCachedSchema(manualName, op, field) ?? buildDocument(op, field, declaredVariables(variables, template.variable_types));
+      query =
+        this.#fromCachedSchema(manualName, op, field) ??
+        buildDocument(op, field, declaredVariables(variables, template.variable_types));
       unwrap = true;
     }
     const body: GraphqlBody = { query, variables };
-    if (typeof template.operation_name === 'string' && template.operation_name) body.operationName = template.operation_name;
+    if (typeof template.operation_name === 'string' && template.operation_name)
+      body.operationName = template.operation_name;
     return { body, unwrap };
   }
 
@@ -274,14 +298,19 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
 
   /** The caller's signal, this transport's close, and the template timeout, as one signal. */
   #deadline(parent: AbortSignal, timeout: unknown, what: string): Deadline {
-    const ms = typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRAPHQL_TIMEOUT_MS;
+    const ms =
+      typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRAPHQL_TIMEOUT_MS;
     return createDeadline([parent, this.#closing.signal], ms, what);
   }
 
   /** Maps an abort to its typed error (timeout, caller abort, close) and wraps untyped failures in TransportError. */
   #failure(error: unknown, signal: AbortSignal, options: CallOptions, what: string): unknown {
     if (signal.aborted) {
-      if (error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')) return error;
+      if (
+        error instanceof UtcpError &&
+        (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')
+      )
+        return error;
       const typed = abortError(signal, what, options.timeoutMs);
       if (!typed.cause && error !== signal.reason) (typed as { cause?: unknown }).cause = error;
       return typed;
@@ -294,7 +323,11 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
 
 function operationOf(template: GraphqlCallTemplate): OperationType {
   const op = template.operation_type ?? 'query';
-  if (!OPERATIONS.has(op)) throw new UtcpError('INVALID_MANUAL', `GraphQL operation_type must be query, mutation or subscription, not ${String(op)}`);
+  if (!OPERATIONS.has(op))
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `GraphQL operation_type must be query, mutation or subscription, not ${String(op)}`,
+    );
   return op;
 }
 
@@ -304,7 +337,10 @@ function wireName(tool: Tool, options: CallOptions): string {
 }
 
 /** Variables declared with their `variable_types` entry, `String` when unknown. */
-function declaredVariables(variables: JsonObject, types: Record<string, string> | null | undefined): Record<string, string> {
+function declaredVariables(
+  variables: JsonObject,
+  types: Record<string, string> | null | undefined,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of Object.keys(variables)) out[name] = types?.[name] ?? 'String';
   return out;
@@ -314,7 +350,10 @@ function declaredVariables(variables: JsonObject, types: Record<string, string> 
 function subscriptionTransportOf(template: GraphqlCallTemplate): SubscriptionTransport {
   const value = template.subscription_transport ?? 'auto';
   if (!SUBSCRIPTION_TRANSPORTS.has(value)) {
-    throw new UtcpError('INVALID_MANUAL', `GraphQL subscription_transport must be auto, websocket, sse or multipart, not ${String(value)}`);
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `GraphQL subscription_transport must be auto, websocket, sse or multipart, not ${String(value)}`,
+    );
   }
   return value;
 }
@@ -335,7 +374,8 @@ function subscriptionUrl(template: GraphqlCallTemplate): string {
 
 /** Raises `errors`; returns `data[field]` for generated documents and `data` otherwise. */
 function resultOf(response: GraphqlResponse, field: string | undefined, what: string): unknown {
-  if (Array.isArray(response.errors) && response.errors.length > 0) throw new GraphqlError(what, response.errors, response.data);
+  if (Array.isArray(response.errors) && response.errors.length > 0)
+    throw new GraphqlError(what, response.errors, response.data);
   const data = response.data ?? null;
   if (field === undefined) return data;
   return typeof data === 'object' && data !== null ? ((data as Record<string, unknown>)[field] ?? null) : null;

@@ -40,7 +40,11 @@ export function assertIntrospectionSchema(value: unknown): asserts value is Intr
  * subscription types, with argument schemas, selected outputs and generated documents (docs/design/transports.md#graphql).
  * `raw` is the unsubstituted manual template; a `query` it carries is kept in every tool.
  */
-export function toolsFromIntrospection(schema: IntrospectionSchema, raw: GraphqlCallTemplate, parser: GraphqlParser): { tools: GeneratedTool[]; warnings: string[] } {
+export function toolsFromIntrospection(
+  schema: IntrospectionSchema,
+  raw: GraphqlCallTemplate,
+  parser: GraphqlParser,
+): { tools: GeneratedTool[]; warnings: string[] } {
   const mapper = new GraphqlSchemaMapper(schema.types, parser);
   const tools: GeneratedTool[] = [];
   const warnings: string[] = [];
@@ -66,7 +70,13 @@ export function toolsFromIntrospection(schema: IntrospectionSchema, raw: Graphql
   return { tools, warnings };
 }
 
-function toolFor(field: FieldInfo, op: OperationType, mapper: GraphqlSchemaMapper, raw: GraphqlCallTemplate, userQuery: string | undefined): GeneratedTool {
+function toolFor(
+  field: FieldInfo,
+  op: OperationType,
+  mapper: GraphqlSchemaMapper,
+  raw: GraphqlCallTemplate,
+  userQuery: string | undefined,
+): GeneratedTool {
   const args = field.args ?? [];
   const variableTypes: Record<string, string> = {};
   for (const arg of args) variableTypes[arg.name] = declaredType(arg);

@@ -41,7 +41,11 @@ export async function postGraphql(url: URL, body: GraphqlBody, options: PostOpti
     {
       url,
       method: 'POST',
-      headers: { ...options.headers, 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      headers: {
+        ...options.headers,
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+      },
       body: JSON.stringify(body),
     },
     {
@@ -64,9 +68,13 @@ export async function postGraphql(url: URL, body: GraphqlBody, options: PostOpti
     parsed = JSON.parse(text);
   } catch (cause) {
     if (statusCode >= 400) throw new HttpStatusError(statusCode, shown, text.slice(0, 2048), '', { cause });
-    throw new TransportError(`${what}: ${shown} did not answer with JSON (HTTP ${statusCode})`, { code: 'PROTOCOL_ERROR', cause });
+    throw new TransportError(`${what}: ${shown} did not answer with JSON (HTTP ${statusCode})`, {
+      code: 'PROTOCOL_ERROR',
+      cause,
+    });
   }
-  const envelope = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as GraphqlResponse) : undefined;
+  const envelope =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as GraphqlResponse) : undefined;
   if (statusCode >= 400) {
     if (envelope && Array.isArray(envelope.errors) && envelope.errors.length > 0) return envelope;
     throw new HttpStatusError(statusCode, shown, text.slice(0, 2048));

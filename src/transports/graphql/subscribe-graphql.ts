@@ -59,7 +59,10 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
   socket.on('close', (code, reason) => push({ kind: 'close', code, reason: reason.toString('utf8').slice(0, 200) }));
   socket.on('error', (error) => push({ kind: 'error', error }));
   socket.on('unexpected-response', (request, response) => {
-    push({ kind: 'error', error: new TransportError(`${what}: ${shown} refused the WebSocket upgrade (HTTP ${response.statusCode})`) });
+    push({
+      kind: 'error',
+      error: new TransportError(`${what}: ${shown} refused the WebSocket upgrade (HTTP ${response.statusCode})`),
+    });
     response.resume();
     request.destroy();
   });
@@ -89,12 +92,16 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
       const tooLarge = (event.error as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
       if (event.error instanceof UtcpError) throw event.error;
       throw new TransportError(
-        tooLarge ? `${what}: a message from ${shown} exceeds the ${options.maxMessageBytes}-byte limit` : `${what}: WebSocket ${shown} failed: ${event.error.message}`,
+        tooLarge
+          ? `${what}: a message from ${shown} exceeds the ${options.maxMessageBytes}-byte limit`
+          : `${what}: WebSocket ${shown} failed: ${event.error.message}`,
         { code: tooLarge ? 'RESPONSE_TOO_LARGE' : 'TRANSPORT_FAILED', cause: event.error },
       );
     }
     if (event.kind === 'close') {
-      throw new TransportError(`${what}: ${shown} closed the subscription (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`);
+      throw new TransportError(
+        `${what}: ${shown} closed the subscription (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`,
+      );
     }
     throw new TransportError(`${what}: unexpected WebSocket event from ${shown}`, { code: 'PROTOCOL_ERROR' });
   };
@@ -121,7 +128,10 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
       if (msg.type === 'connection_ack') break;
       if (msg.type === 'ping') send({ type: 'pong' });
       else if (msg.type === 'connection_error') {
-        throw new TransportError(`${what}: ${shown} rejected the connection`, { code: 'PROTOCOL_ERROR', cause: msg.payload });
+        throw new TransportError(`${what}: ${shown} rejected the connection`, {
+          code: 'PROTOCOL_ERROR',
+          cause: msg.payload,
+        });
       }
     }
     send({ id: OP_ID, type: protocol === LEGACY_WS ? 'start' : 'subscribe', payload: options.body });

@@ -54,7 +54,9 @@ export class NoHttpSubscription extends Error {
  * The response's media type decides which. Stopping early (break, abort) closes the connection.
  * @throws NoHttpSubscription (auto mode only), HttpStatusError, TransportError, GraphqlError, the typed abort error.
  */
-export async function* subscribeOverHttp(options: HttpSubscribeOptions): AsyncGenerator<GraphqlResponse, void, undefined> {
+export async function* subscribeOverHttp(
+  options: HttpSubscribeOptions,
+): AsyncGenerator<GraphqlResponse, void, undefined> {
   const { what } = options;
   const shown = redactUrl(options.url);
   // The setup signal bounds the request until the stream starts (its timer stops in onReady).
@@ -66,7 +68,11 @@ export async function* subscribeOverHttp(options: HttpSubscribeOptions): AsyncGe
   }
 }
 
-async function* streamResults(options: HttpSubscribeOptions, signal: AbortSignal, shown: string): AsyncGenerator<GraphqlResponse, void, undefined> {
+async function* streamResults(
+  options: HttpSubscribeOptions,
+  signal: AbortSignal,
+  shown: string,
+): AsyncGenerator<GraphqlResponse, void, undefined> {
   const { what } = options;
   // GraphQL requests never follow redirects: the exchange refuses a 3xx.
   const response = await httpExchange(
@@ -76,7 +82,15 @@ async function* streamResults(options: HttpSubscribeOptions, signal: AbortSignal
       headers: { ...options.headers, 'content-type': 'application/json', accept: ACCEPT[options.mode] },
       body: JSON.stringify(options.body),
     },
-    { mode: 'stream', dispatcher: options.dispatcher, signal, what, context: 'GraphQL subscription', redirect: 'refuse', remoteSource: options.remoteSource },
+    {
+      mode: 'stream',
+      dispatcher: options.dispatcher,
+      signal,
+      what,
+      context: 'GraphQL subscription',
+      redirect: 'refuse',
+      remoteSource: options.remoteSource,
+    },
   );
   const statusCode = response.status;
   const mediaType = String(response.headers['content-type'] ?? '').toLowerCase();
@@ -84,18 +98,24 @@ async function* streamResults(options: HttpSubscribeOptions, signal: AbortSignal
   const isMultipart = mediaType.startsWith('multipart/mixed');
   if (statusCode >= 400 || (!isSse && !isMultipart)) {
     const excerpt = await bodyExcerpt(response.body);
-    if (options.mode === 'auto') throw new NoHttpSubscription(`HTTP ${statusCode}${mediaType ? ` ${mediaType.split(';')[0]}` : ''}`);
+    if (options.mode === 'auto')
+      throw new NoHttpSubscription(`HTTP ${statusCode}${mediaType ? ` ${mediaType.split(';')[0]}` : ''}`);
     const envelope = parseEnvelope(excerpt);
-    if (envelope && Array.isArray(envelope.errors) && envelope.errors.length > 0) throw new GraphqlError(what, envelope.errors, envelope.data);
+    if (envelope && Array.isArray(envelope.errors) && envelope.errors.length > 0)
+      throw new GraphqlError(what, envelope.errors, envelope.data);
     if (statusCode >= 400) throw new HttpStatusError(statusCode, shown, excerpt);
-    throw new TransportError(`${what}: ${shown} did not answer with a stream (${mediaType || 'no content type'})`, { code: 'PROTOCOL_ERROR' });
+    throw new TransportError(`${what}: ${shown} did not answer with a stream (${mediaType || 'no content type'})`, {
+      code: 'PROTOCOL_ERROR',
+    });
   }
   options.onReady?.();
   const body = response.body as typeof response.body & { readableEnded?: boolean };
   // The body ends with the subscription: abort (caller, close, timeout) destroys it.
   const onAbort = () => body.destroy(options.signal.reason instanceof Error ? options.signal.reason : undefined);
   options.signal.addEventListener('abort', onAbort, { once: true });
-  const decoder = isSse ? new SseResults(options.maxItemBytes, what, shown) : new MultipartResults(boundaryOf(mediaType), options.maxItemBytes, what, shown);
+  const decoder = isSse
+    ? new SseResults(options.maxItemBytes, what, shown)
+    : new MultipartResults(boundaryOf(mediaType), options.maxItemBytes, what, shown);
   let finished = false;
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -120,7 +140,9 @@ async function* streamResults(options: HttpSubscribeOptions, signal: AbortSignal
 function parseEnvelope(text: string): GraphqlResponse | undefined {
   try {
     const value = JSON.parse(text) as unknown;
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as GraphqlResponse) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as GraphqlResponse)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -168,12 +190,18 @@ class SseResults implements ResultDecoder {
         try {
           this.#out.push(asResult(JSON.parse(event.data)));
         } catch (cause) {
-          this.#error ??= new TransportError(`${what}: ${shown} sent an event that is not a GraphQL result`, { code: 'PROTOCOL_ERROR', cause });
+          this.#error ??= new TransportError(`${what}: ${shown} sent an event that is not a GraphQL result`, {
+            code: 'PROTOCOL_ERROR',
+            cause,
+          });
         }
       },
       onError: (error) => {
         if (error.type === 'max-buffer-size-exceeded') {
-          this.#error ??= new UtcpError('RESPONSE_TOO_LARGE', `${what}: an event is larger than the ${maxItemBytes}-byte stream item limit`);
+          this.#error ??= new UtcpError(
+            'RESPONSE_TOO_LARGE',
+            `${what}: an event is larger than the ${maxItemBytes}-byte stream item limit`,
+          );
         }
       },
     });
@@ -191,7 +219,9 @@ class SseResults implements ResultDecoder {
   end(): void {
     // With `event: next` the protocol ends with `event: complete`; a stream of plain events ends with the body.
     if (!this.done && this.#sawNamedEvents) {
-      throw new TransportError(`${this.#what}: ${this.#shown} ended the event stream without "complete" (cut off)`, { code: 'TRANSPORT_FAILED' });
+      throw new TransportError(`${this.#what}: ${this.#shown} ended the event stream without "complete" (cut off)`, {
+        code: 'TRANSPORT_FAILED',
+      });
     }
   }
 }
@@ -241,14 +271,20 @@ class MultipartResults implements ResultDecoder {
       if (this.done) return out;
     }
     if (Buffer.byteLength(this.#buffer) > this.#maxItemBytes + 1024) {
-      throw new UtcpError('RESPONSE_TOO_LARGE', `${this.#what}: a part is larger than the ${this.#maxItemBytes}-byte stream item limit`);
+      throw new UtcpError(
+        'RESPONSE_TOO_LARGE',
+        `${this.#what}: a part is larger than the ${this.#maxItemBytes}-byte stream item limit`,
+      );
     }
     return out;
   }
 
   end(): void {
     if (!this.done) {
-      throw new TransportError(`${this.#what}: ${this.#shown} ended the multipart stream without its closing delimiter (cut off)`, { code: 'TRANSPORT_FAILED' });
+      throw new TransportError(
+        `${this.#what}: ${this.#shown} ended the multipart stream without its closing delimiter (cut off)`,
+        { code: 'TRANSPORT_FAILED' },
+      );
     }
   }
 
@@ -269,10 +305,15 @@ class MultipartResults implements ResultDecoder {
     try {
       value = JSON.parse(body);
     } catch (cause) {
-      throw new TransportError(`${this.#what}: ${this.#shown} sent a part that is not JSON`, { code: 'PROTOCOL_ERROR', cause });
+      throw new TransportError(`${this.#what}: ${this.#shown} sent a part that is not JSON`, {
+        code: 'PROTOCOL_ERROR',
+        cause,
+      });
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new TransportError(`${this.#what}: ${this.#shown} sent a part that is not a JSON object`, { code: 'PROTOCOL_ERROR' });
+      throw new TransportError(`${this.#what}: ${this.#shown} sent a part that is not a JSON object`, {
+        code: 'PROTOCOL_ERROR',
+      });
     }
     const part = value as Record<string, unknown>;
     if (Object.keys(part).length === 0) return undefined;
@@ -280,7 +321,12 @@ class MultipartResults implements ResultDecoder {
       // Apollo's subscription parts: {payload: result}; {payload: null, errors} is a fatal transport-level error.
       if (part.payload === null || part.payload === undefined) {
         this.done = true;
-        return { errors: Array.isArray(part.errors) && part.errors.length > 0 ? part.errors : [{ message: 'the subscription ended with an error' }] };
+        return {
+          errors:
+            Array.isArray(part.errors) && part.errors.length > 0
+              ? part.errors
+              : [{ message: 'the subscription ended with an error' }],
+        };
       }
       return asResult(part.payload);
     }

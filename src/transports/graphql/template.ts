@@ -1,5 +1,13 @@
 /** The `graphql` call template (docs/design/transports.md#graphql): its TypeScript type and its validator, in one definition. */
-import { Type, defineCallTemplate, nonEmpty, oneOf, optional, stringList, stringMap } from '../../core/template-schema.js';
+import {
+  Type,
+  defineCallTemplate,
+  nonEmpty,
+  oneOf,
+  optional,
+  stringList,
+  stringMap,
+} from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
 import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 

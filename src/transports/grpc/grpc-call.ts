@@ -29,7 +29,11 @@ const identity = (b: Buffer) => b;
 function mapError(error: unknown, options: Omit<GrpcCallOptions, 'request'>, tooLarge: boolean): unknown {
   const { grpc, signal, what } = options;
   if (tooLarge) {
-    return new UtcpError('RESPONSE_TOO_LARGE', `${what}: a response message exceeds the ${options.maxMessageBytes}-byte limit`, { cause: error });
+    return new UtcpError(
+      'RESPONSE_TOO_LARGE',
+      `${what}: a response message exceeds the ${options.maxMessageBytes}-byte limit`,
+      { cause: error },
+    );
   }
   if (signal.aborted) return abortError(signal, what, options.callerTimeoutMs);
   const e = error as Partial<ServiceError>;
@@ -116,7 +120,10 @@ export async function* serverStreamCall(options: GrpcCallOptions): AsyncGenerato
  * Buffers the responses of a streaming call and wakes the one waiter on every change
  * (a message, the end, an error, or an abort, which also cancels the call).
  */
-function bufferResponses(call: { on(event: string, listener: (arg: any) => void): unknown; cancel(): void }, signal: AbortSignal) {
+function bufferResponses(
+  call: { on(event: string, listener: (arg: any) => void): unknown; cancel(): void },
+  signal: AbortSignal,
+) {
   const stream = {
     items: [] as Buffer[],
     failure: undefined as unknown,
@@ -158,9 +165,15 @@ function bufferResponses(call: { on(event: string, listener: (arg: any) => void)
 export function bidiExchange(options: Omit<GrpcCallOptions, 'request'>) {
   const { signal } = options;
   let tooLarge = false;
-  const call = options.client.makeBidiStreamRequest(options.path, identity, limited(options, () => (tooLarge = true)), options.metadata, {
-    deadline: Date.now() + options.timeoutMs,
-  });
+  const call = options.client.makeBidiStreamRequest(
+    options.path,
+    identity,
+    limited(options, () => (tooLarge = true)),
+    options.metadata,
+    {
+      deadline: Date.now() + options.timeoutMs,
+    },
+  );
   const stream = bufferResponses(call, signal);
   return {
     async ask(request: Buffer): Promise<Buffer> {
@@ -169,7 +182,8 @@ export function bidiExchange(options: Omit<GrpcCallOptions, 'request'>) {
         if (stream.items.length > 0) return stream.items.shift() as Buffer;
         if (signal.aborted) throw abortError(signal, options.what, options.callerTimeoutMs);
         if (stream.failure !== undefined) throw mapError(stream.failure, options, tooLarge);
-        if (stream.ended) throw new UtcpError('PROTOCOL_ERROR', `${options.what}: the server ended the stream without answering`);
+        if (stream.ended)
+          throw new UtcpError('PROTOCOL_ERROR', `${options.what}: the server ended the stream without answering`);
         await stream.changed();
       }
     },

@@ -12,7 +12,10 @@ function add(metadata: Metadata, name: string, value: string): void {
   assertHeaderSafe(name, value);
   const key = name.toLowerCase();
   if (!METADATA_KEY.test(key) || key.endsWith('-bin') || key.startsWith('grpc-')) {
-    throw new UtcpError('INVALID_MANUAL', `gRPC metadata key ${JSON.stringify(name)} is not allowed (lowercase letters, digits, "-", "_", "."; no "grpc-" prefix or "-bin" suffix)`);
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `gRPC metadata key ${JSON.stringify(name)} is not allowed (lowercase letters, digits, "-", "_", "."; no "grpc-" prefix or "-bin" suffix)`,
+    );
   }
   metadata.set(key, value);
 }
@@ -23,7 +26,12 @@ function add(metadata: Metadata, name: string, value: string): void {
  * oauth2_user as `authorization: Bearer …`. Username and password are never sent as separate keys.
  * @throws UtcpError HEADER_INJECTION on CR/LF/NUL, INVALID_MANUAL on an unusable key or api_key location.
  */
-export async function buildMetadata(grpc: Grpc, template: GrpcCallTemplate, ctx: TransportContext, signal: AbortSignal): Promise<Metadata> {
+export async function buildMetadata(
+  grpc: Grpc,
+  template: GrpcCallTemplate,
+  ctx: TransportContext,
+  signal: AbortSignal,
+): Promise<Metadata> {
   const metadata = new grpc.Metadata();
   for (const [name, value] of Object.entries(template.metadata ?? {})) {
     if (typeof value !== 'string') throw new UtcpError('INVALID_MANUAL', `gRPC metadata ${name} must be a string`);
@@ -31,7 +39,10 @@ export async function buildMetadata(grpc: Grpc, template: GrpcCallTemplate, ctx:
   }
   const auth = template.auth;
   if (auth?.auth_type === 'api_key' && (auth.location ?? 'header') !== 'header') {
-    throw new UtcpError('INVALID_MANUAL', `gRPC api_key auth must use location "header" (got "${String(auth.location)}")`);
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `gRPC api_key auth must use location "header" (got "${String(auth.location)}")`,
+    );
   }
   const material = await resolveAuth(auth, ctx, signal);
   for (const [name, value] of Object.entries(material.headers)) add(metadata, name, value);

@@ -78,20 +78,39 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     try {
       if (serviceNameOf(template) === UTCP_SERVICE_NAME) {
         const body = this.#utcpRequest(prepared.mods, tool, args, template, options);
-        const bytes = await unaryCall(this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/CallTool`, body, this.#ctx.limits.max_response_bytes, options, what));
+        const bytes = await unaryCall(
+          this.#callOptions(
+            prepared,
+            `/${UTCP_SERVICE_NAME}/CallTool`,
+            body,
+            this.#ctx.limits.max_response_bytes,
+            options,
+            what,
+          ),
+        );
         return resultJson(this.#utcpType(prepared.mods, 'ToolCallResponse'), bytes);
       }
       const service = await this.#service(prepared, template, target, options, what);
       const method = findMethod(service, template.method_name || wireName(tool, options));
       const body = encodeRequest(method, args, tool.name);
-      const call = this.#callOptions(prepared, methodPath(service, method), body, this.#ctx.limits.max_response_bytes, options, what);
+      const call = this.#callOptions(
+        prepared,
+        methodPath(service, method),
+        body,
+        this.#ctx.limits.max_response_bytes,
+        options,
+        what,
+      );
       if (!method.responseStream) return decodeResponse(method.resolvedResponseType!, await unaryCall(call));
       const items: unknown[] = [];
       let total = 0;
       for await (const bytes of serverStreamCall(call)) {
         total += bytes.length;
         if (total > this.#ctx.limits.max_response_bytes) {
-          throw new UtcpError('RESPONSE_TOO_LARGE', `${what}: the streamed responses exceed the ${this.#ctx.limits.max_response_bytes}-byte limit`);
+          throw new UtcpError(
+            'RESPONSE_TOO_LARGE',
+            `${what}: the streamed responses exceed the ${this.#ctx.limits.max_response_bytes}-byte limit`,
+          );
         }
         items.push(decodeResponse(method.resolvedResponseType!, bytes));
       }
@@ -103,7 +122,12 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     }
   }
 
-  async *callToolStream(tool: Tool, args: JsonObject, template: GrpcCallTemplate, options: CallOptions): AsyncGenerator<unknown, void, undefined> {
+  async *callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: GrpcCallTemplate,
+    options: CallOptions,
+  ): AsyncGenerator<unknown, void, undefined> {
     const target = grpcTarget(template);
     const what = `gRPC tool ${tool.name}`;
     const prepared = await this.#prepare(template, target, options, what);
@@ -112,7 +136,9 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       if (serviceNameOf(template) === UTCP_SERVICE_NAME) {
         const body = this.#utcpRequest(prepared.mods, tool, args, template, options);
         const response = this.#utcpType(prepared.mods, 'ToolCallResponse');
-        for await (const bytes of serverStreamCall(this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/CallToolStream`, body, itemLimit, options, what))) {
+        for await (const bytes of serverStreamCall(
+          this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/CallToolStream`, body, itemLimit, options, what),
+        )) {
           yield resultJson(response, bytes);
         }
         return;
@@ -120,7 +146,14 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       const service = await this.#service(prepared, template, target, options, what);
       const method = findMethod(service, template.method_name || wireName(tool, options));
       const body = encodeRequest(method, args, tool.name);
-      const call = this.#callOptions(prepared, methodPath(service, method), body, method.responseStream ? itemLimit : this.#ctx.limits.max_response_bytes, options, what);
+      const call = this.#callOptions(
+        prepared,
+        methodPath(service, method),
+        body,
+        method.responseStream ? itemLimit : this.#ctx.limits.max_response_bytes,
+        options,
+        what,
+      );
       if (!method.responseStream) {
         yield decodeResponse(method.resolvedResponseType!, await unaryCall(call));
         return;
@@ -145,7 +178,8 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
   }
 
   async close(): Promise<void> {
-    if (!this.#closing.signal.aborted) this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The grpc transport was closed'));
+    if (!this.#closing.signal.aborted)
+      this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'The grpc transport was closed'));
     for (const { client } of this.#channels.values()) client.close();
     this.#channels.clear();
     this.#services.clear();
@@ -153,11 +187,28 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
 
   // ------------------------------------------------------------------ grpcpb.UTCPService
 
-  async #getManual(prepared: Prepared, raw: GrpcCallTemplate, options: CallOptions, what: string): Promise<DiscoveryResult> {
+  async #getManual(
+    prepared: Prepared,
+    raw: GrpcCallTemplate,
+    options: CallOptions,
+    what: string,
+  ): Promise<DiscoveryResult> {
     const response = this.#utcpType(prepared.mods, 'Manual');
     const empty = encode(this.#utcpType(prepared.mods, 'Empty'), {});
-    const bytes = await unaryCall(this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/GetManual`, empty, this.#ctx.limits.max_document_bytes, options, what));
-    const manual = response.toObject(response.decode(bytes), { defaults: true, arrays: true }) as { version: string; tools: Array<{ name: string; description: string }> };
+    const bytes = await unaryCall(
+      this.#callOptions(
+        prepared,
+        `/${UTCP_SERVICE_NAME}/GetManual`,
+        empty,
+        this.#ctx.limits.max_document_bytes,
+        options,
+        what,
+      ),
+    );
+    const manual = response.toObject(response.decode(bytes), { defaults: true, arrays: true }) as {
+      version: string;
+      tools: Array<{ name: string; description: string }>;
+    };
     const tools = manual.tools.map((t) => ({
       name: t.name,
       description: t.description,
@@ -175,17 +226,36 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
   }
 
   /** The encoded `ToolCallRequest` for a grpcpb call. */
-  #utcpRequest(mods: GrpcModules, tool: Tool, args: JsonObject, template: GrpcCallTemplate, options: CallOptions): Buffer {
-    return encode(this.#utcpType(mods, 'ToolCallRequest'), { tool: wireToolName(tool, template, options), args_json: JSON.stringify(args) });
+  #utcpRequest(
+    mods: GrpcModules,
+    tool: Tool,
+    args: JsonObject,
+    template: GrpcCallTemplate,
+    options: CallOptions,
+  ): Buffer {
+    return encode(this.#utcpType(mods, 'ToolCallRequest'), {
+      tool: wireToolName(tool, template, options),
+      args_json: JSON.stringify(args),
+    });
   }
 
   // ------------------------------------------------------------------ generic mode
 
   /** The service's descriptors, from `proto_file` or server reflection, cached per manual and source. */
-  #service(prepared: Prepared, template: GrpcCallTemplate, target: GrpcTarget, options: CallOptions, what: string): Promise<Service> {
+  #service(
+    prepared: Prepared,
+    template: GrpcCallTemplate,
+    target: GrpcTarget,
+    options: CallOptions,
+    what: string,
+  ): Promise<Service> {
     const serviceName = serviceNameOf(template);
     const protoFile = typeof template.proto_file === 'string' && template.proto_file ? template.proto_file : undefined;
-    const key = JSON.stringify([serviceName, protoFile ?? null, protoFile ? (template.proto_include_dirs ?? null) : target.key]);
+    const key = JSON.stringify([
+      serviceName,
+      protoFile ?? null,
+      protoFile ? (template.proto_include_dirs ?? null) : target.key,
+    ]);
     let perManual = this.#services.get(options.manualName);
     if (!perManual) this.#services.set(options.manualName, (perManual = new Map()));
     let pending = perManual.get(key);
@@ -205,7 +275,11 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
         try {
           return root.lookupService(serviceName);
         } catch (cause) {
-          throw new UtcpError('INVALID_MANUAL', `${what}: service ${serviceName} is not defined${protoFile ? ` in ${protoFile}` : ''}`, { cause });
+          throw new UtcpError(
+            'INVALID_MANUAL',
+            `${what}: service ${serviceName} is not defined${protoFile ? ` in ${protoFile}` : ''}`,
+            { cause },
+          );
         }
       })();
       perManual.set(key, pending);
@@ -220,7 +294,12 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
 
   // ------------------------------------------------------------------ helpers
 
-  async #prepare(template: GrpcCallTemplate, target: GrpcTarget, options: CallOptions, what: string): Promise<Prepared> {
+  async #prepare(
+    template: GrpcCallTemplate,
+    target: GrpcTarget,
+    options: CallOptions,
+    what: string,
+  ): Promise<Prepared> {
     this.#assertOpen();
     const deadline = this.#deadline(options.signal, template.timeout, what);
     try {
@@ -247,7 +326,11 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       const limits = this.#ctx.limits;
       const credentials = target.useSsl ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
       const client = new grpc.Client(target.address, credentials, {
-        'grpc.max_receive_message_length': Math.max(limits.max_document_bytes, limits.max_response_bytes, limits.max_stream_item_bytes),
+        'grpc.max_receive_message_length': Math.max(
+          limits.max_document_bytes,
+          limits.max_response_bytes,
+          limits.max_stream_item_bytes,
+        ),
         'grpc.enable_retries': 0,
       });
       entry = { client, users: new Set() };
@@ -257,7 +340,14 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     return entry.client;
   }
 
-  #callOptions(prepared: Prepared, path: string, request: Buffer, maxMessageBytes: number, options: CallOptions, what: string): GrpcCallOptions {
+  #callOptions(
+    prepared: Prepared,
+    path: string,
+    request: Buffer,
+    maxMessageBytes: number,
+    options: CallOptions,
+    what: string,
+  ): GrpcCallOptions {
     return {
       grpc: prepared.mods.grpc,
       client: prepared.client,
@@ -278,7 +368,8 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
 
   /** Caller signal + close + template timeout (which also becomes the gRPC deadline). */
   #deadline(parent: AbortSignal, timeout: unknown, what: string): Deadline {
-    const timeoutMs = typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRPC_TIMEOUT_MS;
+    const timeoutMs =
+      typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_GRPC_TIMEOUT_MS;
     const deadline = createDeadline([parent, this.#closing.signal], timeoutMs, what);
     return { signal: deadline.signal, timeoutMs, clear: () => deadline.dispose() };
   }
@@ -324,7 +415,9 @@ function encodeRequest(method: Method, args: JsonObject, toolName: string): Buff
   try {
     return encode(type, object);
   } catch (cause) {
-    throw new UtcpArgumentsError(toolName, [{ path: '(arguments)', message: `cannot be encoded as ${typeName(type)}: ${(cause as Error).message}` }]);
+    throw new UtcpArgumentsError(toolName, [
+      { path: '(arguments)', message: `cannot be encoded as ${typeName(type)}: ${(cause as Error).message}` },
+    ]);
   }
 }
 

@@ -34,7 +34,11 @@ const MAX_FILES = 1_000;
  * for each missing dependency. Well-known google/protobuf files the server does not serve come bundled.
  * @throws GrpcError (reflection failed), UtcpError INVALID_MANUAL (service not found), RESPONSE_TOO_LARGE.
  */
-export async function loadByReflection(mods: GrpcModules, serviceName: string, options: ReflectionOptions): Promise<Root> {
+export async function loadByReflection(
+  mods: GrpcModules,
+  serviceName: string,
+  options: ReflectionOptions,
+): Promise<Root> {
   let lastError: unknown;
   for (const pkg of PACKAGES) {
     try {
@@ -47,10 +51,19 @@ export async function loadByReflection(mods: GrpcModules, serviceName: string, o
       throw error;
     }
   }
-  throw new UtcpError('NOT_SUPPORTED', `${options.what}: the server does not offer gRPC reflection; set proto_file instead`, { cause: lastError });
+  throw new UtcpError(
+    'NOT_SUPPORTED',
+    `${options.what}: the server does not offer gRPC reflection; set proto_file instead`,
+    { cause: lastError },
+  );
 }
 
-async function reflect(mods: GrpcModules, pkg: (typeof PACKAGES)[number], serviceName: string, options: ReflectionOptions): Promise<Root> {
+async function reflect(
+  mods: GrpcModules,
+  pkg: (typeof PACKAGES)[number],
+  serviceName: string,
+  options: ReflectionOptions,
+): Promise<Root> {
   const { protobuf, descriptor } = mods;
   const proto = embeddedRoot(protobuf, reflectionProto(pkg));
   const requestType = proto.lookupType(`${pkg}.ServerReflectionRequest`);
@@ -71,12 +84,17 @@ async function reflect(mods: GrpcModules, pkg: (typeof PACKAGES)[number], servic
   const requested = new Set<string>();
   let totalBytes = 0;
 
-  const ask = async (request: Record<string, string>): Promise<{ error?: { error_code: number; error_message: string }; files: Uint8Array[] }> => {
+  const ask = async (
+    request: Record<string, string>,
+  ): Promise<{ error?: { error_code: number; error_message: string }; files: Uint8Array[] }> => {
     const encoded = encode(requestType, request);
     const raw = await exchange.ask(encoded);
     totalBytes += raw.length;
     if (totalBytes > options.maxBytes) {
-      throw new UtcpError('RESPONSE_TOO_LARGE', `${options.what}: reflection descriptors exceed the ${options.maxBytes}-byte limit`);
+      throw new UtcpError(
+        'RESPONSE_TOO_LARGE',
+        `${options.what}: reflection descriptors exceed the ${options.maxBytes}-byte limit`,
+      );
     }
     const response = responseType.toObject(responseType.decode(raw), { oneofs: true, defaults: false }) as {
       error_response?: { error_code: number; error_message: string };
@@ -94,13 +112,19 @@ async function reflect(mods: GrpcModules, pkg: (typeof PACKAGES)[number], servic
   try {
     const first = await ask({ file_containing_symbol: serviceName });
     if (first.error) {
-      throw new UtcpError('INVALID_MANUAL', `${options.what}: the server does not know service ${serviceName} (${first.error.error_message || `reflection error ${first.error.error_code}`})`);
+      throw new UtcpError(
+        'INVALID_MANUAL',
+        `${options.what}: the server does not know service ${serviceName} (${first.error.error_message || `reflection error ${first.error.error_code}`})`,
+      );
     }
     addFiles(first.files);
     for (;;) {
-      const missing = new Set([...files.values()].flatMap((f) => f.dependency ?? []).filter((d) => !files.has(d) && !requested.has(d)));
+      const missing = new Set(
+        [...files.values()].flatMap((f) => f.dependency ?? []).filter((d) => !files.has(d) && !requested.has(d)),
+      );
       if (missing.size === 0) break;
-      if (requested.size + missing.size > MAX_FILES) throw new UtcpError('PROTOCOL_ERROR', `${options.what}: reflection named more than ${MAX_FILES} files`);
+      if (requested.size + missing.size > MAX_FILES)
+        throw new UtcpError('PROTOCOL_ERROR', `${options.what}: reflection named more than ${MAX_FILES} files`);
       for (const name of missing) {
         requested.add(name);
         const answer = await ask({ file_by_filename: name });
@@ -115,14 +139,28 @@ async function reflect(mods: GrpcModules, pkg: (typeof PACKAGES)[number], servic
   const set: FileDescriptor[] = [...files.values()];
   for (const name of unavailable) {
     const bundled = (protobuf.common as unknown as { get(file: string): ProtobufJs.INamespace | null }).get(name);
-    if (!bundled) throw new UtcpError('INVALID_MANUAL', `${options.what}: the server did not provide ${name}, a dependency of ${serviceName}`);
-    set.push(...(protobuf.Root.fromJSON(bundled) as unknown as { toDescriptor(syntax: string): { file: FileDescriptor[] } }).toDescriptor('proto3').file);
+    if (!bundled)
+      throw new UtcpError(
+        'INVALID_MANUAL',
+        `${options.what}: the server did not provide ${name}, a dependency of ${serviceName}`,
+      );
+    set.push(
+      ...(
+        protobuf.Root.fromJSON(bundled) as unknown as { toDescriptor(syntax: string): { file: FileDescriptor[] } }
+      ).toDescriptor('proto3').file,
+    );
   }
   let root: Root;
   try {
-    root = (protobuf.Root as unknown as { fromDescriptor(set: { file: FileDescriptor[] }): Root }).fromDescriptor({ file: set });
+    root = (protobuf.Root as unknown as { fromDescriptor(set: { file: FileDescriptor[] }): Root }).fromDescriptor({
+      file: set,
+    });
   } catch (cause) {
-    throw new UtcpError('INVALID_MANUAL', `${options.what}: the reflected descriptors of ${serviceName} do not resolve: ${(cause as Error).message}`, { cause });
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `${options.what}: the reflected descriptors of ${serviceName} do not resolve: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   return root;
 }

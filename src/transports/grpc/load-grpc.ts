@@ -38,7 +38,9 @@ export async function loadGrpcModules(): Promise<GrpcModules> {
   try {
     const mod = (await import('protobufjs')) as unknown as { default?: Protobuf } & Protobuf;
     protobuf = mod.default ?? mod;
-    const ext = (await import('protobufjs/ext/descriptor/index.js')) as unknown as { default?: DescriptorExt } & DescriptorExt;
+    const ext = (await import('protobufjs/ext/descriptor/index.js')) as unknown as {
+      default?: DescriptorExt;
+    } & DescriptorExt;
     descriptor = ext.default ?? ext;
     addCommonProtos(protobuf);
   } catch (cause) {
@@ -55,7 +57,9 @@ function addCommonProtos(protobuf: Protobuf): void {
   const require = createRequire(import.meta.url);
   for (const name of ['api', 'descriptor', 'source_context', 'type']) {
     if (`google/protobuf/${name}.proto` in protobuf.common) continue;
-    const json = require(`protobufjs/google/protobuf/${name}.json`) as { nested: { google: { nested: { protobuf: { nested: Record<string, unknown> } } } } };
+    const json = require(`protobufjs/google/protobuf/${name}.json`) as {
+      nested: { google: { nested: { protobuf: { nested: Record<string, unknown> } } } };
+    };
     protobuf.common(name, json.nested.google.nested.protobuf.nested);
   }
 }

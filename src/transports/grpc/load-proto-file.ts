@@ -22,12 +22,18 @@ function confineImport(realRoot: string, candidate: string, shown: string): stri
     real = realpathSync(candidate);
   } catch (cause) {
     if (!insideRoot(realRoot, resolve(candidate))) {
-      throw new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_file import ${shown} is outside the client's root directory`, { cause });
+      throw new UtcpError(
+        'PATH_NOT_ALLOWED',
+        `gRPC proto_file import ${shown} is outside the client's root directory`,
+        { cause },
+      );
     }
     throw new UtcpError('INVALID_MANUAL', `gRPC proto_file import ${shown} does not exist`, { cause });
   }
-  if (!insideRoot(realRoot, real)) throw new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_file import ${shown} is outside the client's root directory`);
-  if (!statSync(real).isFile()) throw new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_file import ${shown} is not a regular file`);
+  if (!insideRoot(realRoot, real))
+    throw new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_file import ${shown} is outside the client's root directory`);
+  if (!statSync(real).isFile())
+    throw new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_file import ${shown} is not a regular file`);
   return real;
 }
 
@@ -51,7 +57,8 @@ async function includeRoots(realRoot: string, main: string, includeDirs: readonl
   const roots: string[] = [];
   for (const dir of includeDirs) {
     const candidate = resolve(realRoot, dir);
-    const outside = () => new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_include_dirs entry ${dir} is outside the client's root directory`);
+    const outside = () =>
+      new UtcpError('PATH_NOT_ALLOWED', `gRPC proto_include_dirs entry ${dir} is outside the client's root directory`);
     let real: string;
     try {
       real = await realpath(candidate);
@@ -60,7 +67,8 @@ async function includeRoots(realRoot: string, main: string, includeDirs: readonl
       throw new UtcpError('INVALID_MANUAL', `gRPC proto_include_dirs entry ${dir} does not exist`, { cause });
     }
     if (real !== realRoot && !insideRoot(realRoot, real)) throw outside();
-    if (!statSync(real).isDirectory()) throw new UtcpError('INVALID_MANUAL', `gRPC proto_include_dirs entry ${dir} is not a directory`);
+    if (!statSync(real).isDirectory())
+      throw new UtcpError('INVALID_MANUAL', `gRPC proto_include_dirs entry ${dir} is not a directory`);
     roots.push(real);
   }
   roots.push(dirname(main), realRoot);
@@ -73,7 +81,12 @@ async function includeRoots(realRoot: string, main: string, includeDirs: readonl
  * (docs/design/transports.md#grpc-proto-imports), and the well-known `google/protobuf/*.proto` files are built in.
  * @throws UtcpError PATH_NOT_ALLOWED (escapes), INVALID_MANUAL (missing or unparsable files).
  */
-export async function loadProtoFile(protobuf: Protobuf, rootDir: string, protoFile: string, includeDirs: readonly string[] = []): Promise<Root> {
+export async function loadProtoFile(
+  protobuf: Protobuf,
+  rootDir: string,
+  protoFile: string,
+  includeDirs: readonly string[] = [],
+): Promise<Root> {
   const main = await resolveConfinedPath(rootDir, protoFile, 'gRPC proto_file');
   const realRoot = await realpath(rootDir);
   const roots = await includeRoots(realRoot, main, includeDirs);
@@ -91,7 +104,10 @@ export async function loadProtoFile(protobuf: Protobuf, rootDir: string, protoFi
         if (existsSync(candidate)) return confineImport(realRoot, candidate, target);
       }
       const shown = roots.map((dir) => relative(realRoot, dir) || '.').join(', ');
-      throw new UtcpError('INVALID_MANUAL', `gRPC proto_file import ${target} does not exist in the include roots (${shown})`);
+      throw new UtcpError(
+        'INVALID_MANUAL',
+        `gRPC proto_file import ${target} does not exist in the include roots (${shown})`,
+      );
     } catch (error) {
       violation ??= error;
       return null as unknown as string; // protobufjs skips the import; the violation is thrown below
@@ -101,13 +117,21 @@ export async function loadProtoFile(protobuf: Protobuf, rootDir: string, protoFi
     root.loadSync(main, PARSE_OPTIONS);
   } catch (cause) {
     if (violation) throw violation;
-    throw new UtcpError('INVALID_MANUAL', `gRPC proto_file ${protoFile} cannot be parsed: ${(cause as Error).message}`, { cause });
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `gRPC proto_file ${protoFile} cannot be parsed: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   if (violation) throw violation;
   try {
     root.resolveAll();
   } catch (cause) {
-    throw new UtcpError('INVALID_MANUAL', `gRPC proto_file ${protoFile} has unresolved types: ${(cause as Error).message}`, { cause });
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `gRPC proto_file ${protoFile} has unresolved types: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   return root;
 }

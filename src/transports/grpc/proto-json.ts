@@ -31,7 +31,12 @@ const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase(
  * bytes as base64; enums by name or number; well-known types by their JSON form).
  * Problems (unknown fields, wrong types) are appended to `issues` with their path.
  */
-export function jsonToMessage(type: Type, value: unknown, path: string, issues: ValidationIssue[]): Record<string, unknown> {
+export function jsonToMessage(
+  type: Type,
+  value: unknown,
+  path: string,
+  issues: ValidationIssue[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     issues.push({ path: path || '(arguments)', message: `must be an object (message ${typeName(type)})` });
@@ -78,7 +83,13 @@ function issue(issues: ValidationIssue[], path: string, message: string): undefi
   return undefined;
 }
 
-function singleToProto(scalar: string, resolved: Type | Enum | null, value: unknown, path: string, issues: ValidationIssue[]): unknown {
+function singleToProto(
+  scalar: string,
+  resolved: Type | Enum | null,
+  value: unknown,
+  path: string,
+  issues: ValidationIssue[],
+): unknown {
   if (resolved && isEnum(resolved)) {
     if (typeof value === 'string' && Object.prototype.hasOwnProperty.call(resolved.values, value)) return value;
     if (typeof value === 'number' && Number.isInteger(value)) return value;
@@ -98,7 +109,8 @@ function scalarToProto(type: string, value: unknown, path: string, issues: Valid
   }
   if (INT64.has(type) || UINT64.has(type)) {
     const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : integerText;
-    if (text === undefined) return issue(issues, path, `must be a ${type} integer (a decimal string or a safe integer)`);
+    if (text === undefined)
+      return issue(issues, path, `must be a ${type} integer (a decimal string or a safe integer)`);
     const big = BigInt(text);
     const [min, max] = UINT64.has(type) ? [0n, 2n ** 64n - 1n] : [-(2n ** 63n), 2n ** 63n - 1n];
     if (big < min || big > max) return issue(issues, path, `is out of range for ${type}`);
@@ -133,7 +145,8 @@ function messageValueToProto(type: Type, value: unknown, path: string, issues: V
     case 'google.protobuf.Timestamp': {
       const m = typeof value === 'string' ? TIMESTAMP.exec(value) : null;
       const ms = m ? Date.parse(`${m[1]}${m[3]}`) : NaN;
-      if (!m || !Number.isFinite(ms)) return issue(issues, path, 'must be an RFC 3339 timestamp, e.g. 2024-01-01T00:00:00Z');
+      if (!m || !Number.isFinite(ms))
+        return issue(issues, path, 'must be an RFC 3339 timestamp, e.g. 2024-01-01T00:00:00Z');
       return { seconds: String(Math.floor(ms / 1000)), nanos: Number((m[2] ?? '').padEnd(9, '0')) };
     }
     case 'google.protobuf.Duration': {
@@ -143,7 +156,8 @@ function messageValueToProto(type: Type, value: unknown, path: string, issues: V
       return { seconds: `${m[1] ?? ''}${m[2]}`, nanos: sign * Number((m[3] ?? '').padEnd(9, '0')) };
     }
     case 'google.protobuf.Struct':
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return issue(issues, path, 'must be an object');
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return issue(issues, path, 'must be an object');
       return structToProto(value as Record<string, unknown>, structEntries(type));
     case 'google.protobuf.Value':
       return valueToProto(value, structEntries(type));
@@ -154,9 +168,18 @@ function messageValueToProto(type: Type, value: unknown, path: string, issues: V
       return {};
     case 'google.protobuf.FieldMask':
       if (typeof value !== 'string') return issue(issues, path, 'must be a comma-separated string of field paths');
-      return { paths: value.split(',').filter(Boolean).map((p) => p.split('.').map(snake).join('.')) };
+      return {
+        paths: value
+          .split(',')
+          .filter(Boolean)
+          .map((p) => p.split('.').map(snake).join('.')),
+      };
     case 'google.protobuf.Any':
-      if (typeof value !== 'object' || value === null || typeof (value as { '@type'?: unknown })['@type'] !== 'string') {
+      if (
+        typeof value !== 'object' ||
+        value === null ||
+        typeof (value as { '@type'?: unknown })['@type'] !== 'string'
+      ) {
         return issue(issues, path, 'must be an object with "@type"');
       }
       return value;
@@ -264,7 +287,9 @@ function valueToJson(v: Record<string, unknown> | null | undefined): unknown {
     case 'structValue':
       return structToJson(v.structValue as Record<string, unknown>);
     case 'listValue':
-      return (((v.listValue as Record<string, unknown>)?.values as unknown[]) ?? []).map((x) => valueToJson(x as Record<string, unknown>));
+      return (((v.listValue as Record<string, unknown>)?.values as unknown[]) ?? []).map((x) =>
+        valueToJson(x as Record<string, unknown>),
+      );
     default:
       return null;
   }

@@ -18,7 +18,10 @@ export function findMethod(service: Service, name: string): Method {
   const method = Object.prototype.hasOwnProperty.call(service.methods, name) ? service.methods[name] : undefined;
   if (!method) throw new UtcpError('INVALID_MANUAL', `gRPC service ${typeName(service)} has no method ${name}`);
   if (method.requestStream) {
-    throw new UtcpError('NOT_SUPPORTED', `gRPC method ${typeName(service)}/${name} streams its requests; only unary and server-streaming methods can be called`);
+    throw new UtcpError(
+      'NOT_SUPPORTED',
+      `gRPC method ${typeName(service)}/${name} streams its requests; only unary and server-streaming methods can be called`,
+    );
   }
   return method;
 }
@@ -37,12 +40,15 @@ function outputsOf(method: Method): JsonSchema {
 export function toolsForService(service: Service, raw: GrpcCallTemplate): { tools: ServiceTool[]; warnings: string[] } {
   const serviceName = typeName(service);
   const methods = raw.method_name ? [service.methods[raw.method_name]] : service.methodsArray;
-  if (!methods[0] && raw.method_name) throw new UtcpError('INVALID_MANUAL', `gRPC service ${serviceName} has no method ${raw.method_name}`);
+  if (!methods[0] && raw.method_name)
+    throw new UtcpError('INVALID_MANUAL', `gRPC service ${serviceName} has no method ${raw.method_name}`);
   const tools: ServiceTool[] = [];
   const warnings: string[] = [];
   for (const method of methods) {
     if (method.requestStream) {
-      warnings.push(`Skipped gRPC method ${serviceName}/${method.name}: ${method.responseStream ? 'bidirectional' : 'client'} streaming is not supported`);
+      warnings.push(
+        `Skipped gRPC method ${serviceName}/${method.name}: ${method.responseStream ? 'bidirectional' : 'client'} streaming is not supported`,
+      );
       continue;
     }
     const comment = method.comment?.trim();

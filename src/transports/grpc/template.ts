@@ -1,5 +1,14 @@
 /** The `grpc` call template (docs/design/transports.md#grpc): its TypeScript type and its validator, in one definition. */
-import { Type, defineCallTemplate, nonEmpty, oneOf, optional, port, stringList, stringMap } from '../../core/template-schema.js';
+import {
+  Type,
+  defineCallTemplate,
+  nonEmpty,
+  oneOf,
+  optional,
+  port,
+  stringList,
+  stringMap,
+} from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
 import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 

@@ -18,7 +18,13 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
  * timeout, size cap), retry once after a 401 with oauth2 auth, decode by media type.
  * @throws HttpStatusError for status ≥ 400, RESPONSE_TOO_LARGE, TIMEOUT/ABORTED, URL_POLICY, HEADER_INJECTION.
  */
-export async function callHttpTool(tool: Tool, args: JsonObject, template: HttpCallTemplate, ctx: TransportContext, options: CallOptions): Promise<unknown> {
+export async function callHttpTool(
+  tool: Tool,
+  args: JsonObject,
+  template: HttpCallTemplate,
+  ctx: TransportContext,
+  options: CallOptions,
+): Promise<unknown> {
   const what = `HTTP call of tool ${tool.name}`;
   // On the client's per-call signal the template timeout is armed on that signal itself (no second controller).
   const scope = withTimeout(options.signal, template.timeout ?? DEFAULT_HTTP_TIMEOUT_MS, what);
@@ -47,7 +53,12 @@ export async function callHttpTool(tool: Tool, args: JsonObject, template: HttpC
         continue;
       }
       if (response.status >= 400) {
-        throw new HttpStatusError(response.status, redactUrl(response.url), excerpt(response.bytes), response.statusText);
+        throw new HttpStatusError(
+          response.status,
+          redactUrl(response.url),
+          excerpt(response.bytes),
+          response.statusText,
+        );
       }
       return decodeResponseBody(response.bytes, headerValue(response.headers, 'content-type'));
     }

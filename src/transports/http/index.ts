@@ -13,7 +13,11 @@ export function createHttpTransport(ctx: TransportContext): Transport<HttpCallTe
   return {
     type: 'http',
     registerManual(template: HttpCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
-      return discoverHttpManual(template, ctx, options, { label: 'HTTP', method: template.http_method ?? 'GET', allowOpenApi: true });
+      return discoverHttpManual(template, ctx, options, {
+        label: 'HTTP',
+        method: template.http_method ?? 'GET',
+        allowOpenApi: true,
+      });
     },
     callTool(tool: Tool, args: JsonObject, template: HttpCallTemplate, options: CallOptions): Promise<unknown> {
       return callHttpTool(tool, args, template, ctx, options);

@@ -27,10 +27,21 @@ export function newHttpConnectionState(): HttpConnectionState {
  * pool, the manual's auth resolved per request (so refreshed OAuth2 tokens are picked up), and
  * bookkeeping of session expiry and connection failures in `state`.
  */
-export function createMcpFetch(ctx: TransportContext, auth: Auth | null | undefined, state: HttpConnectionState, fallbackSignal: AbortSignal): McpFetch {
+export function createMcpFetch(
+  ctx: TransportContext,
+  auth: Auth | null | undefined,
+  state: HttpConnectionState,
+  fallbackSignal: AbortSignal,
+): McpFetch {
   // MCP HTTP requests never follow redirects (docs/design/security.md#redirects): the exchange refuses a 3xx.
   const { dispatcher, logger } = exchangeDefaults(ctx);
-  const send = exchangeFetch({ dispatcher, logger, context: 'MCP server URL', what: 'MCP HTTP request', redirect: 'refuse' });
+  const send = exchangeFetch({
+    dispatcher,
+    logger,
+    context: 'MCP server URL',
+    what: 'MCP HTTP request',
+    redirect: 'refuse',
+  });
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input.href);
     const material = await resolveAuth(auth, ctx, init?.signal ?? fallbackSignal);

@@ -13,7 +13,12 @@ export interface McpToolResult {
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 function isTextItem(item: unknown): item is { type: 'text'; text: string } {
-  return typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'text' && typeof (item as { text?: unknown }).text === 'string';
+  return (
+    typeof item === 'object' &&
+    item !== null &&
+    (item as { type?: unknown }).type === 'text' &&
+    typeof (item as { text?: unknown }).text === 'string'
+  );
 }
 
 /**

@@ -1,4 +1,10 @@
-import type { Client, RequestOptions, Resource, Tool as McpTool, Transport as SdkTransport } from '@modelcontextprotocol/client';
+import type {
+  Client,
+  RequestOptions,
+  Resource,
+  Tool as McpTool,
+  Transport as SdkTransport,
+} from '@modelcontextprotocol/client';
 import { ToolExecutionError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
 import { abortError, raceSignal } from '../../core/deadline.js';
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
@@ -10,7 +16,12 @@ import { createMcpFetch, newHttpConnectionState, type HttpConnectionState } from
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
 import { McpServerError } from './mcp-server-error.js';
-import { DEFAULT_MCP_TIMEOUT_SECONDS, type HttpServer, type ResolvedServer, type StdioServer } from './resolve-server-config.js';
+import {
+  DEFAULT_MCP_TIMEOUT_SECONDS,
+  type HttpServer,
+  type ResolvedServer,
+  type StdioServer,
+} from './resolve-server-config.js';
 import { STDERR_TAIL_CHARS, StdioProcessTransport } from './stdio-process-transport.js';
 
 /** How long closing an HTTP session waits for the server to acknowledge its DELETE, in ms. */
@@ -115,12 +126,10 @@ export class McpSession {
   /** `tools/list`, following `nextCursor` until it ends, repeats, or `limits.max_list_pages` is reached. */
   async listTools(options: SessionCallOptions): Promise<Listing<McpTool>> {
     const listing = await this.#paginate('tools/list', options, (conn, cursor, req) =>
-      conn.client
-        .request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, req)
-        .then((r) => {
-          conn.listed = true;
-          return { items: r.tools, nextCursor: r.nextCursor };
-        }),
+      conn.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, req).then((r) => {
+        conn.listed = true;
+        return { items: r.tools, nextCursor: r.nextCursor };
+      }),
     );
     this.#toolNames = new Set(listing.items.map((t) => t.name));
     return listing;
@@ -160,14 +169,22 @@ export class McpSession {
     } catch (error) {
       // The server answered the call with a JSON-RPC error: the tool failed (docs/design/transports.md#mcp-errors).
       const rpc = (error as { cause?: unknown }).cause;
-      if (error instanceof TransportError && error.code === 'PROTOCOL_ERROR' && rpc instanceof (await this.#opts.loadSdk()).ProtocolError) {
+      if (
+        error instanceof TransportError &&
+        error.code === 'PROTOCOL_ERROR' &&
+        rpc instanceof (await this.#opts.loadSdk()).ProtocolError
+      ) {
         // The SDK prefixes the server's message with "MCP error <code>: ".
         const text = rpc.message.replace(/^MCP error -?\d+: /, '');
-        throw new ToolExecutionError(`MCP tool ${this.server.name}.${name} failed: ${bounded(text)} (JSON-RPC error ${rpc.code})`, {
-          text,
-          rpcCode: rpc.code,
-          rpcData: rpc.data,
-        }, { cause: rpc });
+        throw new ToolExecutionError(
+          `MCP tool ${this.server.name}.${name} failed: ${bounded(text)} (JSON-RPC error ${rpc.code})`,
+          {
+            text,
+            rpcCode: rpc.code,
+            rpcData: rpc.data,
+          },
+          { cause: rpc },
+        );
       }
       throw error;
     }
@@ -199,7 +216,11 @@ export class McpSession {
   async #paginate<T>(
     method: string,
     options: SessionCallOptions,
-    page: (conn: Connection, cursor: string | undefined, req: RequestOptions) => Promise<{ items: T[]; nextCursor?: string }>,
+    page: (
+      conn: Connection,
+      cursor: string | undefined,
+      req: RequestOptions,
+    ) => Promise<{ items: T[]; nextCursor?: string }>,
   ): Promise<Listing<T>> {
     const maxPages = this.#opts.ctx.limits.max_list_pages;
     const items: T[] = [];
@@ -211,12 +232,20 @@ export class McpSession {
       const next = result.nextCursor;
       if (next === undefined || next === null || next === '') return { items, warnings: [] };
       if (seen.has(next)) {
-        return { items, warnings: [`${this.#label}: ${method} repeated a pagination cursor; stopped after ${n + 1} pages`] };
+        return {
+          items,
+          warnings: [`${this.#label}: ${method} repeated a pagination cursor; stopped after ${n + 1} pages`],
+        };
       }
       seen.add(next);
       cursor = next;
     }
-    return { items, warnings: [`${this.#label}: ${method} still had more pages after ${maxPages} (limits.max_list_pages); the rest was ignored`] };
+    return {
+      items,
+      warnings: [
+        `${this.#label}: ${method} still had more pages after ${maxPages} (limits.max_list_pages); the rest was ignored`,
+      ],
+    };
   }
 
   /**
@@ -224,7 +253,11 @@ export class McpSession {
    * (process gone, transport closed, HTTP 404 for an expired session, reset, 401 with OAuth2)
    * reopens the connection and retries once.
    */
-  async #run<T>(what: string, options: SessionCallOptions, request: (conn: Connection, req: RequestOptions) => Promise<T>): Promise<T> {
+  async #run<T>(
+    what: string,
+    options: SessionCallOptions,
+    request: (conn: Connection, req: RequestOptions) => Promise<T>,
+  ): Promise<T> {
     const label = `MCP ${what} on server '${this.server.name}'`;
     for (let attempt = 0; ; attempt++) {
       if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
@@ -245,7 +278,9 @@ export class McpSession {
       } catch (error) {
         if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
         if (attempt === 0 && !this.#closed && this.#isConnectionFailure(conn)) {
-          this.#opts.ctx.logger.debug?.(`${this.#label}: connection failed during ${what}; reconnecting`, { manual: this.manualName });
+          this.#opts.ctx.logger.debug?.(`${this.#label}: connection failed during ${what}; reconnecting`, {
+            manual: this.manualName,
+          });
           this.#drop(conn);
           continue;
         }
@@ -273,28 +308,51 @@ export class McpSession {
     if (error instanceof UtcpError) return error;
     const sdk = await this.#opts.loadSdk();
     if (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.RequestTimeout) {
-      return new UtcpTimeoutError(`MCP ${what} on server '${this.server.name}'`, this.server.timeoutMs, { cause: error });
+      return new UtcpTimeoutError(`MCP ${what} on server '${this.server.name}'`, this.server.timeoutMs, {
+        cause: error,
+      });
     }
     const http = httpFailureOf(error, sdk);
     if (http && http.status >= 400 && this.server.kind !== 'stdio') {
-      return new McpServerError(this.server.name, `${this.#label} at ${redactUrl((this.server as HttpServer).url)} answered ${what} with ${describeHttpFailure(http)}`, '', { cause: error, status: http.status });
+      return new McpServerError(
+        this.server.name,
+        `${this.#label} at ${redactUrl((this.server as HttpServer).url)} answered ${what} with ${describeHttpFailure(http)}`,
+        '',
+        { cause: error, status: http.status },
+      );
     }
     if (conn?.closed || (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.ConnectionClosed)) {
       const why = conn?.stdio?.endReason;
       // Let the process's last words arrive before quoting them.
       if (conn?.stdio) await conn.stdio.close();
-      return new McpServerError(this.server.name, `${this.#label} closed the connection during ${what}${why ? ` (${why})` : ''}`, conn?.stderr() ?? '', { cause: error });
+      return new McpServerError(
+        this.server.name,
+        `${this.#label} closed the connection during ${what}${why ? ` (${why})` : ''}`,
+        conn?.stderr() ?? '',
+        { cause: error },
+      );
     }
     if (error instanceof sdk.ProtocolError) {
-      return new TransportError(`${this.#label} rejected ${what}: ${bounded(error.message)} (JSON-RPC error ${error.code})`, { code: 'PROTOCOL_ERROR', cause: error });
+      return new TransportError(
+        `${this.#label} rejected ${what}: ${bounded(error.message)} (JSON-RPC error ${error.code})`,
+        { code: 'PROTOCOL_ERROR', cause: error },
+      );
     }
-    return new McpServerError(this.server.name, `MCP ${what} on server '${this.server.name}' failed: ${bounded(messageOf(error))}`, conn?.stderr() ?? '', { cause: error });
+    return new McpServerError(
+      this.server.name,
+      `MCP ${what} on server '${this.server.name}' failed: ${bounded(messageOf(error))}`,
+      conn?.stderr() ?? '',
+      { cause: error },
+    );
   }
 
   // ------------------------------------------------------------------ connections
 
   #connection(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(new UtcpError('CLIENT_CLOSED', `${this.#label}: the session of manual ${this.manualName} is closed`));
+    if (this.#closed)
+      return Promise.reject(
+        new UtcpError('CLIENT_CLOSED', `${this.#label}: the session of manual ${this.manualName} is closed`),
+      );
     if (this.#current && !this.#current.closed) return Promise.resolve(this.#current);
     if (!this.#connecting) {
       const opening = this.#open().then(async (conn) => {
@@ -332,37 +390,67 @@ export class McpSession {
         // A server that exits on the version probe (some SDKs end on any request before `initialize`)
         // is a legacy server: start it again and open with the plain `initialize` handshake.
         if (this.#closing.signal.aborted || !(error instanceof McpServerError) || !error.exitedDuringProbe) throw error;
-        this.#opts.ctx.logger.debug?.(`${this.#label}: the server exited on the protocol version probe; restarting it with the legacy handshake`);
+        this.#opts.ctx.logger.debug?.(
+          `${this.#label}: the server exited on the protocol version probe; restarting it with the legacy handshake`,
+        );
         this.#stdioEra = 'legacy';
         return this.#initialize(sdk, await this.#stdioTransport(sdk, server), 'legacy');
       }
     }
-    if (server.kind !== 'http-auto') return this.#initialize(sdk, this.#httpTransport(sdk, server, server.kind), 'auto');
+    if (server.kind !== 'http-auto')
+      return this.#initialize(sdk, this.#httpTransport(sdk, server, server.kind), 'auto');
     try {
       return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'streamable-http'), 'auto');
     } catch (error) {
       const status = error instanceof McpServerError ? error.status : undefined;
-      if (this.#closing.signal.aborted || status === undefined || status < 400 || status >= 500 || status === 401 || status === 403) throw error;
-      this.#opts.ctx.logger.debug?.(`${this.#label}: streamable HTTP failed with HTTP ${status}; trying the legacy SSE transport`);
+      if (
+        this.#closing.signal.aborted ||
+        status === undefined ||
+        status < 400 ||
+        status >= 500 ||
+        status === 401 ||
+        status === 403
+      )
+        throw error;
+      this.#opts.ctx.logger.debug?.(
+        `${this.#label}: streamable HTTP failed with HTTP ${status}; trying the legacy SSE transport`,
+      );
       try {
         return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'sse'), 'auto');
       } catch (sseError) {
         if (this.#closing.signal.aborted || !(sseError instanceof UtcpError)) throw sseError;
         // Both failed: the streamable HTTP answer is usually the informative one (a modern server's refusal).
-        throw new McpServerError(server.name, `${(error as Error).message}; the legacy SSE transport also failed: ${sseError.message.replace(/^.*could not be initialised: /, '')}`, '', {
-          cause: error,
-          status,
-        });
+        throw new McpServerError(
+          server.name,
+          `${(error as Error).message}; the legacy SSE transport also failed: ${sseError.message.replace(/^.*could not be initialised: /, '')}`,
+          '',
+          {
+            cause: error,
+            status,
+          },
+        );
       }
     }
   }
 
   async #stdioTransport(sdk: McpSdk, server: StdioServer): Promise<Omit<Connection, 'client' | 'closed' | 'listed'>> {
-    const env = buildChildEnv({ hostEnv: process.env, envVars: server.env, platform: process.platform, what: 'mcp', fields: { inherit: 'inherit', envVars: 'env' } });
+    const env = buildChildEnv({
+      hostEnv: process.env,
+      envVars: server.env,
+      platform: process.platform,
+      what: 'mcp',
+      fields: { inherit: 'inherit', envVars: 'env' },
+    });
     if (process.platform === 'win32') {
       // The SDK's transport resolves `npx`-style `.cmd` shims on Windows (we cannot without a shell).
       const StdioClientTransport = await sdk.loadStdioClientTransport();
-      const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: server.cwd, stderr: 'pipe' });
+      const transport = new StdioClientTransport({
+        command: server.command,
+        args: server.args,
+        env,
+        cwd: server.cwd,
+        stderr: 'pipe',
+      });
       let tail = '';
       transport.stderr?.on('data', (chunk: Buffer | string) => {
         tail = (tail + String(chunk)).slice(-STDERR_TAIL_CHARS);
@@ -370,13 +458,23 @@ export class McpSession {
       return { transport, kind: 'stdio', stderr: () => tail };
     }
     const stdio = new StdioProcessTransport(
-      { command: server.command, args: server.args, env, cwd: server.cwd, maxMessageBytes: Math.max(this.#opts.ctx.limits.max_response_bytes, 1024 * 1024) },
+      {
+        command: server.command,
+        args: server.args,
+        env,
+        cwd: server.cwd,
+        maxMessageBytes: Math.max(this.#opts.ctx.limits.max_response_bytes, 1024 * 1024),
+      },
       sdk,
     );
     return { transport: stdio, kind: 'stdio', stdio, stderr: () => stdio.stderrTail };
   }
 
-  #httpTransport(sdk: McpSdk, server: HttpServer, kind: 'streamable-http' | 'sse'): Omit<Connection, 'client' | 'closed' | 'listed'> {
+  #httpTransport(
+    sdk: McpSdk,
+    server: HttpServer,
+    kind: 'streamable-http' | 'sse',
+  ): Omit<Connection, 'client' | 'closed' | 'listed'> {
     const http = newHttpConnectionState();
     const fetch = createMcpFetch(this.#opts.ctx, this.#opts.auth, http, this.#closing.signal);
     const requestInit = { headers: server.headers };
@@ -392,7 +490,11 @@ export class McpSession {
    * a `server/discover` probe selects the 2026-07-28 era when the server offers it, and anything else
    * falls back to the `initialize` handshake of the 2024-11-05 … 2025-11-25 era.
    */
-  async #initialize(sdk: McpSdk, parts: Omit<Connection, 'client' | 'closed' | 'listed'>, mode: 'auto' | 'legacy'): Promise<Connection> {
+  async #initialize(
+    sdk: McpSdk,
+    parts: Omit<Connection, 'client' | 'closed' | 'listed'>,
+    mode: 'auto' | 'legacy',
+  ): Promise<Connection> {
     let conn: Connection | undefined;
     const onChanged = () => {
       if (!conn || !conn.listed || conn.closed || this.#closed) return;
@@ -409,7 +511,8 @@ export class McpSession {
     client.onclose = () => {
       live.closed = true;
     };
-    client.onerror = (error) => this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.manualName });
+    client.onerror = (error) =>
+      this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.manualName });
     const link = linkSignal(this.#closing.signal);
     try {
       await client.connect(conn.transport, { timeout: this.#initTimeoutMs, signal: link.signal });
@@ -432,24 +535,40 @@ export class McpSession {
     if (server.kind === 'stdio') {
       const why = conn.stdio?.endReason;
       const what = `${this.#label} (command '${server.command}') failed to start`;
-      const failure = new McpServerError(server.name, `${what}: ${why ?? bounded(messageOf(error))}`, conn.stderr(), { cause: error });
+      const failure = new McpServerError(server.name, `${what}: ${why ?? bounded(messageOf(error))}`, conn.stderr(), {
+        cause: error,
+      });
       // Exited cleanly after it had started: the shape of a server that ends on the unknown probe request.
-      if (mode === 'auto' && conn.stdio?.startedAndExited && conn.stdio.protocolFailure === undefined) failure.exitedDuringProbe = true;
+      if (mode === 'auto' && conn.stdio?.startedAndExited && conn.stdio.protocolFailure === undefined)
+        failure.exitedDuringProbe = true;
       return failure;
     }
     const where = redactUrl(server.url);
     const http = httpFailureOf(error, sdk);
     if (http && http.status >= 400) {
-      return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: ${describeHttpFailure(http)}`, '', { cause: error, status: http.status });
+      return new McpServerError(
+        server.name,
+        `${this.#label} at ${where} could not be initialised: ${describeHttpFailure(http)}`,
+        '',
+        { cause: error, status: http.status },
+      );
     }
-    return new McpServerError(server.name, `${this.#label} at ${where} could not be initialised: ${bounded(messageOf(error))}`, '', { cause: error });
+    return new McpServerError(
+      server.name,
+      `${this.#label} at ${where} could not be initialised: ${bounded(messageOf(error))}`,
+      '',
+      { cause: error },
+    );
   }
 
   async #closeConnection(conn: Connection): Promise<void> {
     conn.closed = true;
     if (conn.kind === 'streamable-http' && conn.http?.ready && !conn.http.expired && conn.transport.sessionId) {
       // Tell the server the session is over (DELETE), without letting a slow server hold up close().
-      await settleWithin((conn.transport as unknown as { terminateSession(): Promise<void> }).terminateSession().catch(() => undefined), TERMINATE_SESSION_WAIT_MS);
+      await settleWithin(
+        (conn.transport as unknown as { terminateSession(): Promise<void> }).terminateSession().catch(() => undefined),
+        TERMINATE_SESSION_WAIT_MS,
+      );
     }
     await conn.client.close().catch(() => undefined);
     // Client.close() closes the transport, but not when connect() never attached it.
@@ -487,11 +606,15 @@ function serverWords(body: string): { message: string | undefined; rpcCode: numb
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } } | null;
     const rpc = parsed && typeof parsed === 'object' ? parsed.error : undefined;
-    if (rpc && typeof rpc.message === 'string') return { message: bounded(rpc.message, 300), rpcCode: typeof rpc.code === 'number' ? rpc.code : undefined };
+    if (rpc && typeof rpc.message === 'string')
+      return { message: bounded(rpc.message, 300), rpcCode: typeof rpc.code === 'number' ? rpc.code : undefined };
   } catch {
     // not JSON
   }
-  return { message: /^[\x20-\x7e\s]+$/.test(text) && text.length <= 300 ? text.replace(/\s+/g, ' ') : undefined, rpcCode: undefined };
+  return {
+    message: /^[\x20-\x7e\s]+$/.test(text) && text.length <= 300 ? text.replace(/\s+/g, ' ') : undefined,
+    rpcCode: undefined,
+  };
 }
 
 function describeHttpFailure(http: HttpFailure): string {

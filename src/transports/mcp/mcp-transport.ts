@@ -13,7 +13,10 @@ import { resolveServerConfig, serverEntries, type ResolvedServer } from './resol
 const RESOURCE_PREFIX = 'resource_';
 
 const RESOURCE_INPUTS: JsonSchema = Object.freeze({ type: 'object', properties: {}, required: [] }) as JsonSchema;
-const RESOURCE_OUTPUTS: JsonSchema = Object.freeze({ type: 'object', properties: { contents: { type: 'array' } } }) as JsonSchema;
+const RESOURCE_OUTPUTS: JsonSchema = Object.freeze({
+  type: 'object',
+  properties: { contents: { type: 'array' } },
+}) as JsonSchema;
 
 interface DiscoveredServer {
   tools: Tool[];
@@ -34,8 +37,14 @@ export class McpTransport implements Transport<McpCallTemplate> {
   readonly #ctx: TransportContext;
   /** manual name → server name → session. */
   readonly #sessions = new Map<string, Map<string, McpSession>>();
-  readonly #serversByTemplate = new WeakMap<McpCallTemplate, { entries: ReturnType<typeof serverEntries>; configs: Map<string, unknown> }>();
-  readonly #resolvedByTemplate = new WeakMap<McpCallTemplate, Map<string, { server: ResolvedServer; fingerprint: string }>>();
+  readonly #serversByTemplate = new WeakMap<
+    McpCallTemplate,
+    { entries: ReturnType<typeof serverEntries>; configs: Map<string, unknown> }
+  >();
+  readonly #resolvedByTemplate = new WeakMap<
+    McpCallTemplate,
+    Map<string, { server: ResolvedServer; fingerprint: string }>
+  >();
   /** Manuals whose refresh was requested and has not started yet (coalesces `list_changed` bursts). */
   readonly #refreshRequested = new Set<string>();
   /** Sessions being closed in the background (replaced or removed from the config); awaited by close(). */
@@ -75,7 +84,8 @@ export class McpTransport implements Transport<McpCallTemplate> {
         ),
       ),
     );
-    if (options.signal.aborted) throw abortError(options.signal, `MCP discovery of manual ${manualName}`, options.timeoutMs);
+    if (options.signal.aborted)
+      throw abortError(options.signal, `MCP discovery of manual ${manualName}`, options.timeoutMs);
     const tools: Tool[] = [];
     const warnings: string[] = [];
     const failures: string[] = [];
@@ -92,12 +102,19 @@ export class McpTransport implements Transport<McpCallTemplate> {
     if (entries.length > 0 && failures.length === entries.length) {
       const first = outcomes[0].error;
       if (entries.length === 1 && first instanceof UtcpError) throw first;
-      throw new TransportError(`Every MCP server of manual ${manualName} failed: ${failures.join('; ')}`, { cause: first });
+      throw new TransportError(`Every MCP server of manual ${manualName} failed: ${failures.join('; ')}`, {
+        cause: first,
+      });
     }
     return { manual: { utcp_version: '1.0.0', manual_version: '1.0.0', tools }, warnings: [...failures, ...warnings] };
   }
 
-  async #discoverServer(template: McpCallTemplate, name: string, config: unknown, options: CallOptions): Promise<DiscoveredServer> {
+  async #discoverServer(
+    template: McpCallTemplate,
+    name: string,
+    config: unknown,
+    options: CallOptions,
+  ): Promise<DiscoveredServer> {
     const server = resolveServerConfig(name, config, this.#ctx.rootDir);
     const session = this.#session(options.manualName, server, template);
     const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs };
@@ -145,7 +162,12 @@ export class McpTransport implements Transport<McpCallTemplate> {
     const named = dot > 0 && configs.has(rest.slice(0, dot));
     const candidates = named ? [rest.slice(0, dot)] : entries.map(([name]) => name);
     const toolName = named ? rest.slice(dot + 1) : rest;
-    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs, onProgress: options.onProgress, signalIsPerCall: isOperationSignal(options.signal) };
+    const callOptions: SessionCallOptions = {
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      onProgress: options.onProgress,
+      signalIsPerCall: isOperationSignal(options.signal),
+    };
     const sessionOf = (name: string) => {
       const { server, fingerprint } = this.#resolve(template, name, configs.get(name) as McpServerConfig | undefined);
       return this.#session(manualName, server, template, fingerprint);
@@ -158,7 +180,8 @@ export class McpTransport implements Transport<McpCallTemplate> {
         const resource = await session.findResource(resourceName, callOptions);
         return resource ? { session, uri: resource.uri } : undefined;
       });
-      if (!found) throw new UtcpError('TOOL_NOT_FOUND', `Resource '${resourceName}' not found in any configured server`);
+      if (!found)
+        throw new UtcpError('TOOL_NOT_FOUND', `Resource '${resourceName}' not found in any configured server`);
       return found.session.readResource(found.uri, callOptions);
     }
 
@@ -175,7 +198,11 @@ export class McpTransport implements Transport<McpCallTemplate> {
   }
 
   /** Tries servers in config order; a server that fails to answer is skipped unless none has the item. */
-  async #search<T>(servers: string[], options: SessionCallOptions, probe: (server: string) => Promise<T | undefined>): Promise<T | undefined> {
+  async #search<T>(
+    servers: string[],
+    options: SessionCallOptions,
+    probe: (server: string) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     let firstError: unknown;
     for (const name of servers) {
       try {
@@ -190,7 +217,12 @@ export class McpTransport implements Transport<McpCallTemplate> {
     return undefined;
   }
 
-  async *callToolStream(tool: Tool, args: JsonObject, template: McpCallTemplate, options: CallOptions): AsyncIterable<unknown> {
+  async *callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: McpCallTemplate,
+    options: CallOptions,
+  ): AsyncIterable<unknown> {
     yield await this.callTool(tool, args, template, options);
   }
 
@@ -207,23 +239,41 @@ export class McpTransport implements Transport<McpCallTemplate> {
   }
 
   /** Resolved server config and session fingerprint, cached per template object (stored templates never change). */
-  #resolve(template: McpCallTemplate, name: string, config: McpServerConfig | undefined): { server: ResolvedServer; fingerprint: string } {
+  #resolve(
+    template: McpCallTemplate,
+    name: string,
+    config: McpServerConfig | undefined,
+  ): { server: ResolvedServer; fingerprint: string } {
     let byName = this.#resolvedByTemplate.get(template);
     if (!byName) this.#resolvedByTemplate.set(template, (byName = new Map()));
     let hit = byName.get(name);
     if (!hit) {
       const server = resolveServerConfig(name, config, this.#ctx.rootDir);
       const auth = server.kind === 'stdio' ? undefined : template.auth;
-      hit = { server, fingerprint: createHash('sha256').update(JSON.stringify([server, auth ?? null])).digest('hex') };
+      hit = {
+        server,
+        fingerprint: createHash('sha256')
+          .update(JSON.stringify([server, auth ?? null]))
+          .digest('hex'),
+      };
       byName.set(name, hit);
     }
     return hit;
   }
 
-  #session(manualName: string, server: ResolvedServer, template: McpCallTemplate, knownFingerprint?: string): McpSession {
+  #session(
+    manualName: string,
+    server: ResolvedServer,
+    template: McpCallTemplate,
+    knownFingerprint?: string,
+  ): McpSession {
     this.#assertOpen();
     const auth = server.kind === 'stdio' ? undefined : template.auth;
-    const fingerprint = knownFingerprint ?? createHash('sha256').update(JSON.stringify([server, auth ?? null])).digest('hex');
+    const fingerprint =
+      knownFingerprint ??
+      createHash('sha256')
+        .update(JSON.stringify([server, auth ?? null]))
+        .digest('hex');
     let byServer = this.#sessions.get(manualName);
     if (!byServer) this.#sessions.set(manualName, (byServer = new Map()));
     let session = byServer.get(server.name);
@@ -292,7 +342,12 @@ export class McpTransport implements Transport<McpCallTemplate> {
   }
 
   /** Live sessions, for diagnostics and tests: `<manual>/<server>` → pid of the stdio server (if any) and the negotiated protocol version. */
-  sessionInfo(): Array<{ manual: string; server: string; pid: number | undefined; protocolVersion: string | undefined }> {
+  sessionInfo(): Array<{
+    manual: string;
+    server: string;
+    pid: number | undefined;
+    protocolVersion: string | undefined;
+  }> {
     return [...this.#sessions].flatMap(([manual, byServer]) =>
       [...byServer].map(([server, s]) => ({ manual, server, pid: s.pid, protocolVersion: s.protocolVersion })),
     );

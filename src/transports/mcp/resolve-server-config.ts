@@ -107,19 +107,23 @@ export function resolveServerConfig(name: string, raw: unknown, rootDir: string)
   const timeoutMs = timeoutOf(name, raw.timeout);
 
   if (kind === 'stdio') {
-    if (typeof raw.command !== 'string' || raw.command.trim() === '') throw invalid(name, 'command must be a non-empty string');
-    if (raw.args !== undefined && raw.args !== null && !Array.isArray(raw.args)) throw invalid(name, 'args must be a list');
+    if (typeof raw.command !== 'string' || raw.command.trim() === '')
+      throw invalid(name, 'command must be a non-empty string');
+    if (raw.args !== undefined && raw.args !== null && !Array.isArray(raw.args))
+      throw invalid(name, 'args must be a list');
     const args = ((raw.args as unknown[] | null | undefined) ?? []).map((a) => {
       const text = argToText(a);
       if (text === undefined || text.includes('\0')) throw invalid(name, 'args must be strings without NUL characters');
       return text;
     });
-    if (raw.cwd !== undefined && raw.cwd !== null && typeof raw.cwd !== 'string') throw invalid(name, 'cwd must be a string');
+    if (raw.cwd !== undefined && raw.cwd !== null && typeof raw.cwd !== 'string')
+      throw invalid(name, 'cwd must be a string');
     const cwd = typeof raw.cwd === 'string' && raw.cwd !== '' ? resolve(rootDir, raw.cwd) : rootDir;
     return { kind, name, command: raw.command, args, env: stringMap(name, 'env', raw.env, false), cwd, timeoutMs };
   }
 
-  if (typeof raw.url !== 'string' || raw.url === '') throw invalid(name, `transport ${kind === 'sse' ? 'sse' : 'http'} needs a url`);
+  if (typeof raw.url !== 'string' || raw.url === '')
+    throw invalid(name, `transport ${kind === 'sse' ? 'sse' : 'http'} needs a url`);
   const url = assertUrlAllowed(raw.url, 'MCP server URL');
   return { kind, name, url, headers: stringMap(name, 'headers', raw.headers, true), timeoutMs };
 }

@@ -15,7 +15,9 @@ export interface LineReaderLimits {
 }
 
 /** Why the reader gave up; the session is dropped with this reason. */
-export type LineReaderFailure = { kind: 'line-too-long'; limit: number } | { kind: 'junk-flood'; lines: number; bytes: number };
+export type LineReaderFailure =
+  | { kind: 'line-too-long'; limit: number }
+  | { kind: 'junk-flood'; lines: number; bytes: number };
 
 const NEWLINE = 0x0a;
 
@@ -51,7 +53,8 @@ export class StdioLineReader {
       if (nl === -1) break;
       const piece = chunk.subarray(start, nl);
       start = nl + 1;
-      if (this.#pendingBytes + piece.length > this.#limits.maxLineBytes) return this.#fail({ kind: 'line-too-long', limit: this.#limits.maxLineBytes });
+      if (this.#pendingBytes + piece.length > this.#limits.maxLineBytes)
+        return this.#fail({ kind: 'line-too-long', limit: this.#limits.maxLineBytes });
       let line: string;
       if (this.#parts.length === 0) line = piece.toString('utf8');
       else {
@@ -66,7 +69,8 @@ export class StdioLineReader {
     }
     const rest = chunk.length - start;
     if (rest > 0) {
-      if (this.#pendingBytes + rest > this.#limits.maxLineBytes) return this.#fail({ kind: 'line-too-long', limit: this.#limits.maxLineBytes });
+      if (this.#pendingBytes + rest > this.#limits.maxLineBytes)
+        return this.#fail({ kind: 'line-too-long', limit: this.#limits.maxLineBytes });
       this.#parts.push(start === 0 ? chunk : chunk.subarray(start));
       this.#pendingBytes += rest;
     }

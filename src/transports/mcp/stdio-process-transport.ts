@@ -106,7 +106,9 @@ export class StdioProcessTransport implements SdkTransport {
   get endReason(): string | undefined {
     if (this.#failure) return this.#failure;
     if (!this.#exit) return undefined;
-    return this.#exit.code !== null ? `the server process exited with code ${this.#exit.code}` : `the server process was killed by ${this.#exit.signal}`;
+    return this.#exit.code !== null
+      ? `the server process exited with code ${this.#exit.code}`
+      : `the server process was killed by ${this.#exit.signal}`;
   }
 
   start(): Promise<void> {
@@ -147,11 +149,13 @@ export class StdioProcessTransport implements SdkTransport {
         this.#exit = { code, signal };
         this.#exitedOnItsOwn = this.#closed === undefined;
       });
-      this.#streamsClosed = new Promise<void>((done) => child.once('close', (code, signal) => {
-        this.#exit ??= { code, signal };
-        done();
-        this.onclose?.();
-      }));
+      this.#streamsClosed = new Promise<void>((done) =>
+        child.once('close', (code, signal) => {
+          this.#exit ??= { code, signal };
+          done();
+          this.onclose?.();
+        }),
+      );
       child.stdin!.on('error', (error) => {
         this.#writeFailed = true;
         this.onerror?.(error);
@@ -176,7 +180,8 @@ export class StdioProcessTransport implements SdkTransport {
     if (!child) return;
     const method = hold ? 'ref' : 'unref';
     child[method]();
-    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { ref?(): void; unref?(): void } | null)?.[method]?.();
+    for (const stream of [child.stdin, child.stdout, child.stderr])
+      (stream as unknown as { ref?(): void; unref?(): void } | null)?.[method]?.();
   }
 
   #track(message: JSONRPCMessage, outgoing: boolean): void {
@@ -279,7 +284,13 @@ async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boo
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

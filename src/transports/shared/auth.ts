@@ -17,7 +17,11 @@ export interface AuthMaterial {
 
 /** The client's OAuth2 token cache (one per client, closed with it). */
 export function oauth2Tokens(ctx: TransportContext): OAuth2TokenCache {
-  return ctx.shared('auth.oauth2', () => new OAuth2TokenCache(() => httpDispatcher(ctx)), (cache) => cache.close());
+  return ctx.shared(
+    'auth.oauth2',
+    () => new OAuth2TokenCache(() => httpDispatcher(ctx)),
+    (cache) => cache.close(),
+  );
 }
 
 const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -25,9 +29,13 @@ const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Throws HEADER_INJECTION unless a cookie name is a token and its value has no CR/LF/NUL or `;`. */
 export function assertCookieSafe(name: string, value: string): void {
   if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value)) {
-    throw new UtcpError('HEADER_INJECTION', `Cookie ${name.replace(/[\r\n\0].*$/s, '') || '(unnamed)'} contains CR/LF or NUL characters`);
+    throw new UtcpError(
+      'HEADER_INJECTION',
+      `Cookie ${name.replace(/[\r\n\0].*$/s, '') || '(unnamed)'} contains CR/LF or NUL characters`,
+    );
   }
-  if (!COOKIE_NAME.test(name)) throw new UtcpError('HEADER_INJECTION', `Cookie name ${JSON.stringify(name)} is not a valid token`);
+  if (!COOKIE_NAME.test(name))
+    throw new UtcpError('HEADER_INJECTION', `Cookie name ${JSON.stringify(name)} is not a valid token`);
   if (value.includes(';')) throw new UtcpError('HEADER_INJECTION', `Cookie ${name} has a value containing ";"`);
 }
 
@@ -45,7 +53,11 @@ function withHeader(name: string, value: string): AuthMaterial {
  * api_key (header/query/cookie), basic, oauth2 (client credentials, cached per client) and oauth2_user.
  * @throws HEADER_INJECTION on CR/LF/NUL, INVALID_MANUAL on an empty key, URL_POLICY on a bad token URL.
  */
-export async function resolveAuth(auth: Auth | null | undefined, ctx: TransportContext, signal: AbortSignal): Promise<AuthMaterial> {
+export async function resolveAuth(
+  auth: Auth | null | undefined,
+  ctx: TransportContext,
+  signal: AbortSignal,
+): Promise<AuthMaterial> {
   if (auth === null || auth === undefined) return emptyMaterial();
   switch (auth.auth_type) {
     case 'api_key': {
@@ -54,7 +66,8 @@ export async function resolveAuth(auth: Auth | null | undefined, ctx: TransportC
       }
       const name = auth.var_name ?? 'X-Api-Key';
       const location = auth.location ?? 'header';
-      if (typeof name !== 'string' || name === '') throw new UtcpError('INVALID_MANUAL', 'api_key auth has an empty var_name');
+      if (typeof name !== 'string' || name === '')
+        throw new UtcpError('INVALID_MANUAL', 'api_key auth has an empty var_name');
       if (/[\r\n\0]/.test(name)) assertHeaderSafe(name, '');
       if (location === 'header') return withHeader(name, auth.api_key);
       if (location === 'query') {
@@ -71,7 +84,10 @@ export async function resolveAuth(auth: Auth | null | undefined, ctx: TransportC
       if (typeof auth.username !== 'string' || typeof auth.password !== 'string') {
         throw new UtcpError('INVALID_MANUAL', 'basic auth needs a username and a password');
       }
-      return withHeader('Authorization', 'Basic ' + Buffer.from(`${auth.username}:${auth.password}`, 'utf8').toString('base64'));
+      return withHeader(
+        'Authorization',
+        'Basic ' + Buffer.from(`${auth.username}:${auth.password}`, 'utf8').toString('base64'),
+      );
     }
     case 'oauth2': {
       const token = await oauth2Tokens(ctx).token(auth, signal);
@@ -85,7 +101,10 @@ export async function resolveAuth(auth: Auth | null | undefined, ctx: TransportC
       return withHeader(auth.var_name ?? 'Authorization', prefix + auth.access_token);
     }
     default:
-      throw new UtcpError('NOT_SUPPORTED', `Unsupported auth_type "${String((auth as { auth_type?: unknown }).auth_type)}"`);
+      throw new UtcpError(
+        'NOT_SUPPORTED',
+        `Unsupported auth_type "${String((auth as { auth_type?: unknown }).auth_type)}"`,
+      );
   }
 }
 

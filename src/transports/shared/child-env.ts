@@ -31,9 +31,11 @@ export function buildChildEnv(options: ChildEnvOptions): Record<string, string> 
   const fields = options.fields ?? { inherit: 'inherit_env_vars', envVars: 'env_vars' };
   const env: Record<string, string> = {};
   const names = options.inherit ?? defaultEnvAllowlist(options.platform);
-  if (!Array.isArray(names)) throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.inherit} must be a list of names or null`);
+  if (!Array.isArray(names))
+    throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.inherit} must be a list of names or null`);
   for (const name of names) {
-    if (typeof name !== 'string') throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.inherit} must contain strings`);
+    if (typeof name !== 'string')
+      throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.inherit} must contain strings`);
     const value = options.hostEnv[name];
     if (typeof value === 'string' && !value.startsWith('()')) env[name] = value;
   }
@@ -46,8 +48,10 @@ export function buildChildEnv(options: ChildEnvOptions): Record<string, string> 
       if (name === '' || name.includes('=') || name.includes('\0')) {
         throw new UtcpError('INVALID_MANUAL', `${what}: invalid environment variable name in ${fields.envVars}`);
       }
-      if (typeof value !== 'string') throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.envVars}.${name} must be a string`);
-      if (value.includes('\0')) throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.envVars}.${name} contains a NUL character`);
+      if (typeof value !== 'string')
+        throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.envVars}.${name} must be a string`);
+      if (value.includes('\0'))
+        throw new UtcpError('INVALID_MANUAL', `${what}: ${fields.envVars}.${name} contains a NUL character`);
       env[name] = value;
     }
   }

@@ -15,7 +15,8 @@ export async function resolveConfinedPath(rootDir: string, filePath: string, fie
     real = await realpath(candidate);
   } catch (cause) {
     const inside = !relative(root, candidate).startsWith('..') && !isAbsolute(relative(root, candidate));
-    if (!inside) throw new UtcpError('PATH_NOT_ALLOWED', `${field} ${filePath} is outside the client's root directory`, { cause });
+    if (!inside)
+      throw new UtcpError('PATH_NOT_ALLOWED', `${field} ${filePath} is outside the client's root directory`, { cause });
     throw new UtcpError('TRANSPORT_FAILED', `${field} ${filePath} does not exist`, { cause });
   }
   const rel = relative(root, real);
@@ -39,13 +40,22 @@ function insideRoot(root: string, real: string): boolean {
  * the descriptor's device and inode must match those of the path's real target, which must lie inside the
  * root. FIFOs and devices are opened without blocking and refused. The caller closes the handle.
  */
-export async function openConfinedFile(rootDir: string, filePath: string, field: string): Promise<{ handle: FileHandle; path: string }> {
+export async function openConfinedFile(
+  rootDir: string,
+  filePath: string,
+  field: string,
+): Promise<{ handle: FileHandle; path: string }> {
   const checked = await resolveConfinedPath(rootDir, filePath, field);
   const root = await realpath(rootDir).catch(() => resolve(rootDir));
-  const escaped = () => new UtcpError('PATH_NOT_ALLOWED', `${field} ${filePath} is outside the client's root directory`);
-  const handle = await open(checked, constants.O_RDONLY | constants.O_NONBLOCK).catch((cause: NodeJS.ErrnoException) => {
-    throw new UtcpError('TRANSPORT_FAILED', `Cannot open ${field} ${filePath}: ${cause.code ?? cause.message}`, { cause });
-  });
+  const escaped = () =>
+    new UtcpError('PATH_NOT_ALLOWED', `${field} ${filePath} is outside the client's root directory`);
+  const handle = await open(checked, constants.O_RDONLY | constants.O_NONBLOCK).catch(
+    (cause: NodeJS.ErrnoException) => {
+      throw new UtcpError('TRANSPORT_FAILED', `Cannot open ${field} ${filePath}: ${cause.code ?? cause.message}`, {
+        cause,
+      });
+    },
+  );
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new UtcpError('PATH_NOT_ALLOWED', `${field} ${filePath} is not a regular file`);
@@ -88,11 +98,14 @@ export function openConfinedFileSync(realRoot: string, real: string, shown: stri
         opened = undefined;
       }
     }
-    const ok = opened !== undefined ? insideRoot(realRoot, opened) : (() => {
-      const r = realpathSync(real);
-      const again = statSync(r);
-      return insideRoot(realRoot, r) && again.ino === info.ino && again.dev === info.dev;
-    })();
+    const ok =
+      opened !== undefined
+        ? insideRoot(realRoot, opened)
+        : (() => {
+            const r = realpathSync(real);
+            const again = statSync(r);
+            return insideRoot(realRoot, r) && again.ino === info.ino && again.dev === info.dev;
+          })();
     if (!ok) throw new UtcpError('PATH_NOT_ALLOWED', `${shown} is outside the client's root directory`);
     return fd;
   } catch (error) {

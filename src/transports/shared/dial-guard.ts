@@ -33,7 +33,9 @@ export function isLoopbackAddress(address: string): boolean {
 }
 
 function refused(host: string, address: string, what: string): UrlPolicyError {
-  return new UrlPolicyError(`${what}: ${host} resolves to the loopback address ${address}; a tool from a remote manual may not reach loopback`);
+  return new UrlPolicyError(
+    `${what}: ${host} resolves to the loopback address ${address}; a tool from a remote manual may not reach loopback`,
+  );
 }
 
 export interface DialGuardOptions {
@@ -74,7 +76,12 @@ export function guardedLookup(options: DialGuardOptions): LookupFunction {
       if (options.remote) {
         const list = Array.isArray(address) ? address.map((a) => a.address) : [address];
         const bad = list.find((a) => isLoopbackAddress(a));
-        if (bad !== undefined) return finish(refused(hostname, bad, what) as unknown as NodeJS.ErrnoException, lookupOptions.all ? [] : '', undefined);
+        if (bad !== undefined)
+          return finish(
+            refused(hostname, bad, what) as unknown as NodeJS.ErrnoException,
+            lookupOptions.all ? [] : '',
+            undefined,
+          );
       }
       finish(null, address, family);
     });

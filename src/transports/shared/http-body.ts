@@ -20,7 +20,10 @@ export function destroyBody(body: ResponseBody | undefined): void {
 }
 
 /** First value of a response header (undici may give string[]). */
-export function headerValue(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>, name: string): string | undefined {
+export function headerValue(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+  name: string,
+): string | undefined {
   const v = headers[name.toLowerCase()];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -31,10 +34,17 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 /** Throws RESPONSE_TOO_LARGE when a declared Content-Length already exceeds `maxBytes`. */
-export function checkContentLength(headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): void {
+export function checkContentLength(
+  headers: IncomingHttpHeaders,
+  maxBytes: number,
+  what: string | (() => string),
+): void {
   const declared = headerValue(headers, 'content-length');
   if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) {
-    throw new UtcpError('RESPONSE_TOO_LARGE', `${typeof what === 'function' ? what() : what}: response declares ${declared} bytes, above the ${maxBytes}-byte limit`);
+    throw new UtcpError(
+      'RESPONSE_TOO_LARGE',
+      `${typeof what === 'function' ? what() : what}: response declares ${declared} bytes, above the ${maxBytes}-byte limit`,
+    );
   }
 }
 
@@ -43,7 +53,12 @@ export function checkContentLength(headers: IncomingHttpHeaders, maxBytes: numbe
  * (the declared Content-Length is checked first). The body is destroyed on failure.
  */
 /** `what` names the request in errors; pass a function to build it only when needed. */
-export async function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array> {
+export async function readBodyCapped(
+  body: ResponseBody,
+  headers: IncomingHttpHeaders,
+  maxBytes: number,
+  what: string | (() => string),
+): Promise<Uint8Array> {
   try {
     checkContentLength(headers, maxBytes, what);
   } catch (error) {
@@ -67,7 +82,10 @@ export async function readBodyCapped(body: ResponseBody, headers: IncomingHttpHe
     for await (const chunk of body) {
       total += chunk.byteLength;
       if (total > maxBytes) {
-        throw new UtcpError('RESPONSE_TOO_LARGE', `${typeof what === 'function' ? what() : what}: response is larger than the ${maxBytes}-byte limit`);
+        throw new UtcpError(
+          'RESPONSE_TOO_LARGE',
+          `${typeof what === 'function' ? what() : what}: response is larger than the ${maxBytes}-byte limit`,
+        );
       }
       chunks.push(chunk);
     }
@@ -93,7 +111,10 @@ export async function discardBody(body: ResponseBody): Promise<void> {
   }
 }
 
-export function concatBytes(chunks: readonly Uint8Array[], total = chunks.reduce((n, c) => n + c.byteLength, 0)): Uint8Array {
+export function concatBytes(
+  chunks: readonly Uint8Array[],
+  total = chunks.reduce((n, c) => n + c.byteLength, 0),
+): Uint8Array {
   const out = new Uint8Array(total);
   let offset = 0;
   for (const c of chunks) {

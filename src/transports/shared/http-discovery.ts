@@ -37,10 +37,14 @@ export function dropLoopbackTools(manual: Obj, sourceUrl: string, warnings: stri
   // (10,000 URL parses per registration) for local and loopback manuals.
   if (!violatesRemoteLoopback(sourceUrl, 'http://127.0.0.1/')) return manual;
   const tools = manual.tools.filter((tool, i) => {
-    const target = templateTargets(isObj(tool) ? tool.tool_call_template : undefined).find((t) => violatesRemoteLoopback(sourceUrl, t));
+    const target = templateTargets(isObj(tool) ? tool.tool_call_template : undefined).find((t) =>
+      violatesRemoteLoopback(sourceUrl, t),
+    );
     if (target === undefined) return true;
     const name = isObj(tool) && typeof tool.name === 'string' ? tool.name : `#${i}`;
-    warnings.push(`Dropped tool ${name}: a manual from remote ${redactUrl(sourceUrl)} may not target the loopback address ${redactUrl(target)}`);
+    warnings.push(
+      `Dropped tool ${name}: a manual from remote ${redactUrl(sourceUrl)} may not target the loopback address ${redactUrl(target)}`,
+    );
     return false;
   });
   return { ...manual, tools };
@@ -99,7 +103,10 @@ export async function discoverHttpManual(
   const response = await fetchManualDocument(template, ctx, options.signal, what, discover.method, options.timeoutMs);
   const sourceUrl = redactUrl(response.url);
   const remoteSource = !isLoopbackLike(response.url);
-  const doc = await parseDocumentText(utf8(response.bytes), { what: `manual document from ${sourceUrl}`, limits: ctx.limits });
+  const doc = await parseDocumentText(utf8(response.bytes), {
+    what: `manual document from ${sourceUrl}`,
+    limits: ctx.limits,
+  });
   if (isUtcpManualDocument(doc)) {
     const warnings: string[] = [];
     const normalized = normalizeManual(doc, options.rawTemplate as unknown as Obj, warnings) as Obj;
@@ -119,6 +126,8 @@ export async function discoverHttpManual(
     });
     return { manual, warnings, openapi: true, remoteSource };
   }
-  const expected = discover.allowOpenApi ? 'a UTCP manual (an object with a "tools" array) or an OpenAPI document' : 'a UTCP manual (an object with a "tools" array)';
+  const expected = discover.allowOpenApi
+    ? 'a UTCP manual (an object with a "tools" array) or an OpenAPI document'
+    : 'a UTCP manual (an object with a "tools" array)';
   throw new UtcpError('INVALID_MANUAL', `${what}: the document from ${sourceUrl} is not ${expected}`);
 }

@@ -40,13 +40,18 @@ export class RoutingDispatcher extends Dispatcher {
   constructor(options: RoutingDispatcherOptions = {}) {
     super();
     const env = options.env ?? process.env;
-    const connections = options.connections !== undefined && options.connections > 0 ? { connections: options.connections } : {};
-    const agentOptions = { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, ...connections, ...(options.connect ? { connect: options.connect } : {}) };
+    const connections =
+      options.connections !== undefined && options.connections > 0 ? { connections: options.connections } : {};
+    const agentOptions = {
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      ...connections,
+      ...(options.connect ? { connect: options.connect } : {}),
+    };
     // Direct connections resolve through the guarded lookup: pending lookups end when the pool closes,
     // and with `remote` a name resolving to loopback is refused (an IP literal is checked before dialling).
     const lookup = guardedLookup({
       remote: options.remote === true,
-      lookup: options.lookup ?? ((options.connect as { lookup?: LookupFunction } | undefined)?.lookup),
+      lookup: options.lookup ?? (options.connect as { lookup?: LookupFunction } | undefined)?.lookup,
       closing: this.#closing.signal,
       what: 'HTTP connection',
     });
@@ -62,7 +67,10 @@ export class RoutingDispatcher extends Dispatcher {
       connector(connectOptions, callback);
     };
     this.#direct = new Agent({ ...agentOptions, connect: guardedConnect });
-    const tls = typeof options.connect === 'object' && options.connect !== null ? { requestTls: options.connect, proxyTls: options.connect } : {};
+    const tls =
+      typeof options.connect === 'object' && options.connect !== null
+        ? { requestTls: options.connect, proxyTls: options.connect }
+        : {};
     this.#proxy = proxyConfigured(env)
       ? new EnvHttpProxyAgent({
           ...agentOptions,
@@ -133,7 +141,11 @@ export function httpDispatcher(ctx: TransportContext, remote = false): RoutingDi
 }
 
 /** The client-wide part of `httpExchange` options: its two pools, `max_redirects` and logger (memoised per client). */
-export function exchangeDefaults(ctx: TransportContext): { dispatcher: (remote: boolean) => Dispatcher; maxRedirects: number; logger: TransportContext['logger'] } {
+export function exchangeDefaults(ctx: TransportContext): {
+  dispatcher: (remote: boolean) => Dispatcher;
+  maxRedirects: number;
+  logger: TransportContext['logger'];
+} {
   return ctx.shared('http.exchange-defaults', () => ({
     dispatcher: (remote: boolean) => httpDispatcher(ctx, remote),
     maxRedirects: ctx.limits.max_redirects,

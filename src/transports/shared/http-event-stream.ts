@@ -42,7 +42,11 @@ export class EventStreamDecoder {
           this.#error ??= this.#tooLarge();
           return;
         }
-        this.#pending.push({ type: event.event ?? 'message', data: event.data, ...(event.id !== undefined ? { id: event.id } : {}) });
+        this.#pending.push({
+          type: event.event ?? 'message',
+          data: event.data,
+          ...(event.id !== undefined ? { id: event.id } : {}),
+        });
       },
       onRetry: (ms) => {
         this.retryMs = ms;
@@ -54,7 +58,10 @@ export class EventStreamDecoder {
   }
 
   #tooLarge(): UtcpError {
-    return new UtcpError('RESPONSE_TOO_LARGE', `${this.#what}: an event is larger than the ${this.#maxItemBytes}-byte stream item limit`);
+    return new UtcpError(
+      'RESPONSE_TOO_LARGE',
+      `${this.#what}: an event is larger than the ${this.#maxItemBytes}-byte stream item limit`,
+    );
   }
 
   /**

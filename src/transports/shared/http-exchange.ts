@@ -100,7 +100,13 @@ export interface BufferedHttpResponse extends HttpExchangeResponse {
 }
 
 /** Turns a failure of undici into a typed error: the abort reason when aborted, else TRANSPORT_FAILED naming the origin. */
-export function networkError(cause: unknown, signal: AbortSignal | undefined, what: string, url: URL | string, timeoutMs?: number): Error {
+export function networkError(
+  cause: unknown,
+  signal: AbortSignal | undefined,
+  what: string,
+  url: URL | string,
+  timeoutMs?: number,
+): Error {
   if (signal?.aborted) return abortError(signal, what, timeoutMs);
   if (cause instanceof UtcpError) return cause;
   const code = (cause as { code?: string } | undefined)?.code;
@@ -118,16 +124,26 @@ function keepHeaders(headers: Record<string, string>, keep: (lowerName: string) 
  * Sends one undici request, settled at once when `signal` aborts: undici does not reject a request
  * still resolving its host or connecting, so without the race a deadline would wait for the dial.
  */
-function send(url: URL, init: NonNullable<Parameters<typeof request>[1]>, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
+function send(
+  url: URL,
+  init: NonNullable<Parameters<typeof request>[1]>,
+  signal: AbortSignal | undefined,
+): Promise<Dispatcher.ResponseData> {
   const pending = request(url, init) as Promise<Dispatcher.ResponseData>;
   if (!signal) return pending;
   if (signal.aborted) {
-    pending.then((r) => destroyBody(r.body), () => {});
+    pending.then(
+      (r) => destroyBody(r.body),
+      () => {},
+    );
     return Promise.reject(signal.reason);
   }
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      pending.then((r) => destroyBody(r.body), () => {});
+      pending.then(
+        (r) => destroyBody(r.body),
+        () => {},
+      );
       reject(signal.reason);
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -145,7 +161,9 @@ function send(url: URL, init: NonNullable<Parameters<typeof request>[1]>, signal
 }
 
 function refuseLoopback(url: URL, context: string): never {
-  throw new UrlPolicyError(`${context}: ${redactUrl(url)} refused: a tool from a remote manual may not reach a loopback address`);
+  throw new UrlPolicyError(
+    `${context}: ${redactUrl(url)} refused: a tool from a remote manual may not reach a loopback address`,
+  );
 }
 
 export function httpExchange(req: HttpExchangeRequest, options: StreamExchangeOptions): Promise<StreamedHttpResponse>;
@@ -160,7 +178,8 @@ export async function httpExchange(
   req: HttpExchangeRequest,
   options: StreamExchangeOptions | BufferedExchangeOptions,
 ): Promise<StreamedHttpResponse | BufferedHttpResponse> {
-  const scope = options.timeoutMs !== undefined ? withTimeout(options.signal ?? NEVER, options.timeoutMs, options.what) : undefined;
+  const scope =
+    options.timeoutMs !== undefined ? withTimeout(options.signal ?? NEVER, options.timeoutMs, options.what) : undefined;
   const signal = scope?.signal ?? options.signal;
   const timeoutMs = options.callerTimeoutMs ?? options.timeoutMs;
   const stream = options.mode === 'stream';
@@ -182,15 +201,35 @@ export async function httpExchange(
     const shown = () => `${options.what} (${redactUrl(response.url)})`;
     if (response.status >= 200 && response.status < 300) {
       const bytes = await readBodyCapped(response.body, response.headers, buffered.maxBytes, shown);
-      return { status: response.status, statusText: response.statusText, headers: response.headers, url: response.url, bytes, truncated: false };
+      return {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+        url: response.url,
+        bytes,
+        truncated: false,
+      };
     }
     const limit = buffered.errorBodyBytes ?? 64 * 1024;
     const text = await bodyExcerpt(response.body, limit + 1);
     const bytes = Buffer.from(text, 'utf8');
     const truncated = bytes.byteLength > limit;
-    return { status: response.status, statusText: response.statusText, headers: response.headers, url: response.url, bytes: truncated ? bytes.subarray(0, limit) : bytes, truncated };
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+      url: response.url,
+      bytes: truncated ? bytes.subarray(0, limit) : bytes,
+      truncated,
+    };
   } catch (error) {
-    if (signal?.aborted && !(error instanceof UtcpError && (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED'))) {
+    if (
+      signal?.aborted &&
+      !(
+        error instanceof UtcpError &&
+        (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')
+      )
+    ) {
       throw abortError(signal, options.what, timeoutMs);
     }
     throw error;
@@ -238,17 +277,34 @@ async function exchange(
       throw networkError(cause, signal, options.what, url, timeoutMs);
     }
     const { statusCode, headers: responseHeaders, body: responseBody } = response;
-    if (!REDIRECT_STATUSES.has(statusCode) || (options.redirect === 'follow' && !headerValue(responseHeaders, 'location'))) {
-      return { status: statusCode, statusText: STATUS_CODES[statusCode] ?? '', headers: responseHeaders, body: responseBody, url };
+    if (
+      !REDIRECT_STATUSES.has(statusCode) ||
+      (options.redirect === 'follow' && !headerValue(responseHeaders, 'location'))
+    ) {
+      return {
+        status: statusCode,
+        statusText: STATUS_CODES[statusCode] ?? '',
+        headers: responseHeaders,
+        body: responseBody,
+        url,
+      };
     }
     await discardBody(responseBody);
     if (options.redirect === 'refuse' || maxRedirects === 0) {
-      const why = options.redirect === 'refuse' ? 'these requests never follow redirects' : 'redirects are off (limits.max_redirects is 0)';
-      throw new TransportError(`${options.what}: ${redactUrl(url)} answered with a redirect (HTTP ${statusCode}); ${why}`, { code: 'HTTP_STATUS' });
+      const why =
+        options.redirect === 'refuse'
+          ? 'these requests never follow redirects'
+          : 'redirects are off (limits.max_redirects is 0)';
+      throw new TransportError(
+        `${options.what}: ${redactUrl(url)} answered with a redirect (HTTP ${statusCode}); ${why}`,
+        { code: 'HTTP_STATUS' },
+      );
     }
     hops += 1;
     if (hops > maxRedirects) {
-      throw new TransportError(`${options.what}: Too many redirects (more than ${maxRedirects}) from ${redactUrl(first)}`);
+      throw new TransportError(
+        `${options.what}: Too many redirects (more than ${maxRedirects}) from ${redactUrl(first)}`,
+      );
     }
     let next: URL;
     try {
@@ -262,7 +318,9 @@ async function exchange(
     // A hop reached from a remote origin is as untrusted as a remote manual: loopback refused, dial guarded.
     if (!isLoopbackLike(url)) remote = true;
     if (remote && isLoopbackLike(next)) {
-      throw new UrlPolicyError(`${hopContext}: ${redactUrl(next)} refused: a redirect from remote ${redactUrl(url)} may not reach a loopback address`);
+      throw new UrlPolicyError(
+        `${hopContext}: ${redactUrl(next)} refused: a redirect from remote ${redactUrl(url)} may not reach a loopback address`,
+      );
     }
     if (statusCode === 303 && method !== 'HEAD') {
       method = 'GET';
@@ -273,7 +331,10 @@ async function exchange(
       body = undefined;
       headers = keepHeaders(headers, (name) => CROSS_ORIGIN_SAFE_HEADERS.has(name));
     }
-    options.logger?.debug?.(`${options.what}: following HTTP ${statusCode} redirect`, { from: redactUrl(url), to: redactUrl(next) });
+    options.logger?.debug?.(`${options.what}: following HTTP ${statusCode} redirect`, {
+      from: redactUrl(url),
+      to: redactUrl(next),
+    });
     url = next;
   }
 }
@@ -301,7 +362,10 @@ export interface FetchDocumentOptions {
  * re-checked hop by hop, size cap, deadline. @returns the bytes, the final URL and its Content-Type.
  * @throws HttpStatusError for a status ≥ 400, and every `httpExchange` error.
  */
-export async function fetchDocument(url: string | URL, options: FetchDocumentOptions): Promise<{ bytes: Uint8Array; url: URL; contentType: string | undefined }> {
+export async function fetchDocument(
+  url: string | URL,
+  options: FetchDocumentOptions,
+): Promise<{ bytes: Uint8Array; url: URL; contentType: string | undefined }> {
   const what = options.what ?? `Download of ${redactUrl(url)}`;
   const response = await httpExchange(
     { url, method: 'GET', headers: options.headers },
@@ -319,7 +383,12 @@ export async function fetchDocument(url: string | URL, options: FetchDocumentOpt
     },
   );
   if (response.status >= 400 || response.status < 200) {
-    throw new HttpStatusError(response.status, redactUrl(response.url), Buffer.from(response.bytes).toString('utf8'), response.statusText);
+    throw new HttpStatusError(
+      response.status,
+      redactUrl(response.url),
+      Buffer.from(response.bytes).toString('utf8'),
+      response.statusText,
+    );
   }
   return { bytes: response.bytes, url: response.url, contentType: headerValue(response.headers, 'content-type') };
 }

@@ -5,7 +5,13 @@ import type { TransportContext } from '../../core/transport.js';
 import type { Auth, JsonObject } from '../../core/types.js';
 import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
 import { assertCookieSafe, resolveAuth, type AuthMaterial } from './auth.js';
-import { readParameterSerialization, serializeCookie, serializeHeader, serializePath, serializeQuery } from './parameter-styles.js';
+import {
+  readParameterSerialization,
+  serializeCookie,
+  serializeHeader,
+  serializePath,
+  serializeQuery,
+} from './parameter-styles.js';
 
 /** A request ready to send: URL checked by the URL policy, headers checked for CR/LF. */
 export interface HttpRequestSpec {
@@ -118,7 +124,12 @@ export function encodeBody(body: unknown, contentType: string): { body: string |
   return { body: JSON.stringify(body), contentType };
 }
 
-const NO_AUTH: AuthMaterial = Object.freeze({ headers: Object.freeze({}), query: Object.freeze([]), cookies: Object.freeze([]), authHeaderNames: Object.freeze([]) }) as unknown as AuthMaterial;
+const NO_AUTH: AuthMaterial = Object.freeze({
+  headers: Object.freeze({}),
+  query: Object.freeze([]),
+  cookies: Object.freeze([]),
+  authHeaderNames: Object.freeze([]),
+}) as unknown as AuthMaterial;
 
 /** Like `appendQuery`, on a URL this module just created (no copy, no second parse). */
 function appendQueryInPlace(url: URL, pairs: ReadonlyArray<[string, string]>): URL {
@@ -163,14 +174,20 @@ export function mergeHeaders(
 const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:[/?#]|$)/i;
 
 function dotSegment(name: string): UtcpError {
-  return new UtcpError('INVALID_ARGUMENTS', `Path parameter ${name} may not be "." or "..": it would move the request to another path`);
+  return new UtcpError(
+    'INVALID_ARGUMENTS',
+    `Path parameter ${name} may not be "." or "..": it would move the request to another path`,
+  );
 }
 
 /** Refuses a substituted URL whose path gained a dot segment (e.g. from adjacent placeholders). */
 function assertNoNewDotSegments(templateUrl: string, substituted: string): void {
   const pathOf = (url: string) => url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0];
   if (DOT_SEGMENT.test(pathOf(substituted)) && !DOT_SEGMENT.test(pathOf(templateUrl))) {
-    throw new UtcpError('INVALID_ARGUMENTS', 'Path parameters may not form a "." or ".." path segment: it would move the request to another path');
+    throw new UtcpError(
+      'INVALID_ARGUMENTS',
+      'Path parameters may not form a "." or ".." path segment: it would move the request to another path',
+    );
   }
 }
 
@@ -201,7 +218,9 @@ export async function buildHttpRequest(
   for (const name of template.cookie_fields ?? []) {
     if (!(name in remaining)) continue;
     const style = styles?.get(name);
-    const pairs: Array<[string, string | undefined]> = style ? serializeCookie(name, remaining[name], style) : [[name, argToText(remaining[name])]];
+    const pairs: Array<[string, string | undefined]> = style
+      ? serializeCookie(name, remaining[name], style)
+      : [[name, argToText(remaining[name])]];
     delete remaining[name];
     for (const [k, text] of pairs) {
       if (text === undefined) continue;
@@ -251,7 +270,8 @@ export async function buildHttpRequest(
     if (text !== undefined) query.push([k, text]);
   }
   const auth = template.auth ? await resolveAuth(template.auth, ctx, options.signal) : NO_AUTH;
-  if (styledQuery.length > 0) url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + styledQuery.join('&');
+  if (styledQuery.length > 0)
+    url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + styledQuery.join('&');
   if (query.length > 0 || auth.query.length > 0) url = appendQueryInPlace(url, [...query, ...auth.query]);
 
   const headers = mergeHeaders(template.headers, headerArgs, auth, cookieArgs);
@@ -260,7 +280,8 @@ export async function buildHttpRequest(
     const effective = headers.get('content-type') ?? options.contentType;
     const result = encodeBody(body, effective);
     encoded = result.body;
-    if (headers.get('content-type') !== result.contentType) headers.set(headers.nameOf('content-type', 'Content-Type'), result.contentType);
+    if (headers.get('content-type') !== result.contentType)
+      headers.set(headers.nameOf('content-type', 'Content-Type'), result.contentType);
   }
   const method = typeof options.method === 'function' ? options.method(hasBody) : options.method;
   return { url, method, headers: headers.toObject(), body: encoded, authHeaderNames: auth.authHeaderNames };

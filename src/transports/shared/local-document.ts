@@ -10,7 +10,13 @@ import type { OpenApiSourceTemplate } from './template-fields.js';
 export async function discoverFromDocument(
   ctx: TransportContext,
   text: string,
-  options: { what: string; manualName: string; rawTemplate: OpenApiSourceTemplate; format?: 'json' | 'yaml' | 'auto'; specUrl?: string },
+  options: {
+    what: string;
+    manualName: string;
+    rawTemplate: OpenApiSourceTemplate;
+    format?: 'json' | 'yaml' | 'auto';
+    specUrl?: string;
+  },
 ): Promise<DiscoveryResult> {
   const doc = await parseDocumentText(text, { what: options.what, format: options.format, limits: ctx.limits });
   if (isUtcpManualDocument(doc)) return { manual: doc };
@@ -27,5 +33,8 @@ export async function discoverFromDocument(
     });
     return { manual, warnings, openapi: true };
   }
-  throw new UtcpError('INVALID_MANUAL', `${options.what} is neither a UTCP manual (an object with a "tools" array) nor an OpenAPI document`);
+  throw new UtcpError(
+    'INVALID_MANUAL',
+    `${options.what} is neither a UTCP manual (an object with a "tools" array) nor an OpenAPI document`,
+  );
 }

@@ -47,7 +47,12 @@ export function oauth2CacheKey(auth: OAuth2Auth): string {
 
 /** A token endpoint refused the request with this status; `fallback` says whether 400/401 rules apply. */
 class TokenStatusError extends TransportError {
-  constructor(readonly status: number, tokenUrl: string, statusText: string, oauthError: string | undefined) {
+  constructor(
+    readonly status: number,
+    tokenUrl: string,
+    statusText: string,
+    oauthError: string | undefined,
+  ) {
     const shown = redactUrl(tokenUrl);
     super(`OAuth2 token request to ${shown} failed: HTTP ${status}${oauthError ? ` (${oauthError})` : ''}`, {
       code: 'HTTP_STATUS',
@@ -177,7 +182,12 @@ export class OAuth2TokenCache {
     }
   }
 
-  async #post(tokenUrl: string, form: Record<string, string>, authorization: string | undefined, signal: AbortSignal): Promise<TokenResult> {
+  async #post(
+    tokenUrl: string,
+    form: Record<string, string>,
+    authorization: string | undefined,
+    signal: AbortSignal,
+  ): Promise<TokenResult> {
     const shown = redactUrl(tokenUrl);
     const headers: Record<string, string> = {
       'content-type': 'application/x-www-form-urlencoded',
@@ -211,7 +221,10 @@ export class OAuth2TokenCache {
     const refreshToken = parsed?.refresh_token;
     return {
       accessToken,
-      expiresInS: parsed?.expires_in !== undefined && parsed?.expires_in !== null && Number.isFinite(expires) ? expires : DEFAULT_EXPIRES_IN_S,
+      expiresInS:
+        parsed?.expires_in !== undefined && parsed?.expires_in !== null && Number.isFinite(expires)
+          ? expires
+          : DEFAULT_EXPIRES_IN_S,
       refreshToken: typeof refreshToken === 'string' && refreshToken !== '' ? refreshToken : undefined,
     };
   }
@@ -222,7 +235,8 @@ function parseTokenBody(text: string, contentType: string | undefined): Record<s
     const value = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
   } catch {
-    if (mediaType(contentType) === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(text));
+    if (mediaType(contentType) === 'application/x-www-form-urlencoded')
+      return Object.fromEntries(new URLSearchParams(text));
     return undefined;
   }
 }

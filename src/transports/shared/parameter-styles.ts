@@ -7,7 +7,14 @@
 import { argToText } from '../../core/stringify.js';
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
-export type ParameterStyleName = 'matrix' | 'label' | 'simple' | 'form' | 'spaceDelimited' | 'pipeDelimited' | 'deepObject';
+export type ParameterStyleName =
+  | 'matrix'
+  | 'label'
+  | 'simple'
+  | 'form'
+  | 'spaceDelimited'
+  | 'pipeDelimited'
+  | 'deepObject';
 
 /** One entry of `parameter_serialization`, keyed by the argument name. */
 export interface ParameterSerialization {
@@ -31,13 +38,19 @@ function text(value: unknown): string {
   return argToText(value) ?? '';
 }
 
-type Shape = { kind: 'empty' } | { kind: 'primitive'; value: string } | { kind: 'array'; items: string[] } | { kind: 'object'; pairs: Array<[string, string]> };
+type Shape =
+  | { kind: 'empty' }
+  | { kind: 'primitive'; value: string }
+  | { kind: 'array'; items: string[] }
+  | { kind: 'object'; pairs: Array<[string, string]> };
 
 function shape(value: unknown): Shape {
   if (value === null || value === undefined) return { kind: 'empty' };
   if (Array.isArray(value)) return value.length === 0 ? { kind: 'empty' } : { kind: 'array', items: value.map(text) };
   if (typeof value === 'object') {
-    const pairs = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [k, text(v)] as [string, string]);
+    const pairs = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, text(v)] as [string, string]);
     return pairs.length === 0 ? { kind: 'empty' } : { kind: 'object', pairs };
   }
   return { kind: 'primitive', value: text(value) };
@@ -52,13 +65,19 @@ export function serializePath(name: string, value: unknown, entry: ParameterSeri
     case 'matrix':
       if (s.kind === 'empty') return `;${n}`;
       if (s.kind === 'primitive') return `;${n}=${enc(s.value)}`;
-      if (s.kind === 'array') return explode ? s.items.map((i) => `;${n}=${enc(i)}`).join('') : `;${n}=${s.items.map(enc).join(',')}`;
-      return explode ? s.pairs.map(([k, v]) => `;${enc(k)}=${enc(v)}`).join('') : `;${n}=${s.pairs.map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`;
+      if (s.kind === 'array')
+        return explode ? s.items.map((i) => `;${n}=${enc(i)}`).join('') : `;${n}=${s.items.map(enc).join(',')}`;
+      return explode
+        ? s.pairs.map(([k, v]) => `;${enc(k)}=${enc(v)}`).join('')
+        : `;${n}=${s.pairs.map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`;
     case 'label':
       if (s.kind === 'empty') return '.';
       if (s.kind === 'primitive') return `.${enc(s.value)}`;
-      if (s.kind === 'array') return explode ? s.items.map((i) => `.${enc(i)}`).join('') : `.${s.items.map(enc).join(',')}`;
-      return explode ? s.pairs.map(([k, v]) => `.${enc(k)}=${enc(v)}`).join('') : `.${s.pairs.map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`;
+      if (s.kind === 'array')
+        return explode ? s.items.map((i) => `.${enc(i)}`).join('') : `.${s.items.map(enc).join(',')}`;
+      return explode
+        ? s.pairs.map(([k, v]) => `.${enc(k)}=${enc(v)}`).join('')
+        : `.${s.pairs.map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`;
     default:
       return simple(s, explode, enc);
   }
@@ -82,7 +101,8 @@ export function serializeQuery(name: string, value: unknown, entry: ParameterSer
     case 'pipeDelimited': {
       const sep = style === 'spaceDelimited' ? '%20' : '|';
       if (s.kind === 'array' && !explode) return [`${n}=${s.items.map(enc).join(sep)}`];
-      if (s.kind === 'object' && !explode) return [`${n}=${s.pairs.map(([k, v]) => `${enc(k)}${sep}${enc(v)}`).join(sep)}`];
+      if (s.kind === 'object' && !explode)
+        return [`${n}=${s.pairs.map(([k, v]) => `${enc(k)}${sep}${enc(v)}`).join(sep)}`];
       return formParts(n, s, explode);
     }
     case 'deepObject':
@@ -96,8 +116,11 @@ export function serializeQuery(name: string, value: unknown, entry: ParameterSer
 function formParts(n: string, s: Shape, explode: boolean): string[] {
   if (s.kind === 'empty') return [`${n}=`];
   if (s.kind === 'primitive') return [`${n}=${enc(s.value)}`];
-  if (s.kind === 'array') return explode ? s.items.map((i) => `${n}=${enc(i)}`) : [`${n}=${s.items.map(enc).join(',')}`];
-  return explode ? s.pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`) : [`${n}=${s.pairs.map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`];
+  if (s.kind === 'array')
+    return explode ? s.items.map((i) => `${n}=${enc(i)}`) : [`${n}=${s.items.map(enc).join(',')}`];
+  return explode
+    ? s.pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`)
+    : [`${n}=${s.pairs.map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`];
 }
 
 /** A header value (`simple`; no percent-encoding), or undefined when absent. */

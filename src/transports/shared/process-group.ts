@@ -158,7 +158,12 @@ function scanProc(leader: number, marker: string | undefined): { live: number[];
     }
     // "<pid> (<comm>) <state> <ppid> <pgrp> ...": comm may hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    entries.push({ pid: Number(name), ppid: Number(fields[1]), pgrp: Number(fields[2]), live: fields[0] !== 'Z' && fields[0] !== 'X' });
+    entries.push({
+      pid: Number(name),
+      ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
+      live: fields[0] !== 'Z' && fields[0] !== 'X',
+    });
   }
   const inTree = new Set<number>();
   for (const e of entries) if (e.pgrp === leader || e.pid === leader) inTree.add(e.pid);

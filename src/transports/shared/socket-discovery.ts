@@ -35,7 +35,9 @@ export interface SocketDiscoveryOptions {
  */
 export function socketDiscoveryResult(document: unknown, options: SocketDiscoveryOptions): DiscoveryResult {
   if (!isManualDocument(document)) {
-    throw new TransportError(`${options.what} did not return a UTCP manual (an object with a "tools" array)`, { code: 'PROTOCOL_ERROR' });
+    throw new TransportError(`${options.what} did not return a UTCP manual (an object with a "tools" array)`, {
+      code: 'PROTOCOL_ERROR',
+    });
   }
   const remoteSource = !isLoopbackLike(options.sourceHost);
   const warnings: string[] = [];

@@ -29,7 +29,10 @@ function presentNames(args: JsonObject): string[] {
 function placeholderPattern(args: JsonObject): RegExp | undefined {
   const names = presentNames(args);
   if (names.length === 0) return undefined;
-  const alternatives = names.sort((a, b) => b.length - a.length).map(escapeRegExp).join('|');
+  const alternatives = names
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join('|');
   return new RegExp(`UTCP_ARG_(${alternatives})_UTCP_ARG`, 'g');
 }
 
@@ -92,7 +95,8 @@ export function substituteStructured(template: unknown, args: JsonObject): unkno
  */
 export function buildWebSocketMessage(message: unknown, args: JsonObject): string {
   if (message === null || message === undefined) return JSON.stringify(args);
-  if (typeof message === 'string') return substitutePlaceholders(message, args, looksLikeJson(message) ? 'json-escaped' : 'raw');
+  if (typeof message === 'string')
+    return substitutePlaceholders(message, args, looksLikeJson(message) ? 'json-escaped' : 'raw');
   return JSON.stringify(substituteStructured(message, args));
 }
 
@@ -123,7 +127,10 @@ export function buildSocketPayload(template: SocketRequestOptions, args: JsonObj
   if (format === 'text') {
     const text = template.request_data_template;
     if (typeof text === 'string') return substitutePlaceholders(text, args, 'raw');
-    return Object.values(args).map(argToText).filter((v): v is string => v !== undefined).join(' ');
+    return Object.values(args)
+      .map(argToText)
+      .filter((v): v is string => v !== undefined)
+      .join(' ');
   }
   if (format !== 'json') throw new UtcpError('INVALID_CONFIG', `Unknown request_data_format "${String(format)}"`);
   const body = template.request_wrapper === 'tool_args' ? { tool: wireName, args } : args;

@@ -47,7 +47,9 @@ export class AbortScopes {
   abortManual(manualName: string): void {
     const manual = this.#byManual.get(manualName);
     this.#byManual.delete(manualName);
-    manual?.abort(new UtcpError('CLIENT_CLOSED', `Manual ${manualName} was deregistered during the ${this.#type} call`));
+    manual?.abort(
+      new UtcpError('CLIENT_CLOSED', `Manual ${manualName} was deregistered during the ${this.#type} call`),
+    );
   }
 
   /** Aborts every running call; later calls throw CLIENT_CLOSED. Safe to call twice. */

@@ -3,7 +3,16 @@
  * it spreads these fragments into its own schema in `<type>/template.ts`).
  */
 import type { Static } from '@sinclair/typebox';
-import { Type, authField, nonEmpty, oneOf, optional, stringList, stringMap, stringOrObject } from '../../core/template-schema.js';
+import {
+  Type,
+  authField,
+  nonEmpty,
+  oneOf,
+  optional,
+  stringList,
+  stringMap,
+  stringOrObject,
+} from '../../core/template-schema.js';
 import type { TemplateObject } from '../../core/template.js';
 import type { CallTemplateBase } from '../../core/types.js';
 
@@ -85,7 +94,9 @@ export const SECONDS_BELOW = 1000;
 export function legacyTimeoutSeconds(template: TemplateObject, notes: string[], where: string): TemplateObject {
   const timeout = template.timeout;
   if (typeof timeout !== 'number' || timeout <= 0 || timeout >= SECONDS_BELOW) return template;
-  notes.push(`${where}: timeout below ${SECONDS_BELOW} read as seconds (${timeout} → ${timeout * 1000} ms); write milliseconds to silence this`);
+  notes.push(
+    `${where}: timeout below ${SECONDS_BELOW} read as seconds (${timeout} → ${timeout * 1000} ms); write milliseconds to silence this`,
+  );
   return { ...template, timeout: timeout * 1000 };
 }
 

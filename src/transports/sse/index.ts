@@ -23,13 +23,21 @@ export function createSseTransport(ctx: TransportContext): Transport<SseCallTemp
       for await (const { item, bytes } of streamSseEvents(tool, args, template, ctx, options)) {
         total += bytes;
         if (total > ctx.limits.max_response_bytes) {
-          throw new UtcpError('RESPONSE_TOO_LARGE', `SSE call of tool ${tool.name}: events exceed the ${ctx.limits.max_response_bytes}-byte response limit`);
+          throw new UtcpError(
+            'RESPONSE_TOO_LARGE',
+            `SSE call of tool ${tool.name}: events exceed the ${ctx.limits.max_response_bytes}-byte response limit`,
+          );
         }
         items.push(item);
       }
       return items;
     },
-    async *callToolStream(tool: Tool, args: JsonObject, template: SseCallTemplate, options: CallOptions): AsyncGenerator<unknown, void, undefined> {
+    async *callToolStream(
+      tool: Tool,
+      args: JsonObject,
+      template: SseCallTemplate,
+      options: CallOptions,
+    ): AsyncGenerator<unknown, void, undefined> {
       for await (const { item } of streamSseEvents(tool, args, template, ctx, options)) yield item;
     },
     async deregisterManual(): Promise<void> {},

@@ -66,7 +66,14 @@ export async function* streamSseEvents(
         return withHeaders(spec, extra);
       },
       ctx,
-      { signal, what, auth: template.auth, headersTimeoutMs: SSE_HEADERS_TIMEOUT_MS, timeoutMs: options.timeoutMs, remoteSource: options.remoteSource },
+      {
+        signal,
+        what,
+        auth: template.auth,
+        headersTimeoutMs: SSE_HEADERS_TIMEOUT_MS,
+        timeoutMs: options.timeoutMs,
+        remoteSource: options.remoteSource,
+      },
     );
 
   // Idle timeout: a stream that delivers no event (heartbeats and filtered-out events do not count) for
@@ -119,7 +126,9 @@ export async function* streamSseEvents(
     for (;;) {
       const delayMs = decoder.retryMs ?? SSE_DEFAULT_RETRY_MS;
       if (Date.now() + delayMs - failedAt > retryTimeoutMs) {
-        throw new TransportError(`${what}: the stream failed and reconnecting gave up after ${retryTimeoutMs} ms`, { cause: last });
+        throw new TransportError(`${what}: the stream failed and reconnecting gave up after ${retryTimeoutMs} ms`, {
+          cause: last,
+        });
       }
       ctx.logger.debug?.(`${what}: reconnecting in ${delayMs} ms`);
       try {

@@ -15,26 +15,43 @@ export function createStreamableHttpTransport(ctx: TransportContext): Transport<
   return {
     type: 'streamable_http',
     registerManual(template: StreamableHttpCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
-      return discoverHttpManual(template, ctx, options, { label: 'Streamable HTTP', method: template.http_method ?? 'GET', allowOpenApi: false });
+      return discoverHttpManual(template, ctx, options, {
+        label: 'Streamable HTTP',
+        method: template.http_method ?? 'GET',
+        allowOpenApi: false,
+      });
     },
     /**
      * All items, bounded by `max_response_bytes`: one `Uint8Array` when any item is bytes,
      * otherwise the array of items (a plain JSON response gives `[value]`).
      */
-    async callTool(tool: Tool, args: JsonObject, template: StreamableHttpCallTemplate, options: CallOptions): Promise<unknown> {
+    async callTool(
+      tool: Tool,
+      args: JsonObject,
+      template: StreamableHttpCallTemplate,
+      options: CallOptions,
+    ): Promise<unknown> {
       const items: unknown[] = [];
       let total = 0;
       for await (const { item, bytes } of streamHttpItems(tool, args, template, ctx, options)) {
         total += bytes;
         if (total > ctx.limits.max_response_bytes) {
-          throw new UtcpError('RESPONSE_TOO_LARGE', `Streamable HTTP call of tool ${tool.name}: the response exceeds the ${ctx.limits.max_response_bytes}-byte limit`);
+          throw new UtcpError(
+            'RESPONSE_TOO_LARGE',
+            `Streamable HTTP call of tool ${tool.name}: the response exceeds the ${ctx.limits.max_response_bytes}-byte limit`,
+          );
         }
         items.push(item);
       }
       const byteItems = items.filter((i): i is Uint8Array => i instanceof Uint8Array);
       return byteItems.length > 0 ? concatBytes(byteItems) : items;
     },
-    async *callToolStream(tool: Tool, args: JsonObject, template: StreamableHttpCallTemplate, options: CallOptions): AsyncGenerator<unknown, void, undefined> {
+    async *callToolStream(
+      tool: Tool,
+      args: JsonObject,
+      template: StreamableHttpCallTemplate,
+      options: CallOptions,
+    ): AsyncGenerator<unknown, void, undefined> {
       for await (const { item } of streamHttpItems(tool, args, template, ctx, options)) yield item;
     },
     async deregisterManual(): Promise<void> {},

@@ -3,7 +3,16 @@ import { abortError, createDeadline } from '../../core/deadline.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { StreamableHttpCallTemplate } from './template.js';
-import { concatBytes, destroyBody, decodeResponseBody, headerValue, mediaType, readBodyCapped, utf8, type ResponseBody } from '../shared/http-body.js';
+import {
+  concatBytes,
+  destroyBody,
+  decodeResponseBody,
+  headerValue,
+  mediaType,
+  readBodyCapped,
+  utf8,
+  type ResponseBody,
+} from '../shared/http-body.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest } from '../shared/http-request.js';
@@ -41,7 +50,8 @@ async function* ndjsonItems(body: ResponseBody, maxLineBytes: number, what: stri
     if (text.trim() === '') return undefined;
     return { item: parseLine(text), bytes: total };
   };
-  const tooLarge = () => new UtcpError('RESPONSE_TOO_LARGE', `${what}: a line is larger than the ${maxLineBytes}-byte stream item limit`);
+  const tooLarge = () =>
+    new UtcpError('RESPONSE_TOO_LARGE', `${what}: a line is larger than the ${maxLineBytes}-byte stream item limit`);
   for await (const chunk of body) {
     let start = 0;
     for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
@@ -89,7 +99,8 @@ async function* byteChunks(body: ResponseBody, size: number): AsyncGenerator<Str
 async function* sseItems(body: ResponseBody, maxItemBytes: number, what: string): AsyncGenerator<StreamItem> {
   const decoder = new EventStreamDecoder(maxItemBytes, what);
   for await (const chunk of body) {
-    for (const event of decoder.push(chunk)) yield { item: eventItem(event), bytes: Buffer.byteLength(event.data, 'utf8') };
+    for (const event of decoder.push(chunk))
+      yield { item: eventItem(event), bytes: Buffer.byteLength(event.data, 'utf8') };
     decoder.throwIfFailed();
   }
 }
@@ -133,7 +144,12 @@ export async function* streamHttpItems(
     } else if (type === 'text/event-stream') {
       yield* sseItems(response.body, itemLimit, what);
     } else {
-      const size = template.chunk_size === undefined || template.chunk_size === null ? DEFAULT_CHUNK_SIZE : template.chunk_size > 0 ? template.chunk_size : ZERO_CHUNK_SIZE;
+      const size =
+        template.chunk_size === undefined || template.chunk_size === null
+          ? DEFAULT_CHUNK_SIZE
+          : template.chunk_size > 0
+            ? template.chunk_size
+            : ZERO_CHUNK_SIZE;
       yield* byteChunks(response.body, size);
     }
   } catch (error) {
@@ -148,5 +164,8 @@ export async function* streamHttpItems(
 
 function networkErrorFor(error: unknown, what: string, response: HttpResponse | undefined): Error {
   const reason = (error as { code?: string })?.code ?? (error instanceof Error ? error.message : String(error));
-  return new TransportError(`${what}: the response stream failed${response ? '' : ' before the response'} (${reason})`, { cause: error });
+  return new TransportError(
+    `${what}: the response stream failed${response ? '' : ' before the response'} (${reason})`,
+    { cause: error },
+  );
 }

@@ -32,7 +32,9 @@ export class ByteReader {
     } catch (cause) {
       if (this.#signal.aborted) throw abortError(this.#signal, this.#what, this.#timeoutMs);
       if (cause instanceof UtcpError) throw cause;
-      throw new TransportError(`${this.#what}: connection failed while reading (${(cause as Error).message})`, { cause });
+      throw new TransportError(`${this.#what}: connection failed while reading (${(cause as Error).message})`, {
+        cause,
+      });
     }
     if (this.#signal.aborted) throw abortError(this.#signal, this.#what, this.#timeoutMs);
     if (result.done) {

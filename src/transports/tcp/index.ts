@@ -18,7 +18,15 @@ import { AbortScopes } from '../shared/socket-scopes.js';
 import { socketTarget, socketTimeoutMs } from '../shared/socket-target.js';
 import type { ByteReader } from './byte-reader.js';
 import { openTcpExchange, type TcpExchange } from './open-tcp-exchange.js';
-import { readExact, readJsonValue, readLengthPrefixed, readLines, readToEnd, readUntilDelimiter, readDelimited } from './read-frame.js';
+import {
+  readExact,
+  readJsonValue,
+  readLengthPrefixed,
+  readLines,
+  readToEnd,
+  readUntilDelimiter,
+  readDelimited,
+} from './read-frame.js';
 import { encodeRequestFrame, resolveTcpFraming, type TcpFraming } from './tcp-framing.js';
 
 /** Creates the tcp transport of one client. */
@@ -45,15 +53,25 @@ class TcpTransport implements Transport<TcpCallTemplate> {
     this.#scopes.assertOpen();
     const message = discoveryMessageText(template.discovery_message);
     if (message === undefined) {
-      return { manual: { tools: [] }, warnings: ['tcp discovery is disabled (discovery_message is null): register the tools with a static manual'] };
+      return {
+        manual: { tools: [] },
+        warnings: ['tcp discovery is disabled (discovery_message is null): register the tools with a static manual'],
+      };
     }
     const target = socketTarget(template, 'tcp');
     const what = `TCP discovery from ${target.label}`;
     const { exchange, framing } = await this.#open(template, Buffer.from(message, 'utf8'), target, what, options);
     try {
-      const bytes = framing.strategy === 'ndjson'
-        ? await this.#firstLine(exchange.reader, what)
-        : await this.#readMessage(exchange, framing, this.#ctx.limits.max_document_bytes, this.#ctx.limits.max_document_bytes, what);
+      const bytes =
+        framing.strategy === 'ndjson'
+          ? await this.#firstLine(exchange.reader, what)
+          : await this.#readMessage(
+              exchange,
+              framing,
+              this.#ctx.limits.max_document_bytes,
+              this.#ctx.limits.max_document_bytes,
+              what,
+            );
       const text = textDecoderFor(template.response_byte_format ?? 'utf-8').decode(bytes);
       let document: unknown;
       try {
@@ -76,7 +94,10 @@ class TcpTransport implements Transport<TcpCallTemplate> {
         for await (const line of readLines(exchange.reader, this.#ctx.limits.max_stream_item_bytes, what)) {
           total += line.length;
           if (total > this.#ctx.limits.max_response_bytes) {
-            throw new TransportError(`${what}: response exceeds the ${this.#ctx.limits.max_response_bytes}-byte limit`, { code: 'RESPONSE_TOO_LARGE' });
+            throw new TransportError(
+              `${what}: response exceeds the ${this.#ctx.limits.max_response_bytes}-byte limit`,
+              { code: 'RESPONSE_TOO_LARGE' },
+            );
           }
           items.push(decodeResponseBytes(line, template.response_byte_format));
         }
@@ -90,7 +111,12 @@ class TcpTransport implements Transport<TcpCallTemplate> {
     }
   }
 
-  async *callToolStream(tool: Tool, args: JsonObject, template: TcpCallTemplate, options: CallOptions): AsyncGenerator<unknown> {
+  async *callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: TcpCallTemplate,
+    options: CallOptions,
+  ): AsyncGenerator<unknown> {
     if ((template.framing_strategy ?? 'stream') !== 'ndjson') {
       yield await this.callTool(tool, args, template, options);
       return;
@@ -117,7 +143,11 @@ class TcpTransport implements Transport<TcpCallTemplate> {
     this.#scopes.assertOpen();
     const target = socketTarget(template, 'tcp');
     const what = `TCP call ${tool.name} to ${target.label}`;
-    const payload = buildSocketPayload(template, args, wireToolName(tool, options.manualName, template.tool_name_on_wire));
+    const payload = buildSocketPayload(
+      template,
+      args,
+      wireToolName(tool, options.manualName, template.tool_name_on_wire),
+    );
     return this.#open(template, Buffer.from(payload, 'utf8'), target, what, options);
   }
 
@@ -146,7 +176,13 @@ class TcpTransport implements Transport<TcpCallTemplate> {
   }
 
   /** One framed response. `streamCap` bounds `stream` framing; `maxBytes` every other framing. */
-  async #readMessage(exchange: TcpExchange, framing: TcpFraming, maxBytes: number, streamCap: number, what: string): Promise<Buffer> {
+  async #readMessage(
+    exchange: TcpExchange,
+    framing: TcpFraming,
+    maxBytes: number,
+    streamCap: number,
+    what: string,
+  ): Promise<Buffer> {
     const { reader } = exchange;
     switch (framing.strategy) {
       case 'length_prefix':
@@ -155,7 +191,9 @@ class TcpTransport implements Transport<TcpCallTemplate> {
         return readUntilDelimiter(reader, framing.delimiter, maxBytes, what);
       case 'fixed_length':
         if (framing.fixedLength > maxBytes) {
-          throw new TransportError(`${what}: fixed_message_length exceeds the ${maxBytes}-byte limit`, { code: 'RESPONSE_TOO_LARGE' });
+          throw new TransportError(`${what}: fixed_message_length exceeds the ${maxBytes}-byte limit`, {
+            code: 'RESPONSE_TOO_LARGE',
+          });
         }
         return readExact(reader, framing.fixedLength, what);
       case 'json':
@@ -169,7 +207,8 @@ class TcpTransport implements Transport<TcpCallTemplate> {
 
   async #firstLine(reader: ByteReader, what: string): Promise<Buffer> {
     const chunk = await readDelimited(reader, Buffer.from('\n'), this.#ctx.limits.max_document_bytes, what);
-    if (chunk === null) throw new TransportError(`${what}: connection closed before any response byte`, { code: 'PROTOCOL_ERROR' });
+    if (chunk === null)
+      throw new TransportError(`${what}: connection closed before any response byte`, { code: 'PROTOCOL_ERROR' });
     return chunk.message;
   }
 }

@@ -45,7 +45,12 @@ export async function openTcpExchange(options: TcpExchangeOptions): Promise<TcpE
   throwIfAborted(options.signal, what, options.callerTimeoutMs);
   assertDialAllowed(target.host, options.remoteSource === true, what);
   const deadline = createDeadline([options.signal, ...(options.scopes ?? [])], options.timeoutMs, what);
-  const lookup = guardedLookup({ remote: options.remoteSource === true, lookup: options.lookup, closing: deadline.signal, what });
+  const lookup = guardedLookup({
+    remote: options.remoteSource === true,
+    lookup: options.lookup,
+    closing: deadline.signal,
+    what,
+  });
   const socket = connect({ host: target.host, port: target.port, noDelay: true, lookup: lookup as never });
   socket.on('error', () => {}); // surfaced through the reader; this only keeps an error between reads from crashing the process
   const onAbort = () => socket.destroy();

@@ -63,7 +63,12 @@ export interface DelimitedChunk {
  * Bytes up to (not including) `delimiter`; the bytes after it stay in the reader.
  * At end of stream returns the rest with `delimited: false`, or null when nothing is left.
  */
-export async function readDelimited(reader: ByteReader, delimiter: Buffer, maxBytes: number, what: string): Promise<DelimitedChunk | null> {
+export async function readDelimited(
+  reader: ByteReader,
+  delimiter: Buffer,
+  maxBytes: number,
+  what: string,
+): Promise<DelimitedChunk | null> {
   const chunks: Buffer[] = [];
   let total = 0;
   let tail: Buffer = Buffer.alloc(0);
@@ -88,7 +93,12 @@ export async function readDelimited(reader: ByteReader, delimiter: Buffer, maxBy
 }
 
 /** Bytes up to a delimiter that must arrive before the connection closes. */
-export async function readUntilDelimiter(reader: ByteReader, delimiter: Buffer, maxBytes: number, what: string): Promise<Buffer> {
+export async function readUntilDelimiter(
+  reader: ByteReader,
+  delimiter: Buffer,
+  maxBytes: number,
+  what: string,
+): Promise<Buffer> {
   const chunk = await readDelimited(reader, delimiter, maxBytes, what);
   if (chunk === null) throw closedEarly(what, 'before any response byte');
   if (!chunk.delimited) throw closedEarly(what, 'before the message delimiter');

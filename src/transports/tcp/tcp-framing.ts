@@ -39,8 +39,17 @@ export function resolveTcpFraming(template: TcpCallTemplate): TcpFraming {
     throw invalid('fixed_length framing needs a positive integer fixed_message_length');
   }
   const maxResponseSize = template.max_response_size ?? 65536;
-  if (!(Number.isInteger(maxResponseSize) && maxResponseSize > 0)) throw invalid('max_response_size must be a positive integer');
-  return { strategy, prefixBytes, endian, delimiter, fixedLength, maxResponseSize, halfClose: template.half_close === true };
+  if (!(Number.isInteger(maxResponseSize) && maxResponseSize > 0))
+    throw invalid('max_response_size must be a positive integer');
+  return {
+    strategy,
+    prefixBytes,
+    endian,
+    delimiter,
+    fixedLength,
+    maxResponseSize,
+    halfClose: template.half_close === true,
+  };
 }
 
 /** The request bytes with send framing: a length prefix, a trailing delimiter, or nothing. */
@@ -49,7 +58,10 @@ export function encodeRequestFrame(payload: Buffer, framing: TcpFraming): Buffer
     const n = framing.prefixBytes;
     const max = n === 8 ? Number.MAX_SAFE_INTEGER : 2 ** (8 * n) - 1;
     if (payload.length > max) {
-      throw new UtcpError('INVALID_ARGUMENTS', `TCP request of ${payload.length} bytes does not fit a ${n}-byte length prefix`);
+      throw new UtcpError(
+        'INVALID_ARGUMENTS',
+        `TCP request of ${payload.length} bytes does not fit a ${n}-byte length prefix`,
+      );
     }
     const prefix = Buffer.alloc(n);
     const big = framing.endian === 'big';

@@ -33,13 +33,22 @@ export interface DatagramExchangeOptions {
 }
 
 /** The address datagrams are sent to (and accepted from) and the socket family it needs, dial guard applied. */
-function resolveTarget(host: string, options: DatagramExchangeOptions, signal: AbortSignal): Promise<{ address: string; family: 4 | 6 }> {
+function resolveTarget(
+  host: string,
+  options: DatagramExchangeOptions,
+  signal: AbortSignal,
+): Promise<{ address: string; family: 4 | 6 }> {
   const { what } = options;
   assertDialAllowed(host, options.remoteSource === true, what);
   const literal = isIP(host);
   if (literal) return Promise.resolve({ address: host.toLowerCase(), family: literal as 4 | 6 });
   // The guarded lookup answers at once when `signal` aborts (a resolver that never answers cannot hold the call).
-  const lookup = guardedLookup({ remote: options.remoteSource === true, lookup: options.lookup, closing: signal, what });
+  const lookup = guardedLookup({
+    remote: options.remoteSource === true,
+    lookup: options.lookup,
+    closing: signal,
+    what,
+  });
   return new Promise((resolve, reject) => {
     lookup(host, {}, (error, address, family) => {
       if (signal.aborted) return reject(abortError(signal, what, options.callerTimeoutMs));
@@ -62,7 +71,10 @@ function resolveTarget(host: string, options: DatagramExchangeOptions, signal: A
 export async function exchangeDatagrams(options: DatagramExchangeOptions): Promise<Buffer[]> {
   const { target, payload, what } = options;
   if (payload.length > MAX_UDP_PAYLOAD_BYTES) {
-    throw new TransportError(`${what}: request of ${payload.length} bytes exceeds the ${MAX_UDP_PAYLOAD_BYTES}-byte UDP limit`, { code: 'INVALID_ARGUMENTS' });
+    throw new TransportError(
+      `${what}: request of ${payload.length} bytes exceeds the ${MAX_UDP_PAYLOAD_BYTES}-byte UDP limit`,
+      { code: 'INVALID_ARGUMENTS' },
+    );
   }
   throwIfAborted(options.signal, what, options.callerTimeoutMs);
   const deadline = createDeadline([options.signal, ...(options.scopes ?? [])], options.timeoutMs, what);
@@ -105,7 +117,11 @@ export async function exchangeDatagrams(options: DatagramExchangeOptions): Promi
         }
         total += message.length;
         if (total > options.maxBytes) {
-          finish(new TransportError(`${what}: response exceeds the ${options.maxBytes}-byte limit`, { code: 'RESPONSE_TOO_LARGE' }));
+          finish(
+            new TransportError(`${what}: response exceeds the ${options.maxBytes}-byte limit`, {
+              code: 'RESPONSE_TOO_LARGE',
+            }),
+          );
           return;
         }
         replies.push(message);

@@ -7,7 +7,13 @@ import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { UdpCallTemplate } from './template.js';
 import { socketDiscoveryResult } from '../shared/socket-discovery.js';
-import { buildSocketPayload, decodeResponseBytes, discoveryMessageText, textDecoderFor, wireToolName } from '../shared/socket-payload.js';
+import {
+  buildSocketPayload,
+  decodeResponseBytes,
+  discoveryMessageText,
+  textDecoderFor,
+  wireToolName,
+} from '../shared/socket-payload.js';
 import { AbortScopes } from '../shared/socket-scopes.js';
 import { socketTarget, socketTimeoutMs, type SocketTarget } from '../shared/socket-target.js';
 import { exchangeDatagrams } from './exchange-datagrams.js';
@@ -20,7 +26,9 @@ export function createUdpTransport(ctx: TransportContext): Transport<UdpCallTemp
 function responseCount(template: UdpCallTemplate): number {
   const n = template.number_of_response_datagrams ?? 1;
   if (!Number.isInteger(n) || n < 0) {
-    throw new TransportError('udp template: number_of_response_datagrams must be a non-negative integer', { code: 'INVALID_CONFIG' });
+    throw new TransportError('udp template: number_of_response_datagrams must be a non-negative integer', {
+      code: 'INVALID_CONFIG',
+    });
   }
   return n;
 }
@@ -38,11 +46,22 @@ class UdpTransport implements Transport<UdpCallTemplate> {
     this.#scopes.assertOpen();
     const message = discoveryMessageText(template.discovery_message);
     if (message === undefined) {
-      return { manual: { tools: [] }, warnings: ['udp discovery is disabled (discovery_message is null): register the tools with a static manual'] };
+      return {
+        manual: { tools: [] },
+        warnings: ['udp discovery is disabled (discovery_message is null): register the tools with a static manual'],
+      };
     }
     const target = socketTarget(template, 'udp');
     const what = `UDP discovery from ${target.label}`;
-    const replies = await this.#exchange(template, target, Buffer.from(message, 'utf8'), Math.max(1, responseCount(template)), this.#ctx.limits.max_document_bytes, what, options);
+    const replies = await this.#exchange(
+      template,
+      target,
+      Buffer.from(message, 'utf8'),
+      Math.max(1, responseCount(template)),
+      this.#ctx.limits.max_document_bytes,
+      what,
+      options,
+    );
     const text = textDecoderFor(template.response_byte_format ?? 'utf-8').decode(Buffer.concat(replies));
     let document: unknown;
     try {
@@ -58,13 +77,30 @@ class UdpTransport implements Transport<UdpCallTemplate> {
     const target = socketTarget(template, 'udp');
     const what = `UDP call ${tool.name} to ${target.label}`;
     const count = responseCount(template);
-    const payload = buildSocketPayload(template, args, wireToolName(tool, options.manualName, template.tool_name_on_wire));
-    const replies = await this.#exchange(template, target, Buffer.from(payload, 'utf8'), count, this.#ctx.limits.max_response_bytes, what, options);
+    const payload = buildSocketPayload(
+      template,
+      args,
+      wireToolName(tool, options.manualName, template.tool_name_on_wire),
+    );
+    const replies = await this.#exchange(
+      template,
+      target,
+      Buffer.from(payload, 'utf8'),
+      count,
+      this.#ctx.limits.max_response_bytes,
+      what,
+      options,
+    );
     if (count === 0) return template.response_byte_format === null ? new Uint8Array(0) : '';
     return decodeResponseBytes(Buffer.concat(replies), template.response_byte_format);
   }
 
-  async *callToolStream(tool: Tool, args: JsonObject, template: UdpCallTemplate, options: CallOptions): AsyncGenerator<unknown> {
+  async *callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: UdpCallTemplate,
+    options: CallOptions,
+  ): AsyncGenerator<unknown> {
     yield await this.callTool(tool, args, template, options);
   }
 
@@ -76,7 +112,15 @@ class UdpTransport implements Transport<UdpCallTemplate> {
     this.#scopes.closeAll();
   }
 
-  #exchange(template: UdpCallTemplate, target: SocketTarget, payload: Buffer, count: number, maxBytes: number, what: string, options: CallOptions): Promise<Buffer[]> {
+  #exchange(
+    template: UdpCallTemplate,
+    target: SocketTarget,
+    payload: Buffer,
+    count: number,
+    maxBytes: number,
+    what: string,
+    options: CallOptions,
+  ): Promise<Buffer[]> {
     return exchangeDatagrams({
       target,
       payload,

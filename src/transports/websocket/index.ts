@@ -12,7 +12,12 @@ import type { WebSocketCallTemplate } from './template.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from '../shared/auth.js';
 import { isManualDocument, socketDiscoveryResult } from '../shared/socket-discovery.js';
-import { buildWebSocketMessage, discoveryMessageText, templateMentions, wireToolName } from '../shared/socket-payload.js';
+import {
+  buildWebSocketMessage,
+  discoveryMessageText,
+  templateMentions,
+  wireToolName,
+} from '../shared/socket-payload.js';
 import { AbortScopes } from '../shared/socket-scopes.js';
 import { createDeadline } from '../../core/deadline.js';
 import { decodeFrame } from './decode-frame.js';
@@ -58,7 +63,10 @@ function fingerprint(parts: unknown): string {
 }
 
 /** Removes `header_fields` arguments from the message and returns them as header values (null/absent omitted). */
-function splitHeaderFields(args: JsonObject, fields: string[]): { messageArgs: JsonObject; headerValues: Record<string, string> } {
+function splitHeaderFields(
+  args: JsonObject,
+  fields: string[],
+): { messageArgs: JsonObject; headerValues: Record<string, string> } {
   const messageArgs: JsonObject = { ...args };
   const headerValues: Record<string, string> = {};
   for (const name of fields) {
@@ -98,7 +106,12 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     assertUrlAllowed(settings.url, 'manual discovery', 'ws');
     const message = discoveryMessageText(template.discovery_message);
     if (message === undefined) {
-      return { manual: { tools: [] }, warnings: ['websocket discovery is disabled (discovery_message is null): register the tools with a static manual'] };
+      return {
+        manual: { tools: [] },
+        warnings: [
+          'websocket discovery is disabled (discovery_message is null): register the tools with a static manual',
+        ],
+      };
     }
     const what = `WebSocket discovery from ${redactUrl(settings.url)}`;
     const scope = this.#scopes.callDeadline(options.manualName, options.signal, undefined, what);
@@ -109,10 +122,25 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     }
   }
 
-  async #discover(template: WebSocketCallTemplate, settings: WsSettings, message: string, signal: AbortSignal, options: CallOptions, what: string): Promise<DiscoveryResult> {
+  async #discover(
+    template: WebSocketCallTemplate,
+    settings: WsSettings,
+    message: string,
+    signal: AbortSignal,
+    options: CallOptions,
+    what: string,
+  ): Promise<DiscoveryResult> {
     const lease = await this.#lease({
-      template, settings, manualName: options.manualName, url: settings.url, extraHeaders: {},
-      dedicated: false, exclusive: true, signal, callerTimeoutMs: options.timeoutMs, what,
+      template,
+      settings,
+      manualName: options.manualName,
+      url: settings.url,
+      extraHeaders: {},
+      dedicated: false,
+      exclusive: true,
+      signal,
+      callerTimeoutMs: options.timeoutMs,
+      what,
     });
     const queue = new FrameQueue();
     const unsubscribe = lease.connection.subscribe(queue);
@@ -122,7 +150,8 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       await lease.connection.send(message);
       for (;;) {
         const item = await queue.next(deadline.signal, what, options.timeoutMs);
-        if (item.kind === 'closed') throw item.error ?? new TransportError(`${what}: connection closed before the manual arrived`);
+        if (item.kind === 'closed')
+          throw item.error ?? new TransportError(`${what}: connection closed before the manual arrived`);
         if (item.isBinary) continue;
         const { envelope } = decodeFrame(item, 'json');
         if (!isManualDocument(envelope)) continue; // other frames (greetings, notifications) are ignored
@@ -137,7 +166,12 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     }
   }
 
-  async callTool(tool: Tool, args: JsonObject, template: WebSocketCallTemplate, options: CallOptions): Promise<unknown> {
+  async callTool(
+    tool: Tool,
+    args: JsonObject,
+    template: WebSocketCallTemplate,
+    options: CallOptions,
+  ): Promise<unknown> {
     if ((template.response_mode ?? 'first_message') === 'until_close') {
       const items: unknown[] = [];
       for await (const item of this.#exchange(tool, args, template, options, 'all')) items.push(item);
@@ -147,7 +181,12 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     throw new TransportError(`WebSocket call ${tool.name}: no response`); // unreachable: 'first' yields or throws
   }
 
-  callToolStream(tool: Tool, args: JsonObject, template: WebSocketCallTemplate, options: CallOptions): AsyncGenerator<unknown> {
+  callToolStream(
+    tool: Tool,
+    args: JsonObject,
+    template: WebSocketCallTemplate,
+    options: CallOptions,
+  ): AsyncGenerator<unknown> {
     return this.#exchange(tool, args, template, options, 'stream');
   }
 
@@ -165,7 +204,13 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
    * Sends the tool message and yields decoded frames. `first` yields one frame; `all` and `stream`
    * continue until `stream_end`/`complete` or the server closes. `timeout` applies between frames.
    */
-  async *#exchange(tool: Tool, args: JsonObject, template: WebSocketCallTemplate, options: CallOptions, purpose: Purpose): AsyncGenerator<unknown> {
+  async *#exchange(
+    tool: Tool,
+    args: JsonObject,
+    template: WebSocketCallTemplate,
+    options: CallOptions,
+    purpose: Purpose,
+  ): AsyncGenerator<unknown> {
     this.#scopes.assertOpen();
     const settings = wsSettings(template);
     assertUrlAllowed(settings.url, 'tool invocation', 'ws');
@@ -173,7 +218,8 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     const { messageArgs, headerValues } = splitHeaderFields(args, settings.headerFields);
     let requestId: string | undefined;
     if (templateMentions(settings.message, 'request_id')) {
-      if (messageArgs.request_id === undefined || messageArgs.request_id === null) messageArgs.request_id = randomUUID();
+      if (messageArgs.request_id === undefined || messageArgs.request_id === null)
+        messageArgs.request_id = randomUUID();
       requestId = argToText(messageArgs.request_id);
     }
     const text = buildWebSocketMessage(settings.message, messageArgs);
@@ -181,7 +227,18 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     const url = perTool ? toolPathUrl(settings.url, wireToolName(tool, options.manualName, 'bare')) : settings.url;
     const scope = this.#scopes.callDeadline(options.manualName, options.signal, undefined, what);
     try {
-      yield* this.#converse(settings, url, text, requestId, headerValues, template, options, purpose, scope.signal, what);
+      yield* this.#converse(
+        settings,
+        url,
+        text,
+        requestId,
+        headerValues,
+        template,
+        options,
+        purpose,
+        scope.signal,
+        what,
+      );
     } finally {
       scope.dispose();
     }
@@ -200,9 +257,17 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     what: string,
   ): AsyncGenerator<unknown> {
     const lease = await this.#lease({
-      template, settings, manualName: options.manualName, url, extraHeaders: headerValues,
-      dedicated: perToolOrHeaders(settings, headerValues), exclusive: requestId === undefined,
-      signal, callerTimeoutMs: options.timeoutMs, what, remoteSource: options.remoteSource,
+      template,
+      settings,
+      manualName: options.manualName,
+      url,
+      extraHeaders: headerValues,
+      dedicated: perToolOrHeaders(settings, headerValues),
+      exclusive: requestId === undefined,
+      signal,
+      callerTimeoutMs: options.timeoutMs,
+      what,
+      remoteSource: options.remoteSource,
     });
     // Flow control only when no other call shares the socket.
     const queue = new FrameQueue(requestId === undefined ? lease.connection : undefined);
@@ -217,7 +282,8 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         const item = await queue.next(idle.signal, what, options.timeoutMs);
         if (item.kind === 'closed') {
           if (item.error) throw item.error;
-          if (purpose === 'first') throw new TransportError(`${what}: connection closed before a response (code ${item.code})`);
+          if (purpose === 'first')
+            throw new TransportError(`${what}: connection closed before a response (code ${item.code})`);
           clean = true;
           return;
         }
@@ -235,7 +301,10 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         }
         if (purpose === 'all') {
           total += item.data.length;
-          if (total > maxTotal) throw new TransportError(`${what}: response exceeds the ${maxTotal}-byte limit`, { code: 'RESPONSE_TOO_LARGE' });
+          if (total > maxTotal)
+            throw new TransportError(`${what}: response exceeds the ${maxTotal}-byte limit`, {
+              code: 'RESPONSE_TOO_LARGE',
+            });
         }
         const value = type === 'tool_response' ? frame.envelope!.result : frame.value;
         if (purpose === 'first') {
@@ -257,7 +326,14 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     const { settings, template } = request;
     const open = (signal: AbortSignal, pooled: boolean) => async (): Promise<WsConnection> => {
       const WebSocket = await this.#loadWs();
-      const handshake = await handshakeRequest(request.url, settings.headers, template.auth, request.extraHeaders, this.#ctx, signal);
+      const handshake = await handshakeRequest(
+        request.url,
+        settings.headers,
+        template.auth,
+        request.extraHeaders,
+        this.#ctx,
+        signal,
+      );
       return openWebSocket(WebSocket, {
         request: handshake,
         protocol: settings.protocol,
@@ -281,12 +357,25 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       this.#pool.trackDedicated(connection);
       return { connection, release: () => void connection.close() };
     }
-    const key = fingerprint([request.manualName, request.url, settings.protocol ?? null, settings.headers, template.auth ?? null, settings.keepAlive]);
+    const key = fingerprint([
+      request.manualName,
+      request.url,
+      settings.protocol ?? null,
+      settings.headers,
+      template.auth ?? null,
+      settings.keepAlive,
+    ]);
     const entry = this.#pool.entry(key, request.manualName);
     const release = await entry.gate.acquire(request.exclusive, request.signal, request.what, request.callerTimeoutMs);
     try {
       // The shared connection must not die with the first caller's signal: open it under the manual's scope only.
-      const connection = await this.#pool.connection(entry, open(this.#scopes.manualSignal(request.manualName), true), request.signal, request.what, request.callerTimeoutMs);
+      const connection = await this.#pool.connection(
+        entry,
+        open(this.#scopes.manualSignal(request.manualName), true),
+        request.signal,
+        request.what,
+        request.callerTimeoutMs,
+      );
       return {
         connection,
         release: (clean) => {

@@ -55,12 +55,19 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
       maxRedirects: 0,
       closeTimeout: CLOSE_TIMEOUT_MS,
       // Resolution through the dial guard; a pending lookup ends when the handshake is abandoned.
-      lookup: guardedLookup({ remote: options.remoteSource === true, lookup: options.lookup, closing: deadline.signal, what }),
+      lookup: guardedLookup({
+        remote: options.remoteSource === true,
+        lookup: options.lookup,
+        closing: deadline.signal,
+        what,
+      }),
     };
     ws = new WebSocket(options.request.url, options.protocol, wsOptions);
   } catch (cause) {
     deadline.dispose();
-    throw new UtcpError('INVALID_CONFIG', `${what}: invalid connection settings (${(cause as Error).message})`, { cause });
+    throw new UtcpError('INVALID_CONFIG', `${what}: invalid connection settings (${(cause as Error).message})`, {
+      cause,
+    });
   }
   ws.on('error', () => {}); // reported through the promise below and by WsConnection afterwards
   try {
@@ -89,7 +96,12 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
         const status = res.statusCode ?? 0;
         res.resume();
         if (status >= 300 && status < 400) {
-          fail(new TransportError(`${what}: the upgrade was redirected (HTTP ${status}); WebSocket redirects are not followed`, { code: 'PROTOCOL_ERROR' }));
+          fail(
+            new TransportError(
+              `${what}: the upgrade was redirected (HTTP ${status}); WebSocket redirects are not followed`,
+              { code: 'PROTOCOL_ERROR' },
+            ),
+          );
         } else {
           fail(new HttpStatusError(status, redactUrl(options.request.url), '', res.statusMessage ?? ''));
         }

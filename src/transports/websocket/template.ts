@@ -1,5 +1,14 @@
 /** The `websocket` call template (docs/design/transports.md#websocket): its TypeScript type and its validator, in one definition. */
-import { Type, defineCallTemplate, nonEmpty, oneOf, optional, stringList, stringMap, stringOrObject } from '../../core/template-schema.js';
+import {
+  Type,
+  defineCallTemplate,
+  nonEmpty,
+  oneOf,
+  optional,
+  stringList,
+  stringMap,
+  stringOrObject,
+} from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
 import type { JsonObject } from '../../core/types.js';
 import { assertUrlAllowed } from '../../core/url-policy.js';

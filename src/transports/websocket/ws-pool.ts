@@ -34,7 +34,13 @@ export class WsPool {
    * The slot's open connection, opening one with `open` when there is none (concurrent callers share
    * the attempt). `open` must not depend on one caller's signal; each caller only stops waiting on its own.
    */
-  connection(entry: PoolEntry, open: () => Promise<WsConnection>, signal: AbortSignal, what: string, callerTimeoutMs?: number): Promise<WsConnection> {
+  connection(
+    entry: PoolEntry,
+    open: () => Promise<WsConnection>,
+    signal: AbortSignal,
+    what: string,
+    callerTimeoutMs?: number,
+  ): Promise<WsConnection> {
     if (entry.connection?.isOpen) return Promise.resolve(entry.connection);
     if (!entry.opening) {
       const opening = open().then((connection) => {

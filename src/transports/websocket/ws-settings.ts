@@ -30,11 +30,14 @@ function invalid(message: string): UtcpError {
 export function wsSettings(template: WebSocketCallTemplate): WsSettings {
   if (typeof template.url !== 'string') throw invalid('url is required');
   const responseFormat = template.response_format ?? null;
-  if (responseFormat !== null && !FORMATS.has(responseFormat)) throw invalid(`unknown response_format "${String(responseFormat)}"`);
+  if (responseFormat !== null && !FORMATS.has(responseFormat))
+    throw invalid(`unknown response_format "${String(responseFormat)}"`);
   const responseMode = template.response_mode ?? 'first_message';
-  if (responseMode !== 'first_message' && responseMode !== 'until_close') throw invalid(`unknown response_mode "${String(responseMode)}"`);
+  if (responseMode !== 'first_message' && responseMode !== 'until_close')
+    throw invalid(`unknown response_mode "${String(responseMode)}"`);
   const toolRouting = template.tool_routing ?? 'single_socket';
-  if (toolRouting !== 'single_socket' && toolRouting !== 'path_per_tool') throw invalid(`unknown tool_routing "${String(toolRouting)}"`);
+  if (toolRouting !== 'single_socket' && toolRouting !== 'path_per_tool')
+    throw invalid(`unknown tool_routing "${String(toolRouting)}"`);
   return {
     url: template.url,
     protocol: typeof template.protocol === 'string' && template.protocol !== '' ? template.protocol : undefined,

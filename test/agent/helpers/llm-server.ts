@@ -35,7 +35,10 @@ function writeSse(res: ServerResponse, reply: Extract<ScriptedReply, { sse: unkn
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...(reply.headers ?? {}) });
   for (const item of reply.sse) {
     const data = typeof item === 'string' ? item : JSON.stringify(item);
-    const name = reply.eventNames && typeof item === 'object' && item !== null ? `event: ${(item as { type: string }).type}\n` : '';
+    const name =
+      reply.eventNames && typeof item === 'object' && item !== null
+        ? `event: ${(item as { type: string }).type}\n`
+        : '';
     res.write(`${name}data: ${data}\n\n`);
   }
   if (reply.done) res.write('data: [DONE]\n\n');
@@ -92,7 +95,8 @@ export async function startLlmServer(replies: ScriptedReply[]): Promise<LlmServe
     url: `http://127.0.0.1:${port}`,
     requests,
     remaining: () => replies.length - next,
-    waitForRequests: (count) => (requests.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve }))),
+    waitForRequests: (count) =>
+      requests.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -114,7 +118,10 @@ export function openAIText(text: string, usage = { prompt_tokens: 10, completion
   };
 }
 
-export function openAIToolCalls(calls: Array<{ id: string; name: string; arguments: string }>, content: string | null = null): ScriptedReply {
+export function openAIToolCalls(
+  calls: Array<{ id: string; name: string; arguments: string }>,
+  content: string | null = null,
+): ScriptedReply {
   return {
     json: {
       id: 'chatcmpl-2',
@@ -122,7 +129,15 @@ export function openAIToolCalls(calls: Array<{ id: string; name: string; argumen
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) },
+          message: {
+            role: 'assistant',
+            content,
+            tool_calls: calls.map((c) => ({
+              id: c.id,
+              type: 'function',
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          },
           finish_reason: 'tool_calls',
         },
       ],
@@ -146,13 +161,19 @@ export function anthropicText(text: string): ScriptedReply {
   };
 }
 
-export function anthropicToolUse(calls: Array<{ id: string; name: string; input: unknown }>, text?: string): ScriptedReply {
+export function anthropicToolUse(
+  calls: Array<{ id: string; name: string; input: unknown }>,
+  text?: string,
+): ScriptedReply {
   return {
     json: {
       id: 'msg_2',
       type: 'message',
       role: 'assistant',
-      content: [...(text ? [{ type: 'text', text }] : []), ...calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input }))],
+      content: [
+        ...(text ? [{ type: 'text', text }] : []),
+        ...calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input })),
+      ],
       stop_reason: 'tool_use',
       usage: { input_tokens: 30, output_tokens: 9 },
     },

@@ -6,19 +6,29 @@ import { UtcpClient } from '../../../src/index.js';
 
 describe('tool_repository config (postgres, pglite)', () => {
   it('names each bad key', async () => {
-    const err = await UtcpClient.create({ tool_repository: { tool_repository_type: 'postgres', schema: 'Bad-Name', pool_max: 0, colour: 'red' } }).catch((e) => e);
+    const err = await UtcpClient.create({
+      tool_repository: { tool_repository_type: 'postgres', schema: 'Bad-Name', pool_max: 0, colour: 'red' },
+    }).catch((e) => e);
     expect(err).toMatchObject({ code: 'INVALID_CONFIG' });
     expect(err.message).toMatch(/tool_repository\.connection_string: required/);
     expect(err.message).toMatch(/tool_repository\.schema/);
     expect(err.message).toMatch(/tool_repository\.pool_max/);
     expect(err.message).toMatch(/tool_repository\.colour: unknown key/);
-    await expect(UtcpClient.create({ tool_repository: { tool_repository_type: 'pglite', discovery_ttl_seconds: -1 } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/discovery_ttl_seconds/) });
-    await expect(UtcpClient.create({ tool_repository: { tool_repository_type: 'mongo' } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/"postgres" or "pglite"/) });
+    await expect(
+      UtcpClient.create({ tool_repository: { tool_repository_type: 'pglite', discovery_ttl_seconds: -1 } }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/discovery_ttl_seconds/) });
+    await expect(UtcpClient.create({ tool_repository: { tool_repository_type: 'mongo' } })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/"postgres" or "pglite"/),
+    });
   });
 
-  it('substitutes ${DATABASE_URL} from the client\'s variables and says which one is missing', async () => {
+  it("substitutes ${DATABASE_URL} from the client's variables and says which one is missing", async () => {
     const config = { tool_repository: { tool_repository_type: 'postgres', connection_string: '${DATABASE_URL}' } };
-    await expect(UtcpClient.create(config, { env: {} })).rejects.toMatchObject({ code: 'MISSING_VARIABLE', message: expect.stringMatching(/DATABASE_URL/) });
+    await expect(UtcpClient.create(config, { env: {} })).rejects.toMatchObject({
+      code: 'MISSING_VARIABLE',
+      message: expect.stringMatching(/DATABASE_URL/),
+    });
   });
 
   describe('pglite with a data directory', () => {
@@ -30,8 +40,26 @@ describe('tool_repository config (postgres, pglite)', () => {
     it('keeps the catalog across clients: the second one finds and calls the tool without registering', async () => {
       dir = await mkdtemp(join(tmpdir(), 'utcp-pglite-'));
       const config = { tool_repository: { tool_repository_type: 'pglite', data_dir: 'catalog' } };
-      const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools: [{ name: 'readme', description: 'The notes text', tags: ['docs'], inputs: {}, tool_call_template: { call_template_type: 'text', content: 'hello from the catalog' } }] };
-      const first = await UtcpClient.create({ ...config, manual_call_templates: [{ name: 'notes', call_template_type: 'text', content: JSON.stringify(manual) }] }, { rootDir: dir });
+      const manual = {
+        utcp_version: '1.0.0',
+        manual_version: '1.0.0',
+        tools: [
+          {
+            name: 'readme',
+            description: 'The notes text',
+            tags: ['docs'],
+            inputs: {},
+            tool_call_template: { call_template_type: 'text', content: 'hello from the catalog' },
+          },
+        ],
+      };
+      const first = await UtcpClient.create(
+        {
+          ...config,
+          manual_call_templates: [{ name: 'notes', call_template_type: 'text', content: JSON.stringify(manual) }],
+        },
+        { rootDir: dir },
+      );
       expect(first.initialRegistrations[0]).toMatchObject({ success: true });
       await first.close();
       const second = await UtcpClient.create(config, { rootDir: dir });

@@ -3,5 +3,9 @@ import { PostgresToolRepository } from '../../../src/repository/postgres/postgre
 import { closeSharedPglite, freshSchema, sharedPglite } from '../../helpers/pglite.js';
 import { repositorySearchSuite } from '../search-suite.js';
 
-repositorySearchSuite('Postgres on PGlite', async () => new PostgresToolRepository({ pglite: { instance: await sharedPglite() }, schema: freshSchema() }), { typos: true });
+repositorySearchSuite(
+  'Postgres on PGlite',
+  async () => new PostgresToolRepository({ pglite: { instance: await sharedPglite() }, schema: freshSchema() }),
+  { typos: true },
+);
 afterAll(closeSharedPglite);

@@ -35,11 +35,24 @@ const smallSpec = () => ({
   info: { title: 'GitHub (excerpt)', version: '1.0.0' },
   servers: [{ url: base }],
   paths: {
-    '/zen': { get: { operationId: 'meta/get-zen', summary: 'Get the Zen of GitHub', description: 'Get a random sentence from the Zen of GitHub', tags: ['meta'], responses: { '200': { description: 'ok', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+    '/zen': {
+      get: {
+        operationId: 'meta/get-zen',
+        summary: 'Get the Zen of GitHub',
+        description: 'Get a random sentence from the Zen of GitHub',
+        tags: ['meta'],
+        responses: { '200': { description: 'ok', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
     '/repos/{owner}/{repo}': {
       get: {
-        operationId: 'repos/get', summary: 'Get a repository', tags: ['repos'],
-        parameters: [{ name: 'owner', in: 'path', required: true, schema: { type: 'string' } }, { name: 'repo', in: 'path', required: true, schema: { type: 'string' } }],
+        operationId: 'repos/get',
+        summary: 'Get a repository',
+        tags: ['repos'],
+        parameters: [
+          { name: 'owner', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'repo', in: 'path', required: true, schema: { type: 'string' } },
+        ],
         responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } },
       },
     },
@@ -49,10 +62,20 @@ const smallSpec = () => ({
 const whoamiManual = () => ({
   utcp_version: '1.0.0',
   manual_version: '1.0.0',
-  tools: [{
-    name: 'whoami', description: 'Tells which token the caller sent', tags: ['auth'], inputs: { type: 'object', properties: {} },
-    tool_call_template: { call_template_type: 'http', url: `${base}/whoami`, http_method: 'GET', headers: { 'X-Token': '${TOKEN}' } },
-  }],
+  tools: [
+    {
+      name: 'whoami',
+      description: 'Tells which token the caller sent',
+      tags: ['auth'],
+      inputs: { type: 'object', properties: {} },
+      tool_call_template: {
+        call_template_type: 'http',
+        url: `${base}/whoami`,
+        http_method: 'GET',
+        headers: { 'X-Token': '${TOKEN}' },
+      },
+    },
+  ],
 });
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -92,7 +115,11 @@ afterAll(async () => {
   await new Promise((r) => http?.close(r));
 });
 
-repositorySearchSuite('Postgres server', async () => new PostgresToolRepository({ connectionString: server.url, schema: freshSchema('s') }), { typos: true });
+repositorySearchSuite(
+  'Postgres server',
+  async () => new PostgresToolRepository({ connectionString: server.url, schema: freshSchema('s') }),
+  { typos: true },
+);
 
 // ------------------------------------------------------------------ helpers
 
@@ -109,7 +136,12 @@ afterAll(() => {
 
 function worker(args: string[], config: unknown, schema: string): Worker {
   const proc = spawn(process.execPath, [WORKER, ...args], {
-    env: { ...process.env, DATABASE_URL: server.url, UTCP_TEST_CONFIG: JSON.stringify(config), UTCP_TEST_SCHEMA: schema },
+    env: {
+      ...process.env,
+      DATABASE_URL: server.url,
+      UTCP_TEST_CONFIG: JSON.stringify(config),
+      UTCP_TEST_SCHEMA: schema,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   workers.add(proc);
@@ -121,11 +153,13 @@ function worker(args: string[], config: unknown, schema: string): Worker {
     lines.push(JSON.parse(l));
     for (const w of waiting.splice(0)) w();
   });
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => {
-    workers.delete(proc);
-    for (const w of waiting.splice(0)) w();
-    r(code);
-  }));
+  const exited = new Promise<number | null>((r) =>
+    proc.on('exit', (code) => {
+      workers.delete(proc);
+      for (const w of waiting.splice(0)) w();
+      r(code);
+    }),
+  );
   let read = 0;
   return {
     proc,
@@ -136,7 +170,10 @@ function worker(args: string[], config: unknown, schema: string): Worker {
           const line = lines[read++];
           if (pred(line)) return line;
         }
-        if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`worker ${args[0]} exited (${proc.exitCode ?? proc.signalCode}) without the expected line; stderr: ${stderr}`);
+        if (proc.exitCode !== null || proc.signalCode !== null)
+          throw new Error(
+            `worker ${args[0]} exited (${proc.exitCode ?? proc.signalCode}) without the expected line; stderr: ${stderr}`,
+          );
         await new Promise<void>((r) => waiting.push(r));
       }
     },
@@ -185,10 +222,24 @@ describe('two processes share one catalog (built package, child processes)', () 
     const caller = worker(['watch-call', 'zen of github', '{}'], repoConfig(schema), schema);
     expect(await caller.next((l) => l.ready)).toMatchObject({ registered: 0, manuals: [] });
     const before = hits.get('/small.json') ?? 0;
-    const registrar = worker(['register'], { ...repoConfig(schema), manual_call_templates: [{ name: 'github', call_template_type: 'http', url: `${base}/small.json`, http_method: 'GET' }] }, schema);
+    const registrar = worker(
+      ['register'],
+      {
+        ...repoConfig(schema),
+        manual_call_templates: [
+          { name: 'github', call_template_type: 'http', url: `${base}/small.json`, http_method: 'GET' },
+        ],
+      },
+      schema,
+    );
     expect((await registrar.next()).registered).toEqual([{ success: true, errors: [], tools: 2 }]);
     const got = await caller.next((l) => 'result' in l);
-    expect(got).toMatchObject({ event: { kind: 'saved', manualName: 'github', local: false }, tool: 'github.meta_get-zen', result: 'Keep it logically awesome.', manuals: ['github'] });
+    expect(got).toMatchObject({
+      event: { kind: 'saved', manualName: 'github', local: false },
+      tool: 'github.meta_get-zen',
+      result: 'Keep it logically awesome.',
+      manuals: ['github'],
+    });
     // "Within a second" is the benchmark's target (bench/postgres.ts); here only a 10x bound for a loaded machine.
     expect(got.ms).toBeLessThan(10_000);
     expect(hits.get('/small.json')).toBe(before + 1); // the caller never fetched the spec
@@ -198,13 +249,27 @@ describe('two processes share one catalog (built package, child processes)', () 
 
   it('does the same with the whole GitHub REST spec', async () => {
     const require = createRequire(import.meta.url);
-    const doc = JSON.parse(readFileSync(join(require.resolve('@octokit/openapi/package.json'), '..', 'generated', 'api.github.com.json'), 'utf8'));
+    const doc = JSON.parse(
+      readFileSync(
+        join(require.resolve('@octokit/openapi/package.json'), '..', 'generated', 'api.github.com.json'),
+        'utf8',
+      ),
+    );
     doc.servers = [{ url: base }];
     githubSpec = JSON.stringify(doc);
     const schema = freshSchema('gh');
     const caller = worker(['watch-call', 'list commits', '{"owner":"octo","repo":"kit"}'], repoConfig(schema), schema);
     await caller.next((l) => l.ready);
-    const registrar = worker(['register'], { ...repoConfig(schema), manual_call_templates: [{ name: 'github', call_template_type: 'http', url: `${base}/github.json`, http_method: 'GET' }] }, schema);
+    const registrar = worker(
+      ['register'],
+      {
+        ...repoConfig(schema),
+        manual_call_templates: [
+          { name: 'github', call_template_type: 'http', url: `${base}/github.json`, http_method: 'GET' },
+        ],
+      },
+      schema,
+    );
     const [reg] = (await registrar.next()).registered;
     expect(reg.success).toBe(true);
     expect(reg.tools).toBeGreaterThan(1000);
@@ -219,8 +284,19 @@ describe('atomic saveManual', () => {
   it('a process killed mid-save leaves the old manual whole; readers meanwhile see the old one', async () => {
     const schema = freshSchema('kill');
     const repo = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
-    const tool = (i: number, v: string) => ({ name: `kill.tool_${i}`, description: `Tool ${i} of version ${v}`, tags: [v], inputs: {}, outputs: {}, tool_call_template: { call_template_type: 'http' } });
-    await repo.saveManual('kill', { name: 'kill', call_template_type: 'http' }, { utcp_version: '1.0.0', manual_version: 'v1', tools: Array.from({ length: 2000 }, (_, i) => tool(i, 'v1')) });
+    const tool = (i: number, v: string) => ({
+      name: `kill.tool_${i}`,
+      description: `Tool ${i} of version ${v}`,
+      tags: [v],
+      inputs: {},
+      outputs: {},
+      tool_call_template: { call_template_type: 'http' },
+    });
+    await repo.saveManual(
+      'kill',
+      { name: 'kill', call_template_type: 'http' },
+      { utcp_version: '1.0.0', manual_version: 'v1', tools: Array.from({ length: 2000 }, (_, i) => tool(i, 'v1')) },
+    );
     const whole = async (version: string, count: number) => {
       const m = await repo.getManual('kill');
       expect(m?.manual.manual_version).toBe(version);
@@ -242,14 +318,16 @@ describe('atomic saveManual', () => {
       child = worker(['save', 'kill', '3000', 'v2'], {}, schema);
       await child.next((l) => l.saving);
       const blocked = await until('the child blocked inside its transaction', async () => {
-        const { rows } = await probe.query(`SELECT pid FROM pg_stat_activity WHERE application_name = 'utcp-kit' AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM%'`);
+        const { rows } = await probe.query(
+          `SELECT pid FROM pg_stat_activity WHERE application_name = 'utcp-kit' AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM%'`,
+        );
         return rows[0]?.pid as number | undefined;
       });
       await whole('v1', 2000); // a reader during the save
       child.proc.kill('SIGKILL');
       await child.exited;
       await locker.query('ROLLBACK');
-      await until('the killed client\'s backend to end', async () => {
+      await until("the killed client's backend to end", async () => {
         const { rows } = await probe.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [blocked]);
         return rows.length === 0 ? true : undefined;
       });
@@ -273,7 +351,18 @@ describe('atomic saveManual', () => {
     const schema = freshSchema('mix');
     const writer = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
     const reader = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
-    const version = (v: number) => ({ utcp_version: '1.0.0', manual_version: String(v), tools: Array.from({ length: 500 + v * 10 }, (_, i) => ({ name: `mix.t${i}`, description: `v${v}`, tags: [`v${v}`], inputs: {}, outputs: {}, tool_call_template: { call_template_type: 'http' } })) });
+    const version = (v: number) => ({
+      utcp_version: '1.0.0',
+      manual_version: String(v),
+      tools: Array.from({ length: 500 + v * 10 }, (_, i) => ({
+        name: `mix.t${i}`,
+        description: `v${v}`,
+        tags: [`v${v}`],
+        inputs: {},
+        outputs: {},
+        tool_call_template: { call_template_type: 'http' },
+      })),
+    });
     await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(0));
     let stop = false;
     const reads: string[] = [];
@@ -281,11 +370,13 @@ describe('atomic saveManual', () => {
       while (!stop) {
         const m = (await reader.getManual('mix'))!;
         const v = Number(m.manual.manual_version);
-        if (m.manual.tools.length !== 500 + v * 10 || m.manual.tools.some((t) => t.description !== `v${v}`)) reads.push(`mixed at ${v}`);
+        if (m.manual.tools.length !== 500 + v * 10 || m.manual.tools.some((t) => t.description !== `v${v}`))
+          reads.push(`mixed at ${v}`);
         else reads.push('ok');
       }
     })();
-    for (let v = 1; v <= 10; v++) await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(v));
+    for (let v = 1; v <= 10; v++)
+      await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(v));
     stop = true;
     await readLoop;
     expect(reads.length).toBeGreaterThan(0);
@@ -299,11 +390,22 @@ describe('clients sharing a catalog', () => {
   it('see registrations and removals as events, and again after the listener connection is cut', async () => {
     const schema = freshSchema('ev');
     const watcher = await UtcpClient.create(repoConfig(schema), { env: { ...process.env, DATABASE_URL: server.url } });
-    const registrar = await UtcpClient.create(repoConfig(schema), { env: { ...process.env, DATABASE_URL: server.url } });
+    const registrar = await UtcpClient.create(repoConfig(schema), {
+      env: { ...process.env, DATABASE_URL: server.url },
+    });
     try {
       const ev = events(watcher);
       const own = events(registrar);
-      expect((await registrar.registerManual({ name: 'small', call_template_type: 'http', url: `${base}/small.json`, http_method: 'GET' })).success).toBe(true);
+      expect(
+        (
+          await registrar.registerManual({
+            name: 'small',
+            call_template_type: 'http',
+            url: `${base}/small.json`,
+            http_method: 'GET',
+          })
+        ).success,
+      ).toBe(true);
       expect(await ev.wait((e) => e.kind === 'saved')).toEqual({ kind: 'saved', manualName: 'small', local: false });
       expect(await own.wait((e) => e.kind === 'saved')).toEqual({ kind: 'saved', manualName: 'small', local: true });
       expect((await watcher.searchTools('zen', 1))[0]?.name).toBe('small.meta_get-zen');
@@ -311,13 +413,19 @@ describe('clients sharing a catalog', () => {
       // Cut every listener of this catalog: the repositories reconnect and say changes may have been missed.
       const admin = new pg.Client({ connectionString: server.url });
       await admin.connect();
-      const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [`LISTEN "utcp_catalog_${schema}"`]);
+      const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [
+        `LISTEN "utcp_catalog_${schema}"`,
+      ]);
       await admin.end();
       expect(rows.length).toBe(2);
       await ev.wait((e) => e.kind === 'resync');
       await own.wait((e) => e.kind === 'resync');
       expect(await registrar.deregisterManual('small')).toBe(true);
-      expect(await ev.wait((e) => e.kind === 'removed')).toEqual({ kind: 'removed', manualName: 'small', local: false });
+      expect(await ev.wait((e) => e.kind === 'removed')).toEqual({
+        kind: 'removed',
+        manualName: 'small',
+        local: false,
+      });
       expect(await watcher.getTool('small.meta_get-zen')).toBeUndefined();
     } finally {
       await watcher.close();
@@ -331,9 +439,18 @@ describe('clients sharing a catalog', () => {
     const template = { name: 'svc', call_template_type: 'http', url: `${base}/whoami.json`, http_method: 'GET' };
     const fetches = () => hits.get('/whoami.json') ?? 0;
     const before = fetches();
-    const alpha = await UtcpClient.create({ ...repoConfig(schema), variables: { svc_TOKEN: 'alpha-secret' }, manual_call_templates: [template] }, { env });
-    const beta = await UtcpClient.create({ ...repoConfig(schema), variables: { svc_TOKEN: 'beta-secret' }, manual_call_templates: [template] }, { env });
-    const noCache = await UtcpClient.create({ ...repoConfig(schema, { discovery_ttl_seconds: 0 }), variables: { svc_TOKEN: 'gamma-secret' } }, { env });
+    const alpha = await UtcpClient.create(
+      { ...repoConfig(schema), variables: { svc_TOKEN: 'alpha-secret' }, manual_call_templates: [template] },
+      { env },
+    );
+    const beta = await UtcpClient.create(
+      { ...repoConfig(schema), variables: { svc_TOKEN: 'beta-secret' }, manual_call_templates: [template] },
+      { env },
+    );
+    const noCache = await UtcpClient.create(
+      { ...repoConfig(schema, { discovery_ttl_seconds: 0 }), variables: { svc_TOKEN: 'gamma-secret' } },
+      { env },
+    );
     try {
       expect(alpha.initialRegistrations[0].success).toBe(true);
       expect(beta.initialRegistrations[0]).toMatchObject({ success: true, errors: [] });
@@ -344,10 +461,14 @@ describe('clients sharing a catalog', () => {
       expect(await beta.callTool('svc.whoami')).toEqual({ token: 'beta-secret' });
       expect(await noCache.callTool('svc.whoami')).toEqual({ token: 'gamma-secret' });
       // The catalog holds raw templates only.
-      expect((await beta.getTool('svc.whoami'))?.tool_call_template).toMatchObject({ headers: { 'X-Token': '${TOKEN}' } });
+      expect((await beta.getTool('svc.whoami'))?.tool_call_template).toMatchObject({
+        headers: { 'X-Token': '${TOKEN}' },
+      });
       const admin = new pg.Client({ connectionString: server.url });
       await admin.connect();
-      const { rows } = await admin.query(`SELECT (SELECT count(*) FROM "${schema}".tools WHERE tool::text LIKE '%-secret%')::int + (SELECT count(*) FROM "${schema}".manuals WHERE template::text LIKE '%-secret%')::int AS n`);
+      const { rows } = await admin.query(
+        `SELECT (SELECT count(*) FROM "${schema}".tools WHERE tool::text LIKE '%-secret%')::int + (SELECT count(*) FROM "${schema}".manuals WHERE template::text LIKE '%-secret%')::int AS n`,
+      );
       await admin.end();
       expect(rows[0].n).toBe(0);
 
@@ -364,7 +485,9 @@ describe('clients sharing a catalog', () => {
   }, 60_000);
 
   it('fails create() with a clear error when the server cannot be reached', async () => {
-    const err = await UtcpClient.create({ tool_repository: { tool_repository_type: 'postgres', connection_string: 'postgres://utcp@127.0.0.1:1/postgres' } }).catch((e) => e);
+    const err = await UtcpClient.create({
+      tool_repository: { tool_repository_type: 'postgres', connection_string: 'postgres://utcp@127.0.0.1:1/postgres' },
+    }).catch((e) => e);
     expect(err).toMatchObject({ code: 'TRANSPORT_FAILED' });
     expect(err.message).toMatch(/Cannot open|Cannot prepare/);
   });
