@@ -1075,6 +1075,11 @@ export interface OpenApiHttpTemplate {
     cookie_fields?: string[];
     headers?: Record<string, string>;
     auth?: Record<string, unknown>;
+    parameter_serialization?: Record<string, {
+        in: string;
+        style: string;
+        explode: boolean;
+    }>;
 }
 // OpenApiManual
 export interface OpenApiManual {

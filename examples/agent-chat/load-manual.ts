@@ -62,15 +62,13 @@ export async function templatesForArg(arg: string, cwd: string): Promise<CallTem
     ];
   }
   if (isRecord(doc) && Array.isArray(doc.manual_call_templates)) {
-    return doc.manual_call_templates
-      .filter(isRecord)
-      .map(
-        (t, i) =>
-          ({
-            ...t,
-            name: typeof t.name === 'string' ? t.name : `${explicitName ?? nameFromFile(path)}_${i + 1}`,
-          }) as CallTemplateBase,
-      );
+    return doc.manual_call_templates.filter(isRecord).map(
+      (t, i) =>
+        ({
+          ...t,
+          name: typeof t.name === 'string' ? t.name : `${explicitName ?? nameFromFile(path)}_${i + 1}`,
+        }) as CallTemplateBase,
+    );
   }
   const template: Record<string, unknown> = {
     name: explicitName ?? nameFromFile(path),

@@ -135,14 +135,12 @@ export function readTool(ctx: CodeToolsContext): DirectFunction {
         if (file.stats.size <= limits.maxFileBytes) {
           const lines = splitLines((await readAll(file, limits.maxFileBytes)).toString('utf8'));
           total = lines.length;
-          rows = lines
-            .slice(offset - 1, end)
-            .map((full, i) => ({
-              n: offset + i,
-              text: full.slice(0, limits.lineChars),
-              cut: full.length > limits.lineChars,
-              hash: lineHash(full),
-            }));
+          rows = lines.slice(offset - 1, end).map((full, i) => ({
+            n: offset + i,
+            text: full.slice(0, limits.lineChars),
+            cut: full.length > limits.lineChars,
+            hash: lineHash(full),
+          }));
           more = end < lines.length;
         } else {
           // Too large to load: scan to the lines asked for.
