@@ -3,6 +3,7 @@
  * where the kernel forbids the user namespaces bwrap needs, and say so.
  */
 import { createServer, type Server } from 'node:net';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,8 +44,10 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
   it('writes to the workspace but not outside it, and has a private /tmp', async () => {
     const outside = await tempDir('sandbox-outside-');
     const { root, call } = await codeWorkspace({}, { sandbox: 'bwrap' });
-    // A directory of the host outside /tmp (this repository) is read-only; the host's /tmp is not even visible.
-    const repoFile = join(process.cwd(), `sandbox-escape-${process.pid}.txt`);
+    // A directory of the host outside /tmp is read-only; the host's /tmp is not even visible. /var/tmp rather than
+    // this repository: a checkout may itself live under /tmp (CI clones), where the file would just be missing.
+    const hostDir = existsSync('/var/tmp') ? '/var/tmp' : process.cwd();
+    const repoFile = join(hostDir, `sandbox-escape-${process.pid}.txt`);
     const out = await call('bash', {
       command: `echo inside > made.txt; echo escaped > ${outside}/escaped.txt; echo repo > ${repoFile}; echo etc > /etc/utcp-escape; echo tmp > /tmp/utcp-tmp-escape; cat /tmp/utcp-tmp-escape`,
     });
