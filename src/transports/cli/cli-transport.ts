@@ -236,6 +236,11 @@ export class CliTransport implements Transport<CliCallTemplate> {
             run.what,
           );
         }
+        if (steps.unexpectedLabel !== undefined) {
+          throw new TransportError(
+            `${run.what}: its output held a step marker for step "${steps.unexpectedLabel}" out of order, so the step outputs cannot be told apart`,
+          );
+        }
         return appended
           .flatMap((on, i) => (on ? [steps.output(i).toString('utf8').replace(/\n+$/, '')] : []))
           .join('\n');

@@ -9,6 +9,7 @@ export class StepOutputs {
   readonly #steps: Buffer[][] = [[]];
   #carry: Buffer = Buffer.alloc(0);
   #ended = false;
+  #unexpectedLabel: string | undefined;
   #queue: Promise<void> = Promise.resolve();
 
   /** `onStepEnd` runs once per finished step, in order, never concurrently. */
@@ -20,6 +21,14 @@ export class StepOutputs {
   /** True once the shell's end marker has been read. */
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /**
+   * The label of a marker that carried our token but named the wrong step: a step printed the token, so the
+   * split of the output cannot be trusted (the transport then fails the call instead of returning it).
+   */
+  get unexpectedLabel(): string | undefined {
+    return this.#unexpectedLabel;
   }
 
   /** The index of the step whose output is being read (the last one that started). */
@@ -64,7 +73,10 @@ export class StepOutputs {
         return;
       }
       const index = this.current;
-      if (label !== String(index)) continue; // not ours (cannot happen unless a step printed the token)
+      if (label !== String(index)) {
+        this.#unexpectedLabel ??= label;
+        continue;
+      }
       const output = this.output(index);
       this.#steps.push([]);
       this.#queue = this.#queue.then(() => this.#onStepEnd(index, output));
