@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { UtcpError } from '../../index.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from '../chat-model.js';
+import { tokenUsage } from './token-usage.js';
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
@@ -69,14 +70,12 @@ interface WireUsage {
 
 function toUsage(usage: WireUsage | undefined): TokenUsage | undefined {
   if (!usage || typeof usage.prompt_tokens !== 'number') return undefined;
-  const cached = usage.prompt_tokens_details?.cached_tokens;
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
-  return {
-    inputTokens: usage.prompt_tokens,
-    outputTokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0,
-    ...(typeof cached === 'number' && cached > 0 ? { cachedInputTokens: cached } : {}),
-    ...(typeof reasoning === 'number' && reasoning > 0 ? { reasoningTokens: reasoning } : {}),
-  };
+  return tokenUsage(
+    usage.prompt_tokens,
+    usage.completion_tokens,
+    usage.prompt_tokens_details?.cached_tokens,
+    usage.completion_tokens_details?.reasoning_tokens,
+  );
 }
 
 /** Audio formats a user message takes as `input_audio`. */

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { UtcpError } from '../../index.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage } from '../chat-model.js';
+import { tokenUsage } from './token-usage.js';
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
@@ -96,14 +97,12 @@ interface WireUsage {
 
 function toUsage(u: WireUsage | undefined): TokenUsage | undefined {
   if (!u || typeof u.input_tokens !== 'number') return undefined;
-  const cached = u.input_tokens_details?.cached_tokens;
-  const reasoning = u.output_tokens_details?.reasoning_tokens;
-  return {
-    inputTokens: u.input_tokens,
-    outputTokens: typeof u.output_tokens === 'number' ? u.output_tokens : 0,
-    ...(typeof cached === 'number' && cached > 0 ? { cachedInputTokens: cached } : {}),
-    ...(typeof reasoning === 'number' && reasoning > 0 ? { reasoningTokens: reasoning } : {}),
-  };
+  return tokenUsage(
+    u.input_tokens,
+    u.output_tokens,
+    u.input_tokens_details?.cached_tokens,
+    u.output_tokens_details?.reasoning_tokens,
+  );
 }
 
 interface WireResponse {
