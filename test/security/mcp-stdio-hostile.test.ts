@@ -2,11 +2,13 @@
  * docs/design/threat-model.md#mcp-servers. A hostile stdio MCP server cannot pin a CPU core
  * (line cap, junk budget, session dropped with a typed error) nor hold up close() by ignoring SIGTERM.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it, onTestFinished, vi } from 'vitest';
 import { McpServerError, UtcpClient } from '../../src/index.js';
+import { waitUntilGone } from '../fixtures/cli/harness.js';
 import { FIXTURE_DIR, processAlive } from '../fixtures/mcp/harness.js';
 
 const HOSTILE = join(FIXTURE_DIR, 'hostile-server.mjs');
@@ -76,3 +78,35 @@ it('close() kills servers that ignore SIGTERM and stdin EOF, all of them at once
   // Sequential closing with the old 0.5 s + 1 s grace took 4.5 s for three; in parallel with short grace ~0.4 s.
   expect(took).toBeLessThan(4000);
 });
+
+const hasSetsid = (() => {
+  try {
+    return execFileSync('sh', ['-c', 'command -v setsid']).length > 0;
+  } catch {
+    return false;
+  }
+})();
+
+it.skipIf(process.platform !== 'linux' || !hasSetsid)(
+  'close() kills what a stdio server left behind in a new session (setsid), even after the server itself exited',
+  async () => {
+    const pids = pidFile();
+    const c = await UtcpClient.create();
+    const r = await c.registerManual(manual('tree', ['--setsid-child'], { HOSTILE_PID_FILE: pids }));
+    expect(r.success).toBe(true);
+    const [server, escaped] = pidsIn(pids);
+    expect(processAlive(server)).toBe(true);
+    expect(processAlive(escaped)).toBe(true);
+    const stat = readFileSync(`/proc/${escaped}/stat`, 'latin1');
+    const [, , pgrp, session] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    expect(pgrp).toBe(session); // its own session and group: a signal to the server's group misses it
+    expect(pgrp).not.toBe(server);
+    await c.close();
+    expect(await waitUntilGone(server)).toBe(true);
+    // The escaped grandchild is gone too (a zombie awaiting its reaper counts as gone).
+    expect(await waitUntilGone(escaped)).toBe(true);
+  },
+);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport as SdkTransport } from '@modelcontextprotocol/client';
-import { signalProcessGroup } from '../shared/process-group.js';
+import { ProcessGroup, processTreeMarker } from '../shared/process-group.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js';
 
@@ -12,6 +12,8 @@ export const STDIN_CLOSE_GRACE_MS = 200;
 export const TERM_GRACE_MS = 200;
 /** After SIGKILL, how long we wait for the pipes to close before giving up on them, in ms. */
 const KILL_WAIT_MS = 1000;
+/** How often a terminating process tree is probed, in ms. */
+const TREE_POLL_MS = 25;
 /** Lines on stdout that are not JSON-RPC tolerated per second before the session is dropped. */
 export const MAX_JUNK_LINES_PER_SECOND = 200;
 /** Bytes of such lines tolerated per second. */
@@ -50,6 +52,8 @@ export class StdioProcessTransport implements SdkTransport {
   readonly #serialize: McpSdk['serializeMessage'];
   readonly #deserialize: McpSdk['deserializeMessage'];
   #child: ChildProcess | undefined;
+  /** The server's process tree: its group plus, on Linux, everything carrying its marker (docs/design/threat-model.md#process-trees). */
+  #group: ProcessGroup | undefined;
   #stderrTail = '';
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   #failure: string | undefined;
@@ -114,12 +118,14 @@ export class StdioProcessTransport implements SdkTransport {
   start(): Promise<void> {
     if (this.#child) return Promise.reject(new Error('StdioProcessTransport already started'));
     const { command, args, env, cwd } = this.#options;
+    // Every process the server starts inherits the marker, so close() finds those that left the group (setsid).
+    const marker = processTreeMarker();
     return new Promise<void>((resolve, reject) => {
       let child: ChildProcess;
       try {
         child = spawn(command, args, {
           cwd,
-          env,
+          env: { ...env, [marker.name]: marker.value },
           stdio: ['pipe', 'pipe', 'pipe'],
           shell: false,
           windowsHide: true,
@@ -131,6 +137,7 @@ export class StdioProcessTransport implements SdkTransport {
         return;
       }
       this.#child = child;
+      if (child.pid !== undefined) this.#group = new ProcessGroup(child.pid, process.platform, marker.value);
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
@@ -238,7 +245,10 @@ export class StdioProcessTransport implements SdkTransport {
     });
   }
 
-  /** Ends the server: closes stdin, then SIGTERM and SIGKILL to its process group if it lingers. Safe to call twice. */
+  /**
+   * Ends the server: closes stdin, then SIGTERM and SIGKILL to its process tree (group, descendants and every
+   * process carrying its marker) while any of it lingers. Safe to call twice.
+   */
   close(): Promise<void> {
     this.#closed ??= this.#terminate();
     return this.#closed;
@@ -254,10 +264,12 @@ export class StdioProcessTransport implements SdkTransport {
     }
     // A server that broke the input bounds gets no grace: it is killed at once.
     const grace = this.#reader.failure ? 0 : STDIN_CLOSE_GRACE_MS;
-    if (!(await settledWithin(this.#streamsClosed, grace))) {
-      this.#signalGroup(child, 'SIGTERM');
-      if (!(await settledWithin(this.#streamsClosed, TERM_GRACE_MS))) {
-        this.#signalGroup(child, 'SIGKILL');
+    const exited = await settledWithin(this.#streamsClosed, grace);
+    // Even a server that exited on its own may leave children behind (`setsid`, a double fork): they go too.
+    if (!exited || this.#treeAlive()) {
+      this.#signalTree(child, 'SIGTERM');
+      if (!(await this.#endedWithin(TERM_GRACE_MS))) {
+        this.#signalTree(child, 'SIGKILL');
         // Something else holds the pipes open: stop reading so the handles close.
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -267,9 +279,25 @@ export class StdioProcessTransport implements SdkTransport {
     this.#reader.clear();
   }
 
-  #signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  #treeAlive(): boolean {
+    return this.#group !== undefined && process.platform !== 'win32' && this.#group.isAlive();
+  }
+
+  /** True when the pipes closed and nothing of the tree is left within `ms` (probed every 25 ms). */
+  async #endedWithin(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    if (!(await settledWithin(this.#streamsClosed!, ms))) return false;
+    for (;;) {
+      if (!this.#treeAlive()) return true;
+      const left = until - Date.now();
+      if (left <= 0) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, TREE_POLL_MS)));
+    }
+  }
+
+  #signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
     try {
-      if (process.platform !== 'win32' && child.pid !== undefined) signalProcessGroup(child.pid, signal);
+      if (process.platform !== 'win32' && this.#group) this.#group.signal(signal);
       else child.kill(signal);
     } catch {
       // ESRCH: already gone
