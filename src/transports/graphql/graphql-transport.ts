@@ -242,6 +242,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       signal,
       setupSignal,
       maxMessageBytes: this.#ctx.limits.max_stream_item_bytes,
+      maxBufferedBytes: this.#ctx.limits.max_response_bytes,
       what,
       onReady,
       track: (socket) => {

@@ -1,7 +1,7 @@
 import type { WebSocket as WsWebSocket, RawData } from 'ws';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
+import { AsyncQueue } from '../shared/async-queue.js';
 import type { GraphqlBody, GraphqlResponse } from './post-graphql.js';
 
 const TRANSPORT_WS = 'graphql-transport-ws';
@@ -18,6 +18,8 @@ export interface SubscribeOptions {
   /** Bounds the handshake (open, connection_ack); the stream itself runs until `signal` or `complete`. */
   setupSignal: AbortSignal;
   maxMessageBytes: number;
+  /** Bound on the bytes of messages waiting unread (limits.max_response_bytes); the socket is paused well before. */
+  maxBufferedBytes: number;
   /** For messages. */
   what: string;
   /** Called once the operation is subscribed (the handshake deadline can stop). */
@@ -48,12 +50,13 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
     perMessageDeflate: false,
   });
   const untrack = options.track(socket);
-  const events: Event[] = [];
-  let wake: (() => void) | undefined;
-  const push = (event: Event) => {
-    events.push(event);
-    wake?.();
-  };
+  const events = new AsyncQueue<Event>({
+    what,
+    maxBufferedBytes: options.maxBufferedBytes,
+    sizeOf: (event) => (event.kind === 'message' ? rawLength(event.data) : 0),
+    flow: { pause: () => socket.pause(), resume: () => socket.resume() },
+  });
+  const push = (event: Event) => void events.push(event);
   socket.on('open', () => push({ kind: 'open' }));
   socket.on('message', (data) => push({ kind: 'message', data }));
   socket.on('close', (code, reason) => push({ kind: 'close', code, reason: reason.toString('utf8').slice(0, 200) }));
@@ -68,19 +71,10 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
   });
 
   const next = async (signal: AbortSignal): Promise<Event> => {
-    while (events.length === 0) {
-      if (signal.aborted) throw abortError(signal, what);
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          wake = undefined;
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
-    }
-    return events.shift() as Event;
+    const result = await events.take(signal);
+    // Unreachable: the queue is only ended in `finally` below.
+    if (result.done) throw new TransportError(`${what}: the subscription ended`);
+    return result.value;
   };
   const send = (message: object) => socket.send(JSON.stringify(message));
   let protocol = TRANSPORT_WS;
@@ -160,9 +154,15 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
       // ka, pong and unknown types are ignored.
     }
   } finally {
+    void events.return();
     untrack();
     closeSocket(socket, subscribed && !finished ? protocol : undefined);
   }
+}
+
+function rawLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
 /** Stops the operation if it is still running, then closes; a server that never answers the close is cut off. */

@@ -1,6 +1,7 @@
 import type { Client, Metadata, ServiceError } from '@grpc/grpc-js';
 import { UtcpError, UtcpTimeoutError } from '../../core/errors.js';
 import { abortError } from '../../core/deadline.js';
+import { AsyncQueue } from '../shared/async-queue.js';
 import { GrpcError } from './grpc-error.js';
 import type { Grpc } from './load-grpc.js';
 
@@ -21,6 +22,8 @@ export interface GrpcCallOptions {
   what: string;
   /** The caller-imposed deadline (for timeout messages), when the signal carries one. */
   callerTimeoutMs?: number;
+  /** Bound on the response bytes waiting unread in a stream (limits.max_response_bytes). @default maxMessageBytes */
+  maxBufferedBytes?: number;
 }
 
 const identity = (b: Buffer) => b;
@@ -78,9 +81,60 @@ export function unaryCall(options: GrpcCallOptions): Promise<Buffer> {
   });
 }
 
+/** The part of a gRPC client call the response queue drives (grpc-js calls are object-mode readables). */
+interface ResponseStream {
+  on(event: string, listener: (arg: any) => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  cancel(): void;
+}
+
+/**
+ * Queues the responses of a streaming call in the shared queue (docs/design/transports.md#async-queue):
+ * `data` pushes (the call is paused while responses wait unread), `end` ends, `error` fails. Aborting
+ * `signal` cancels the call; returning early or overflowing the bound cancels it too.
+ */
+function queueResponses(call: ResponseStream, options: Omit<GrpcCallOptions, 'request'>) {
+  const { signal } = options;
+  let ended = false;
+  const queue = new AsyncQueue<Buffer>({
+    what: options.what,
+    maxBufferedBytes: options.maxBufferedBytes ?? options.maxMessageBytes,
+    sizeOf: (item) => item.length,
+    flow: { pause: () => call.pause(), resume: () => call.resume() },
+    signal,
+    callerTimeoutMs: options.callerTimeoutMs,
+    onStop: () => {
+      if (!ended) call.cancel();
+    },
+  });
+  call.on('data', (item: Buffer) => queue.push(item));
+  call.on('error', (error: unknown) => {
+    ended = true;
+    queue.fail(error);
+  });
+  call.on('end', () => {
+    ended = true;
+    queue.end();
+  });
+  const onAbort = () => call.cancel();
+  signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    queue,
+    get ended() {
+      return ended;
+    },
+    release(): void {
+      signal.removeEventListener('abort', onAbort);
+      void queue.return();
+    },
+  };
+}
+
 /**
  * Runs one server-streaming call and yields each raw response message as it arrives.
  * Returning early or aborting cancels the call; a non-OK status is thrown after the items before it.
+ * A stream that ends without an OK status (the connection lost, no trailers) is a `GrpcError`, never a short result.
  */
 export async function* serverStreamCall(options: GrpcCallOptions): AsyncGenerator<Buffer, void, undefined> {
   const { signal } = options;
@@ -94,68 +148,21 @@ export async function* serverStreamCall(options: GrpcCallOptions): AsyncGenerato
     options.metadata,
     { deadline: Date.now() + options.timeoutMs },
   );
-  const stream = bufferResponses(call, signal);
-  let finished = false;
+  const stream = queueResponses(call, options);
   try {
     for (;;) {
-      if (signal.aborted) throw abortError(signal, options.what, options.callerTimeoutMs);
-      if (stream.items.length > 0) {
-        yield stream.items.shift() as Buffer;
-        continue;
+      let result: IteratorResult<Buffer, undefined>;
+      try {
+        result = await stream.queue.take();
+      } catch (error) {
+        throw error instanceof UtcpError ? error : mapError(error, options, tooLarge);
       }
-      if (stream.ended) {
-        if (stream.failure !== undefined) throw mapError(stream.failure, options, tooLarge);
-        finished = true;
-        return;
-      }
-      await stream.changed();
+      if (result.done) return;
+      yield result.value;
     }
   } finally {
     stream.release();
-    if (!finished && !stream.ended) call.cancel();
   }
-}
-
-/**
- * Buffers the responses of a streaming call and wakes the one waiter on every change
- * (a message, the end, an error, or an abort, which also cancels the call).
- */
-function bufferResponses(
-  call: { on(event: string, listener: (arg: any) => void): unknown; cancel(): void },
-  signal: AbortSignal,
-) {
-  const stream = {
-    items: [] as Buffer[],
-    failure: undefined as unknown,
-    ended: false,
-    changed: () => new Promise<void>((resolve) => (wake = resolve)),
-    release: () => signal.removeEventListener('abort', onAbort),
-  };
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  call.on('data', (item: Buffer) => {
-    stream.items.push(item);
-    notify();
-  });
-  call.on('error', (error: unknown) => {
-    stream.failure ??= error;
-    stream.ended = true;
-    notify();
-  });
-  call.on('end', () => {
-    stream.ended = true;
-    notify();
-  });
-  const onAbort = () => {
-    call.cancel();
-    notify();
-  };
-  signal.addEventListener('abort', onAbort, { once: true });
-  return stream;
 }
 
 /**
@@ -163,7 +170,6 @@ function bufferResponses(
  * request and resolves with the next response. `end` half-closes; `cancel` aborts.
  */
 export function bidiExchange(options: Omit<GrpcCallOptions, 'request'>) {
-  const { signal } = options;
   let tooLarge = false;
   const call = options.client.makeBidiStreamRequest(
     options.path,
@@ -174,24 +180,26 @@ export function bidiExchange(options: Omit<GrpcCallOptions, 'request'>) {
       deadline: Date.now() + options.timeoutMs,
     },
   );
-  const stream = bufferResponses(call, signal);
+  const stream = queueResponses(call, options);
   return {
     async ask(request: Buffer): Promise<Buffer> {
       call.write(request);
-      for (;;) {
-        if (stream.items.length > 0) return stream.items.shift() as Buffer;
-        if (signal.aborted) throw abortError(signal, options.what, options.callerTimeoutMs);
-        if (stream.failure !== undefined) throw mapError(stream.failure, options, tooLarge);
-        if (stream.ended)
-          throw new UtcpError('PROTOCOL_ERROR', `${options.what}: the server ended the stream without answering`);
-        await stream.changed();
+      let result: IteratorResult<Buffer, undefined>;
+      try {
+        result = await stream.queue.take();
+      } catch (error) {
+        throw error instanceof UtcpError ? error : mapError(error, options, tooLarge);
       }
+      if (result.done)
+        throw new UtcpError('PROTOCOL_ERROR', `${options.what}: the server ended the stream without answering`);
+      return result.value;
     },
     end(): void {
+      const ended = stream.ended;
       stream.release();
-      if (!stream.ended) call.end();
+      if (!ended) call.end();
       // The server may keep the stream open after we half-close; nothing more is read from it.
-      if (!stream.ended) call.cancel();
+      if (!ended) call.cancel();
     },
   };
 }

@@ -357,6 +357,7 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       timeoutMs: prepared.deadline.timeoutMs,
       signal: prepared.deadline.signal,
       maxMessageBytes,
+      maxBufferedBytes: this.#ctx.limits.max_response_bytes,
       what,
       callerTimeoutMs: options.timeoutMs,
     };

@@ -20,12 +20,12 @@ import {
 } from '../shared/socket-payload.js';
 import { AbortScopes } from '../shared/socket-scopes.js';
 import { createDeadline } from '../../core/deadline.js';
-import { decodeFrame } from './decode-frame.js';
-import { FrameQueue } from './frame-queue.js';
+import { AsyncQueue } from '../shared/async-queue.js';
+import { decodeFrame, type RawFrame } from './decode-frame.js';
 import { handshakeRequest } from './handshake-request.js';
 import { loadWs, type WebSocketClass } from './load-ws.js';
 import { openWebSocket } from './open-websocket.js';
-import type { WsConnection } from './ws-connection.js';
+import type { CloseInfo, WsConnection } from './ws-connection.js';
 import { WsPool } from './ws-pool.js';
 import { toolPathUrl, wsSettings, type WsSettings } from './ws-settings.js';
 
@@ -57,6 +57,42 @@ interface LeaseRequest {
 }
 
 type Purpose = 'first' | 'all' | 'stream';
+
+/** A frame of the connection, or its end. */
+type QueueItem = ({ kind: 'frame' } & RawFrame) | ({ kind: 'closed' } & CloseInfo);
+
+/**
+ * Subscribes one discovery or call to the connection's frames through the shared queue. With `flow`, the
+ * socket is paused while frames wait unread (only when no other call shares it). `stop()` unsubscribes.
+ */
+function subscribeFrames(connection: WsConnection, what: string, maxBufferedBytes: number, flow: boolean) {
+  const queue = new AsyncQueue<QueueItem>({
+    what,
+    maxBufferedBytes,
+    sizeOf: (item) => (item.kind === 'frame' ? item.data.length : 0),
+    flow: flow ? connection : undefined,
+  });
+  const unsubscribe = connection.subscribe({
+    frame: (frame) => queue.push({ kind: 'frame', ...frame }),
+    closed: (info) => {
+      queue.push({ kind: 'closed', ...info });
+      queue.end();
+    },
+  });
+  return {
+    /** The next frame or the close. @throws the typed abort/timeout error, or the queue's limit error. */
+    async next(signal: AbortSignal, callerTimeoutMs: number | undefined): Promise<QueueItem> {
+      const result = await queue.take(signal, callerTimeoutMs);
+      // Unreachable: the close is always queued before the end.
+      if (result.done) throw new TransportError(`${what}: the connection ended`);
+      return result.value;
+    },
+    stop(): void {
+      unsubscribe();
+      void queue.return();
+    },
+  };
+}
 
 function fingerprint(parts: unknown): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
@@ -142,14 +178,13 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       callerTimeoutMs: options.timeoutMs,
       what,
     });
-    const queue = new FrameQueue();
-    const unsubscribe = lease.connection.subscribe(queue);
+    const frames = subscribeFrames(lease.connection, what, this.#ctx.limits.max_response_bytes, false);
     const deadline = createDeadline(signal, settings.timeoutMs, what);
     let clean = false;
     try {
       await lease.connection.send(message);
       for (;;) {
-        const item = await queue.next(deadline.signal, what, options.timeoutMs);
+        const item = await frames.next(deadline.signal, options.timeoutMs);
         if (item.kind === 'closed')
           throw item.error ?? new TransportError(`${what}: connection closed before the manual arrived`);
         if (item.isBinary) continue;
@@ -160,8 +195,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       }
     } finally {
       deadline.dispose();
-      unsubscribe();
-      queue.dispose();
+      frames.stop();
       lease.release(clean);
     }
   }
@@ -270,16 +304,15 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       remoteSource: options.remoteSource,
     });
     // Flow control only when no other call shares the socket.
-    const queue = new FrameQueue(requestId === undefined ? lease.connection : undefined);
-    const unsubscribe = lease.connection.subscribe(queue);
-    const idle = createDeadline(signal, settings.timeoutMs, what);
     const maxTotal = this.#ctx.limits.max_response_bytes;
+    const frames = subscribeFrames(lease.connection, what, maxTotal, requestId === undefined);
+    const idle = createDeadline(signal, settings.timeoutMs, what);
     let total = 0;
     let clean = false;
     try {
       await lease.connection.send(text);
       for (;;) {
-        const item = await queue.next(idle.signal, what, options.timeoutMs);
+        const item = await frames.next(idle.signal, options.timeoutMs);
         if (item.kind === 'closed') {
           if (item.error) throw item.error;
           if (purpose === 'first')
@@ -316,8 +349,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
       }
     } finally {
       idle.dispose();
-      unsubscribe();
-      queue.dispose();
+      frames.stop();
       lease.release(clean);
     }
   }
