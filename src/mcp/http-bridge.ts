@@ -27,6 +27,9 @@ export interface HttpBridge {
   close(): Promise<void>;
 }
 
+/** How long an idle keep-alive connection stays open (Node's default is 5 s). */
+const BRIDGE_IDLE_TIMEOUT_MS = 600_000;
+
 function hostnameOf(hostHeader: string): string | undefined {
   try {
     return new URL(`http://${hostHeader}`).hostname.toLowerCase();
@@ -129,6 +132,10 @@ export async function startHttpBridge(
       sendJsonRpcError(res, 500, -32603, 'Internal error');
     });
   });
+  // A host may sit idle far longer than Node's 5 s: the SDK client compiles every outputSchema after tools/list
+  // (GitHub's 1,223 tools: 15-25 s of blocked event loop). Its next POST then reuses a socket we closed meanwhile
+  // and fails with "other side closed". Idle sockets stay open; close() ends them. docs/design/transports.md#mcp-bridge-idle
+  http.keepAliveTimeout = BRIDGE_IDLE_TIMEOUT_MS;
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error) =>
