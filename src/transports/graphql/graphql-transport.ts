@@ -138,7 +138,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     const deadline = this.#deadline(options.signal, template.timeout, what);
     try {
       const field = wireName(tool, options);
-      const parts = await buildRequestParts(url, template, args, this.#ctx, deadline.signal);
+      const parts = await buildRequestParts(url, template, args, this.#ctx, deadline.signal, options.remoteSource);
       const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
       const response = await postGraphql(parts.url, body, {
         ...exchangeDefaults(this.#ctx),
@@ -175,7 +175,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     if (mode !== 'websocket' && !(mode === 'auto' && explicitWs)) {
       const httpUrl = assertUrlAllowed(httpSubscriptionUrl(template), 'GraphQL subscription');
       if (mode !== 'auto' || !this.#websocketOnly.has(httpUrl.href)) {
-        const parts = await buildRequestParts(httpUrl, template, args, this.#ctx, setupSignal);
+        const parts = await buildRequestParts(httpUrl, template, args, this.#ctx, setupSignal, options.remoteSource);
         const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
         const stream = subscribeOverHttp({
           dispatcher: exchangeDefaults(this.#ctx).dispatcher,
@@ -230,7 +230,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   ): AsyncGenerator<unknown, void, undefined> {
     const what = `GraphQL subscription ${options.manualName}.${field}`;
     const url = assertUrlAllowed(subscriptionUrl(template), 'GraphQL subscription', 'ws');
-    const parts = await buildRequestParts(url, template, args, this.#ctx, setupSignal);
+    const parts = await buildRequestParts(url, template, args, this.#ctx, setupSignal, options.remoteSource);
     const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
     const WebSocket = await loadWebSocket();
     const stream = subscribeGraphql({

@@ -24,6 +24,7 @@ export async function buildRequestParts(
   args: JsonObject,
   ctx: TransportContext,
   signal: AbortSignal,
+  remoteSource = false,
 ): Promise<RequestParts> {
   const headers: Record<string, string> = {};
   const set = (name: string, value: string) => {
@@ -45,7 +46,7 @@ export async function buildRequestParts(
     if (text !== undefined) set(name, text);
   }
   const target = new URL(url);
-  const auth = await resolveAuth(template.auth, ctx, signal);
+  const auth = await resolveAuth(template.auth, ctx, signal, remoteSource);
   for (const [name, value] of Object.entries(auth.headers)) set(name, value);
   for (const [name, value] of auth.query) target.searchParams.append(name, value);
   if (auth.cookies.length > 0) {

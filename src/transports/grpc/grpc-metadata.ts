@@ -31,6 +31,7 @@ export async function buildMetadata(
   template: GrpcCallTemplate,
   ctx: TransportContext,
   signal: AbortSignal,
+  remoteSource = false,
 ): Promise<Metadata> {
   const metadata = new grpc.Metadata();
   for (const [name, value] of Object.entries(template.metadata ?? {})) {
@@ -44,7 +45,7 @@ export async function buildMetadata(
       `gRPC api_key auth must use location "header" (got "${String(auth.location)}")`,
     );
   }
-  const material = await resolveAuth(auth, ctx, signal);
+  const material = await resolveAuth(auth, ctx, signal, remoteSource);
   for (const [name, value] of Object.entries(material.headers)) add(metadata, name, value);
   return metadata;
 }

@@ -1,13 +1,21 @@
-import { UrlPolicyError, UtcpError } from '../../core/errors.js';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
 import type { GrpcCallTemplate } from './template.js';
 import { isLoopbackLiteral } from '../../core/url-policy.js';
 
 export interface GrpcTarget {
   /** `host:port`, IPv6 hosts bracketed: what grpc-js dials. */
   address: string;
+  /** The host as written (IPv6 without brackets), and the port. */
+  host: string;
+  port: number;
   useSsl: boolean;
-  /** Channel cache key: (host, port, use_ssl). */
+  /** Channel cache key: (host, port, use_ssl), plus the pinned name. */
   key: string;
+  /** Set when `address` is the checked, resolved address of this name (docs/design/threat-model.md#dial-guard). */
+  pinnedHost?: string;
 }
 
 const HOSTNAME = /^[A-Za-z0-9.-]+$/;
@@ -41,5 +49,50 @@ export function grpcTarget(template: GrpcCallTemplate): GrpcTarget {
       `gRPC target ${address} is not allowed (plaintext to a non-loopback host); gRPC must use TLS (use_ssl: true) or be a literal loopback address`,
     );
   }
-  return { address, useSsl, key: `${address}|${useSsl ? 'tls' : 'plain'}` };
+  return { address, host: bare, port, useSsl, key: `${address}|${useSsl ? 'tls' : 'plain'}` };
+}
+
+/**
+ * The dial guard for gRPC (docs/design/threat-model.md#dial-guard). For a tool of a remote-sourced manual the host
+ * is resolved here, through the client's resolver, and every answer must be a non-loopback address; the channel
+ * then dials the checked address itself (the host name still serves TLS: SNI, certificate check and `:authority`),
+ * so grpc-js never resolves the name on its own and a later DNS answer cannot lead it to loopback.
+ * Local manuals keep grpc-js's own resolution. @throws UrlPolicyError
+ */
+export async function pinGrpcTarget(
+  target: GrpcTarget,
+  remote: boolean,
+  signal: AbortSignal,
+  lookup: LookupFunction | undefined,
+): Promise<GrpcTarget> {
+  if (!remote) return target;
+  assertDialAllowed(target.host, true, `gRPC connection to ${target.address}`);
+  if (isIP(target.host) !== 0) return target;
+  const resolve = guardedLookup({
+    remote: true,
+    lookup,
+    closing: signal,
+    what: `gRPC connection to ${target.address}`,
+  });
+  const answers = await new Promise<LookupAddress[]>((done, fail) =>
+    resolve(target.host, { all: true }, (error, address) => {
+      if (error) fail(error);
+      else done(Array.isArray(address) ? address : [{ address, family: isIP(address) }]);
+    }),
+  ).catch((error: unknown) => {
+    if (error instanceof UtcpError) throw error;
+    throw new TransportError(
+      `gRPC connection to ${target.address} failed: cannot resolve ${target.host} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { cause: error },
+    );
+  });
+  const first = answers[0];
+  if (!first) throw new TransportError(`gRPC connection to ${target.address} failed: ${target.host} has no address`);
+  const address = first.family === 6 ? `[${first.address}]:${target.port}` : `${first.address}:${target.port}`;
+  return {
+    ...target,
+    address,
+    pinnedHost: target.host,
+    key: `${address}|${target.useSsl ? 'tls' : 'plain'}|${target.host}|remote`,
+  };
 }

@@ -9,7 +9,7 @@ import { embeddedRoot } from './embedded-root.js';
 import { UTCP_SERVICE_NAME, UTCP_SERVICE_PROTO } from './embedded-protos.js';
 import { serverStreamCall, unaryCall, type GrpcCallOptions } from './grpc-call.js';
 import { buildMetadata } from './grpc-metadata.js';
-import { grpcTarget, type GrpcTarget } from './grpc-target.js';
+import { grpcTarget, pinGrpcTarget, type GrpcTarget } from './grpc-target.js';
 import { loadByReflection } from './load-by-reflection.js';
 import { loadGrpcModules, type GrpcModules } from './load-grpc.js';
 import { loadProtoFile } from './load-proto-file.js';
@@ -304,9 +304,10 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     const deadline = this.#deadline(options.signal, template.timeout, what);
     try {
       const mods = await this.#modules();
-      const metadata = await buildMetadata(mods.grpc, template, this.#ctx, deadline.signal);
+      const metadata = await buildMetadata(mods.grpc, template, this.#ctx, deadline.signal, options.remoteSource);
+      const dialled = await pinGrpcTarget(target, options.remoteSource === true, deadline.signal, this.#ctx.lookup);
       this.#assertOpen();
-      return { mods, metadata, deadline, client: this.#channel(mods, target, options.manualName) };
+      return { mods, metadata, deadline, client: this.#channel(mods, dialled, options.manualName) };
     } catch (error) {
       deadline.clear();
       throw this.#failure(error, deadline, options, what);
@@ -332,6 +333,13 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
           limits.max_stream_item_bytes,
         ),
         'grpc.enable_retries': 0,
+        // A pinned address still speaks TLS and HTTP/2 to the name it was resolved from.
+        ...(target.pinnedHost !== undefined
+          ? {
+              'grpc.ssl_target_name_override': target.pinnedHost,
+              'grpc.default_authority': `${target.pinnedHost}:${target.port}`,
+            }
+          : {}),
       });
       entry = { client, users: new Set() };
       this.#channels.set(target.key, entry);

@@ -36,6 +36,7 @@ export async function callHttpTool(
         contentType: template.content_type ?? 'application/json',
         defaultBodyField: 'body',
         signal,
+        remoteSource: options.remoteSource,
       });
       const response = await httpExchange(spec, {
         ...exchangeDefaults(ctx),

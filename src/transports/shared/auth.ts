@@ -19,7 +19,7 @@ export interface AuthMaterial {
 export function oauth2Tokens(ctx: TransportContext): OAuth2TokenCache {
   return ctx.shared(
     'auth.oauth2',
-    () => new OAuth2TokenCache(() => httpDispatcher(ctx)),
+    () => new OAuth2TokenCache((remote) => httpDispatcher(ctx, remote)),
     (cache) => cache.close(),
   );
 }
@@ -51,12 +51,15 @@ function withHeader(name: string, value: string): AuthMaterial {
 /**
  * Turns an auth object into headers, query parameters and cookies (docs/design/manual-format.md#auth).
  * api_key (header/query/cookie), basic, oauth2 (client credentials, cached per client) and oauth2_user.
+ * `remote`: the auth belongs to a tool of a remote-sourced manual, so an OAuth2 token request goes through the
+ * dial guard (docs/design/threat-model.md#dial-guard).
  * @throws HEADER_INJECTION on CR/LF/NUL, INVALID_MANUAL on an empty key, URL_POLICY on a bad token URL.
  */
 export async function resolveAuth(
   auth: Auth | null | undefined,
   ctx: TransportContext,
   signal: AbortSignal,
+  remote = false,
 ): Promise<AuthMaterial> {
   if (auth === null || auth === undefined) return emptyMaterial();
   switch (auth.auth_type) {
@@ -90,7 +93,7 @@ export async function resolveAuth(
       );
     }
     case 'oauth2': {
-      const token = await oauth2Tokens(ctx).token(auth, signal);
+      const token = await oauth2Tokens(ctx).token(auth, signal, remote);
       return withHeader('Authorization', `Bearer ${token}`);
     }
     case 'oauth2_user': {

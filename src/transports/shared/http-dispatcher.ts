@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
 import type { TransportContext } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
@@ -19,7 +20,8 @@ export interface RoutingDispatcherOptions {
   lookup?: LookupFunction;
   /**
    * The dial guard: refuse every direct connection whose resolved address is loopback-like
-   * (tools of a remote-sourced manual). The proxy itself is never guarded.
+   * (tools of a remote-sourced manual). Through a proxy, the target's name is resolved here first and
+   * refused the same way before the request reaches the proxy; the proxy itself is never guarded.
    */
   remote?: boolean;
   /** Open connections per origin; more requests wait for a free one. @default unlimited */
@@ -34,6 +36,8 @@ export interface RoutingDispatcherOptions {
 export class RoutingDispatcher extends Dispatcher {
   readonly #direct: Agent;
   readonly #proxy: EnvHttpProxyAgent | undefined;
+  /** Set for a remote pool behind a proxy: resolves a target's name by the dial guard's rule before CONNECT. */
+  readonly #proxyTargetCheck: LookupFunction | undefined;
   readonly #closing = new AbortController();
   #closed = false;
 
@@ -80,6 +84,7 @@ export class RoutingDispatcher extends Dispatcher {
           noProxy: env.no_proxy ?? env.NO_PROXY,
         })
       : undefined;
+    this.#proxyTargetCheck = this.#proxy && remote ? lookup : undefined;
   }
 
   /** True when non-loopback requests are sent through a proxy. */
@@ -90,7 +95,25 @@ export class RoutingDispatcher extends Dispatcher {
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const origin = options.origin === undefined ? undefined : String(options.origin);
     const direct = !this.#proxy || origin === undefined || isLoopbackLike(origin);
-    return (direct ? this.#direct : this.#proxy!).dispatch(options, handler);
+    if (direct) return this.#direct.dispatch(options, handler);
+    if (!this.#proxyTargetCheck) return this.#proxy!.dispatch(options, handler);
+    // The proxy resolves the name and connects; it must not be asked for a name that resolves to loopback
+    // here (docs/design/threat-model.md#dial-guard). IP literals were refused above (loopback-like → direct pool).
+    let host: string;
+    try {
+      host = new URL(origin!).hostname.replace(/^\[(.*)\]$/, '$1');
+    } catch {
+      return this.#proxy!.dispatch(options, handler);
+    }
+    if (isIP(host) !== 0) return this.#proxy!.dispatch(options, handler);
+    this.#proxyTargetCheck(host, { all: true }, (error) => {
+      if (!error) {
+        this.#proxy!.dispatch(options, handler);
+        return;
+      }
+      failHandler(handler, error);
+    });
+    return true;
   }
 
   override close(): Promise<void>;
@@ -125,6 +148,16 @@ export class RoutingDispatcher extends Dispatcher {
     this.#closing.abort();
     await Promise.all([how(this.#direct), this.#proxy ? how(this.#proxy) : undefined]);
   }
+}
+
+/** Delivers a dispatch failure to an undici handler of either API generation. */
+function failHandler(handler: Dispatcher.DispatchHandler, error: Error): void {
+  const h = handler as {
+    onError?: (error: Error) => void;
+    onResponseError?: (controller: unknown, error: Error) => void;
+  };
+  if (typeof h.onError === 'function') h.onError(error);
+  else h.onResponseError?.(null, error);
 }
 
 /**

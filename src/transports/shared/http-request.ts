@@ -45,6 +45,8 @@ export interface BuildHttpRequestOptions {
   /** URL-policy context. @default "tool invocation" */
   context?: string;
   signal: AbortSignal;
+  /** The tool comes from a remote-sourced manual: its OAuth2 token request goes through the dial guard. */
+  remoteSource?: boolean;
 }
 
 /** Percent-encodes every byte except `A-Z a-z 0-9 - . _ ~` (docs/design/transports.md#http-path). */
@@ -269,7 +271,7 @@ export async function buildHttpRequest(
     const text = argToText(v);
     if (text !== undefined) query.push([k, text]);
   }
-  const auth = template.auth ? await resolveAuth(template.auth, ctx, options.signal) : NO_AUTH;
+  const auth = template.auth ? await resolveAuth(template.auth, ctx, options.signal, options.remoteSource) : NO_AUTH;
   if (styledQuery.length > 0)
     url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + styledQuery.join('&');
   if (query.length > 0 || auth.query.length > 0) url = appendQueryInPlace(url, [...query, ...auth.query]);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
+import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
 import { createDeadline, raceSignal } from '../../core/deadline.js';
 import type { OAuth2Auth } from '../../core/types.js';
-import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
+import { assertUrlAllowed, isLoopbackLike, redactUrl } from '../../core/url-policy.js';
 import { headerValue, mediaType, utf8 } from './http-body.js';
 import { httpExchange } from './http-exchange.js';
 
@@ -24,6 +24,12 @@ interface TokenEntry {
   refreshFromResponse: boolean;
   /** The endpoint refused body credentials and accepted HTTP Basic. */
   useBasic: boolean;
+}
+
+/** One token request: its deadline, and whether it runs for a remote-sourced manual (dial guard on). */
+interface RequestHow {
+  signal: AbortSignal;
+  remote: boolean;
 }
 
 interface TokenResult {
@@ -70,31 +76,42 @@ export class OAuth2TokenCache {
   readonly #entries = new Map<string, TokenEntry>();
   readonly #inflight = new Map<string, Promise<string>>();
   readonly #closing = new AbortController();
-  readonly #dispatcher: () => Dispatcher;
+  /** The client's pool for a provenance: `remote` refuses loopback addresses after resolution. */
+  readonly #dispatcher: (remote: boolean) => Dispatcher;
   readonly #now: () => number;
 
-  constructor(dispatcher: () => Dispatcher, now: () => number = Date.now) {
+  constructor(dispatcher: (remote: boolean) => Dispatcher, now: () => number = Date.now) {
     this.#dispatcher = dispatcher;
     this.#now = now;
   }
 
-  /** A valid access token for `auth`, from the cache or a token request. */
-  async token(auth: OAuth2Auth, signal: AbortSignal): Promise<string> {
-    assertUrlAllowed(auth.token_url, 'OAuth2 token URL');
+  /**
+   * A valid access token for `auth`, from the cache or a token request. `remote`: the auth comes with a tool of a
+   * remote-sourced manual, so the token URL may not be loopback, neither as written nor once resolved
+   * (docs/design/threat-model.md#dial-guard).
+   */
+  async token(auth: OAuth2Auth, signal: AbortSignal, remote = false): Promise<string> {
+    const url = assertUrlAllowed(auth.token_url, 'OAuth2 token URL');
+    if (remote && isLoopbackLike(url.href))
+      throw new UrlPolicyError(
+        `OAuth2 token URL ${redactUrl(auth.token_url)} is loopback; a tool from a remote manual may not reach loopback`,
+      );
     for (const field of ['client_id', 'client_secret'] as const) {
       if (typeof auth[field] !== 'string' || auth[field] === '') {
         throw new UtcpError('INVALID_MANUAL', `OAuth2 auth needs a non-empty ${field}`);
       }
     }
     if (this.#closing.signal.aborted) throw new UtcpError('CLIENT_CLOSED', 'The OAuth2 token cache is closed');
+    // Remote and local requests for the same token never share a request (each goes through its own pool).
     const key = oauth2CacheKey(auth);
+    const flightKey = `${remote ? 'remote' : 'local'}|${key}`;
     const entry = this.#entries.get(key);
     if (entry?.accessToken && this.#now() < entry.expiresAtMs - TOKEN_EXPIRY_MARGIN_MS) return entry.accessToken;
-    let pending = this.#inflight.get(key);
+    let pending = this.#inflight.get(flightKey);
     if (!pending) {
-      pending = this.#fetch(key, auth).finally(() => this.#inflight.delete(key));
+      pending = this.#fetch(key, auth, remote).finally(() => this.#inflight.delete(flightKey));
       pending.catch(() => {});
-      this.#inflight.set(key, pending);
+      this.#inflight.set(flightKey, pending);
     }
     return raceSignal(pending, signal, 'OAuth2 token request');
   }
@@ -114,7 +131,7 @@ export class OAuth2TokenCache {
     this.#entries.clear();
   }
 
-  async #fetch(key: string, auth: OAuth2Auth): Promise<string> {
+  async #fetch(key: string, auth: OAuth2Auth, remote: boolean): Promise<string> {
     const entry: TokenEntry = this.#entries.get(key) ?? {
       expiresAtMs: 0,
       refreshToken: auth.refresh_token ?? undefined,
@@ -123,24 +140,24 @@ export class OAuth2TokenCache {
     };
     const deadline = createDeadline(this.#closing.signal, TOKEN_REQUEST_TIMEOUT_MS, 'OAuth2 token request');
     try {
-      return await this.#obtain(key, auth, entry, deadline.signal);
+      return await this.#obtain(key, auth, entry, { signal: deadline.signal, remote });
     } finally {
       deadline.dispose();
     }
   }
 
-  async #obtain(key: string, auth: OAuth2Auth, entry: TokenEntry, signal: AbortSignal): Promise<string> {
+  async #obtain(key: string, auth: OAuth2Auth, entry: TokenEntry, how: RequestHow): Promise<string> {
     let result: TokenResult | undefined;
     if (entry.refreshToken) {
       try {
-        result = await this.#refresh(auth, entry, signal);
+        result = await this.#refresh(auth, entry, how);
       } catch (error) {
         const refusable = error instanceof TokenStatusError && (error.status === 400 || error.status === 401);
         if (!refusable || !entry.refreshFromResponse) throw error;
         entry.refreshToken = undefined;
       }
     }
-    result ??= await this.#clientCredentials(auth, entry, signal);
+    result ??= await this.#clientCredentials(auth, entry, how);
     entry.accessToken = result.accessToken;
     entry.expiresAtMs = this.#now() + result.expiresInS * 1000;
     if (result.refreshToken) {
@@ -151,7 +168,7 @@ export class OAuth2TokenCache {
     return result.accessToken;
   }
 
-  async #refresh(auth: OAuth2Auth, entry: TokenEntry, signal: AbortSignal): Promise<TokenResult> {
+  async #refresh(auth: OAuth2Auth, entry: TokenEntry, how: RequestHow): Promise<TokenResult> {
     const form: Record<string, string> = {
       grant_type: 'refresh_token',
       refresh_token: entry.refreshToken!,
@@ -159,20 +176,20 @@ export class OAuth2TokenCache {
       client_secret: auth.client_secret,
     };
     if (auth.scope != null) form.scope = auth.scope;
-    return this.#post(auth.token_url, form, undefined, signal);
+    return this.#post(auth.token_url, form, undefined, how);
   }
 
-  async #clientCredentials(auth: OAuth2Auth, entry: TokenEntry, signal: AbortSignal): Promise<TokenResult> {
+  async #clientCredentials(auth: OAuth2Auth, entry: TokenEntry, how: RequestHow): Promise<TokenResult> {
     const scope: Record<string, string> = auth.scope != null ? { scope: auth.scope } : {};
     const basic = 'Basic ' + Buffer.from(`${auth.client_id}:${auth.client_secret}`, 'utf8').toString('base64');
-    const viaBasic = () => this.#post(auth.token_url, { grant_type: 'client_credentials', ...scope }, basic, signal);
+    const viaBasic = () => this.#post(auth.token_url, { grant_type: 'client_credentials', ...scope }, basic, how);
     if (entry.useBasic) return viaBasic();
     try {
       return await this.#post(
         auth.token_url,
         { grant_type: 'client_credentials', client_id: auth.client_id, client_secret: auth.client_secret, ...scope },
         undefined,
-        signal,
+        how,
       );
     } catch (error) {
       if (!(error instanceof TokenStatusError) || (error.status !== 400 && error.status !== 401)) throw error;
@@ -186,7 +203,7 @@ export class OAuth2TokenCache {
     tokenUrl: string,
     form: Record<string, string>,
     authorization: string | undefined,
-    signal: AbortSignal,
+    how: RequestHow,
   ): Promise<TokenResult> {
     const shown = redactUrl(tokenUrl);
     const headers: Record<string, string> = {
@@ -198,8 +215,9 @@ export class OAuth2TokenCache {
     const response = await httpExchange(
       { url: tokenUrl, method: 'POST', headers, body: new URLSearchParams(form).toString() },
       {
-        dispatcher: this.#dispatcher(),
-        signal,
+        dispatcher: this.#dispatcher(how.remote),
+        signal: how.signal,
+        remoteSource: how.remote,
         callerTimeoutMs: TOKEN_REQUEST_TIMEOUT_MS,
         what: `OAuth2 token request to ${shown}`,
         context: 'OAuth2 token URL',

@@ -59,6 +59,7 @@ export async function* streamSseEvents(
           contentType: 'application/json',
           defaultBodyField: null,
           signal,
+          remoteSource: options.remoteSource,
         });
         hasBody = spec.body !== undefined;
         const extra: Record<string, string> = { Accept: 'text/event-stream' };

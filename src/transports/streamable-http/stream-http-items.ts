@@ -129,6 +129,7 @@ export async function* streamHttpItems(
           contentType: template.content_type ?? 'application/octet-stream',
           defaultBodyField: null,
           signal,
+          remoteSource: options.remoteSource,
         }),
       ctx,
       { signal, what, auth: template.auth, timeoutMs: options.timeoutMs, remoteSource: options.remoteSource },

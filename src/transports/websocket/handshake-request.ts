@@ -22,6 +22,7 @@ export async function handshakeRequest(
   extraHeaders: Record<string, string>,
   ctx: TransportContext,
   signal: AbortSignal,
+  remoteSource = false,
 ): Promise<HandshakeRequest> {
   const parsed = assertUrlAllowed(url, 'connect', 'ws');
   const out: Record<string, string> = {};
@@ -29,7 +30,7 @@ export async function handshakeRequest(
     assertHeaderSafe(name, String(value));
     out[name] = String(value);
   }
-  const material = await resolveAuth(auth ?? null, ctx, signal);
+  const material = await resolveAuth(auth ?? null, ctx, signal, remoteSource);
   Object.assign(out, material.headers);
   for (const [name, value] of material.query) parsed.searchParams.append(name, value);
   if (material.cookies.length > 0) {

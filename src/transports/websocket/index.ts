@@ -365,6 +365,7 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
         request.extraHeaders,
         this.#ctx,
         signal,
+        request.remoteSource,
       );
       return openWebSocket(WebSocket, {
         request: handshake,

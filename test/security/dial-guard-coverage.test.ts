@@ -1,0 +1,210 @@
+/**
+ * The dial guard (docs/design/threat-model.md#dial-guard) on the connections not covered by
+ * network-rules.test.ts: gRPC channels, OAuth2 token requests and requests sent through an HTTP proxy.
+ * Each attack is a remote manual whose tool names a host that resolves to loopback (the client's `lookup`
+ * option plays the DNS record or /etc/hosts alias); every listener is on 127.0.0.1 and counts what reaches it.
+ */
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { UtcpClient } from '../../src/index.js';
+
+/** Resolves every name to 127.0.0.1. */
+const toLoopback: LookupFunction = (_host, options, callback) => {
+  if ((options as { all?: boolean }).all)
+    (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+      { address: '127.0.0.1', family: 4 },
+    ]);
+  else callback(null, '127.0.0.1', 4);
+};
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
+  return (server.address() as { port: number }).port;
+}
+
+/** A TCP listener that counts connections and drops them. */
+async function connectionCounter(): Promise<{ port: number; count(): number }> {
+  let n = 0;
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    n += 1;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.destroy();
+  });
+  const port = await listen(server);
+  onTestFinished(() => {
+    for (const s of sockets) s.destroy();
+  });
+  return { port, count: () => n };
+}
+
+/** Serves `tools` as a UTCP manual over TCP; registered under a name, it is a REMOTE manual source. */
+async function remoteManualClient(tools: unknown[]): Promise<UtcpClient> {
+  const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools };
+  const server = createTcpServer((socket) => {
+    socket.on('error', () => {});
+    let buffered = '';
+    socket.on('data', (chunk) => {
+      buffered += chunk.toString();
+      if (buffered.includes('\n')) socket.end(`${JSON.stringify(manual)}\n`);
+    });
+  });
+  const port = await listen(server);
+  const client = await UtcpClient.create({}, { lookup: toLoopback });
+  onTestFinished(() => client.close());
+  const result = await client.registerManual({
+    name: 'm',
+    call_template_type: 'tcp',
+    host: 'manuals.example.test',
+    port,
+    framing_strategy: 'delimiter',
+    message_delimiter: '\\n',
+    timeout: 5000,
+    allowed_communication_protocols: ['tcp', 'http', 'grpc'],
+  });
+  expect(result.errors).toEqual([]);
+  expect(result.manual.tools.map((t) => t.name)).toEqual(tools.map((t) => `m.${(t as { name: string }).name}`));
+  return client;
+}
+
+/** The same tools from a local (inline) manual: the guard is off, so the connection happens. */
+async function localManualClient(tools: unknown[]): Promise<UtcpClient> {
+  const client = await UtcpClient.create({}, { lookup: toLoopback });
+  onTestFinished(() => client.close());
+  const result = await client.registerManual({
+    name: 'm',
+    call_template_type: 'text',
+    content: JSON.stringify({ utcp_version: '1.0.0', manual_version: '1.0.0', tools }),
+    allowed_communication_protocols: ['http', 'grpc'],
+  });
+  expect(result.errors).toEqual([]);
+  return client;
+}
+
+const open = { type: 'object' } as const;
+
+describe('gRPC', () => {
+  it('refuses a channel to a name that resolves to loopback, before connecting', async () => {
+    const target = await connectionCounter();
+    const tool = {
+      name: 'g',
+      inputs: open,
+      tool_call_template: { call_template_type: 'grpc', host: 'alias.example.test', port: target.port, use_ssl: true },
+    };
+    const client = await remoteManualClient([tool]);
+    const error = await client.callTool('m.g', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
+    expect(target.count()).toBe(0);
+  });
+
+  it('a local manual still dials the name (grpc-js resolves it itself)', async () => {
+    const target = await connectionCounter();
+    const tool = {
+      name: 'g',
+      inputs: open,
+      tool_call_template: { call_template_type: 'grpc', host: '127.0.0.1', port: target.port },
+    };
+    const client = await localManualClient([tool]);
+    const error = await client.callTool('m.g', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: expect.not.stringMatching(/^URL_POLICY$/) });
+    expect(target.count()).toBeGreaterThan(0);
+  });
+});
+
+describe('OAuth2 token URLs', () => {
+  const tool = (tokenPort: number, apiPort: number) => ({
+    name: 'o',
+    inputs: open,
+    tool_call_template: {
+      call_template_type: 'http',
+      url: `https://api.example.test:${apiPort}/x`,
+      http_method: 'GET',
+      auth: {
+        auth_type: 'oauth2',
+        token_url: `https://auth.example.test:${tokenPort}/token`,
+        client_id: 'id',
+        client_secret: 'secret-value',
+      },
+    },
+  });
+
+  it('a remote manual cannot make the client request a token from a name that resolves to loopback', async () => {
+    const token = await connectionCounter();
+    const api = await connectionCounter();
+    const client = await remoteManualClient([tool(token.port, api.port)]);
+    const error = await client.callTool('m.o', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
+    expect(token.count()).toBe(0);
+    expect(api.count()).toBe(0);
+  });
+
+  it('the same token URL from a local manual is requested (the guard follows provenance)', async () => {
+    const token = await connectionCounter();
+    const api = await connectionCounter();
+    const client = await localManualClient([tool(token.port, api.port)]);
+    const error = await client.callTool('m.o', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' }); // the counter drops the TLS handshake
+    expect(token.count()).toBeGreaterThan(0);
+  });
+});
+
+describe('through an HTTP proxy (HTTPS_PROXY)', () => {
+  /** A forward proxy that records CONNECT targets and refuses them all. */
+  async function recordingProxy(): Promise<{ url: string; targets: string[] }> {
+    const targets: string[] = [];
+    const server = createHttpServer((_req, res) => res.writeHead(403).end());
+    server.on('connect', (req, socket: Socket) => {
+      targets.push(String(req.url));
+      socket.on('error', () => {});
+      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+    });
+    const port = await listen(server);
+    return { url: `http://127.0.0.1:${port}`, targets };
+  }
+
+  function withProxy(url: string): void {
+    const saved = {
+      HTTPS_PROXY: process.env.HTTPS_PROXY,
+      https_proxy: process.env.https_proxy,
+      NO_PROXY: process.env.NO_PROXY,
+      no_proxy: process.env.no_proxy,
+    };
+    process.env.HTTPS_PROXY = url;
+    delete process.env.https_proxy;
+    delete process.env.NO_PROXY;
+    delete process.env.no_proxy;
+    onTestFinished(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+  }
+
+  const tool = {
+    name: 'p',
+    inputs: open,
+    tool_call_template: { call_template_type: 'http', url: 'https://alias.example.test:8443/x', http_method: 'GET' },
+  };
+
+  it('a remote manual: the target name is resolved by the guard first, and the proxy is never asked', async () => {
+    const proxy = await recordingProxy();
+    withProxy(proxy.url);
+    const client = await remoteManualClient([tool]);
+    const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
+    expect(proxy.targets).toEqual([]);
+  });
+
+  it('a local manual goes through the proxy as before', async () => {
+    const proxy = await recordingProxy();
+    withProxy(proxy.url);
+    const client = await localManualClient([tool]);
+    const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' });
+    expect(proxy.targets).toEqual(['alias.example.test:8443']);
+  });
+});
