@@ -286,10 +286,23 @@ describe('tcp transport: framing', () => {
   });
 
   it('returns every NDJSON line as an array from callTool', async () => {
-    const { transport, template, tool } = await setup(replyAfterRequest('{"i":1}\r\n\n"two"\n3'), {
+    const { transport, template, tool } = await setup(replyAfterRequest('{"i":1}\r\n\n"two"\n3\n[4]'), {
       framing_strategy: 'ndjson',
     });
-    expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual([{ i: 1 }, 'two', 3]);
+    expect(await transport.callTool(tool, {}, template, callOptions(template))).toEqual([{ i: 1 }, 'two', 3, [4]]);
+  });
+
+  it('treats an unterminated last NDJSON line that is not a whole JSON value as cut off', async () => {
+    for (const tail of ['3', 'not json', '{"i":']) {
+      const { transport, template, tool } = await setup(replyAfterRequest(`{"i":1}\n${tail}`), {
+        framing_strategy: 'ndjson',
+      });
+      await expect(transport.callTool(tool, {}, template, callOptions(template))).rejects.toMatchObject({
+        name: 'TransportError',
+        code: 'PROTOCOL_ERROR',
+        message: expect.stringContaining('in the middle of a line'),
+      });
+    }
   });
 
   it('streams NDJSON lines as they arrive', async () => {

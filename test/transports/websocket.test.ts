@@ -153,11 +153,26 @@ describe('websocket transport: streaming', () => {
     expect(await collect(transport.callToolStream!(tool, {}, template, callOptions(template)))).toEqual([{ n: 1 }, 2]);
   });
 
-  it('ends the stream when the server closes mid-stream without stream_end', async () => {
+  it('fails the stream when the connection drops mid-stream without stream_end (no close frame: 1006)', async () => {
     const { transport, template, tool } = await setup((peer) =>
       answerEach(peer, () => {
-        peer.ws.send('"a"');
-        peer.ws.terminate();
+        peer.ws.send('"a"', () => peer.ws.terminate());
+        return undefined;
+      }),
+    );
+    const items: unknown[] = [];
+    const error = await (async () => {
+      for await (const item of transport.callToolStream!(tool, {}, template, callOptions(template))) items.push(item);
+    })().catch((e: unknown) => e);
+    expect(items).toEqual(['a']);
+    expect(error).toMatchObject({ name: 'TransportError', code: 'TRANSPORT_FAILED' });
+    expect((error as Error).message).toContain('cut off');
+  });
+
+  it('ends the stream when the server closes normally without stream_end', async () => {
+    const { transport, template, tool } = await setup((peer) =>
+      answerEach(peer, () => {
+        peer.ws.send('"a"', () => peer.ws.close(1000));
         return undefined;
       }),
     );

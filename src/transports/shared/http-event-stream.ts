@@ -25,6 +25,13 @@ export class EventStreamDecoder {
   #parser: EventSourceParser;
   #pending: ServerSentEvent[] = [];
   #error: UtcpError | undefined;
+  /** Cut-off tracking: a field line arrived since the last blank line (an event is being built). */
+  #eventOpen = false;
+  /** What the current line is so far: nothing yet, a comment, or a field. */
+  #line: 'empty' | 'comment' | 'field' = 'empty';
+  /** The last character was CR (a following LF belongs to the same line end). */
+  #afterCr = false;
+  #sawText = false;
 
   constructor(maxItemBytes: number, what: string) {
     this.#maxItemBytes = maxItemBytes;
@@ -71,7 +78,10 @@ export class EventStreamDecoder {
   push(chunk: Uint8Array): ServerSentEvent[] {
     this.throwIfFailed();
     const text = this.#decoder.decode(chunk, { stream: true });
-    if (text) this.#parser.feed(text);
+    if (text) {
+      this.#track(text);
+      this.#parser.feed(text);
+    }
     const out = this.#pending;
     this.#pending = [];
     return out;
@@ -82,8 +92,55 @@ export class EventStreamDecoder {
     if (this.#error) throw this.#error;
   }
 
+  /**
+   * Call when the body has ended: true when it ended inside an event (a field line without the blank line that
+   * dispatches it, a partial line, or a partial UTF-8 character) — the stream was cut off
+   * (docs/design/transports.md#cut-off-streams). Comment lines alone never count.
+   */
+  endedMidEvent(): boolean {
+    const rest = this.#decoder.decode();
+    if (rest) this.#track(rest);
+    return this.#eventOpen || this.#line === 'field';
+  }
+
+  /** Follows line and event boundaries with the event-stream rules (CR, LF and CRLF end a line). */
+  #track(text: string): void {
+    let i = 0;
+    if (!this.#sawText) {
+      this.#sawText = true;
+      if (text.charCodeAt(0) === 0xfeff) i = 1;
+    }
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.#afterCr) {
+        this.#afterCr = false;
+        if (c === 0x0a) continue;
+      }
+      if (c === 0x0a || c === 0x0d) {
+        if (this.#line === 'empty') this.#eventOpen = false;
+        else if (this.#line === 'field') this.#eventOpen = true;
+        this.#line = 'empty';
+        this.#afterCr = c === 0x0d;
+      } else if (this.#line === 'empty') {
+        this.#line = c === 0x3a ? 'comment' : 'field';
+        // The rest of the line cannot change its kind: skip to its end.
+        let end = i + 1;
+        while (end < text.length) {
+          const d = text.charCodeAt(end);
+          if (d === 0x0a || d === 0x0d) break;
+          end++;
+        }
+        i = end - 1;
+      }
+    }
+  }
+
   /** Starts a new connection: partial data is dropped; `lastEventId` and `retryMs` are kept. */
   reset(): void {
+    this.#eventOpen = false;
+    this.#line = 'empty';
+    this.#afterCr = false;
+    this.#sawText = false;
     this.#decoder = new TextDecoder('utf-8');
     this.#parser = this.#createParser();
     this.#pending = [];

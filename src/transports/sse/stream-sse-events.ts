@@ -7,8 +7,9 @@ import type { SseCallTemplate } from './template.js';
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../shared/http-request.js';
-import { networkError, type StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
+import type { StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
 import { destroyBody } from '../shared/http-body.js';
+import { streamCutOff } from '../shared/stream-end.js';
 
 /** Deadline until the response headers arrive, in ms; the stream itself is open-ended. */
 export const SSE_HEADERS_TIMEOUT_MS = 30_000;
@@ -94,6 +95,7 @@ export async function* streamSseEvents(
     response = await open();
     let failedAt: number | undefined;
     for (;;) {
+      let cut: Error | undefined;
       try {
         for await (const chunk of response.body) {
           for (const event of decoder.push(chunk)) {
@@ -105,16 +107,28 @@ export async function* streamSseEvents(
           }
           decoder.throwIfFailed();
         }
-        return;
       } catch (error) {
         if (signal.aborted) throw abortError(signal, what, options.timeoutMs);
         if (error instanceof UtcpError) throw error;
-        const failure = networkError(error, signal, `${what} (stream)`, response.url, options.timeoutMs);
+        const reason = (error as { code?: string })?.code ?? (error instanceof Error ? error.message : String(error));
+        cut = streamCutOff(what, `: the connection failed before the response ended (${reason})`, {
+          code: 'TRANSPORT_FAILED',
+          cause: error,
+        });
+      }
+      // The body ended: cleanly, unless it stopped inside an event (docs/design/transports.md#cut-off-streams).
+      if (!cut && decoder.endedMidEvent()) {
+        cut = streamCutOff(what, 'in the middle of an event (the body ended before the blank line that completes it)');
+      }
+      if (cut) {
+        const failure = cut;
         if (template.reconnect === false || hasBody) throw failure;
         failedAt ??= Date.now();
         destroyBody(response.body);
         response = await reconnect(failure, failedAt);
+        continue;
       }
+      return;
     }
   } finally {
     clearTimeout(idleTimer);

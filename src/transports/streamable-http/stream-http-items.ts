@@ -16,6 +16,7 @@ import {
 import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
 import { openStreamingResponse } from '../shared/http-open-stream.js';
 import { buildHttpRequest } from '../shared/http-request.js';
+import { isCompleteLastLine, streamCutOff } from '../shared/stream-end.js';
 import type { StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
 
 /** Whole-request deadline when the template sets no `timeout`, in ms. */
@@ -70,6 +71,10 @@ async function* ndjsonItems(body: ResponseBody, maxLineBytes: number, what: stri
       if (pendingBytes > maxLineBytes) throw tooLarge();
     }
   }
+  // A last line without its newline counts only when it is a whole JSON value (docs/design/transports.md#cut-off-streams).
+  if (pendingBytes > 0 && !isCompleteLastLine(utf8(concatBytes(pending, pendingBytes)))) {
+    throw streamCutOff(what, 'in the middle of a line (the body ended without the newline that completes it)');
+  }
   const last = emit(pending, pendingBytes);
   if (last) yield last;
 }
@@ -102,6 +107,9 @@ async function* sseItems(body: ResponseBody, maxItemBytes: number, what: string)
     for (const event of decoder.push(chunk))
       yield { item: eventItem(event), bytes: Buffer.byteLength(event.data, 'utf8') };
     decoder.throwIfFailed();
+  }
+  if (decoder.endedMidEvent()) {
+    throw streamCutOff(what, 'in the middle of an event (the body ended before the blank line that completes it)');
   }
 }
 
@@ -165,8 +173,12 @@ export async function* streamHttpItems(
 
 function networkErrorFor(error: unknown, what: string, response: HttpResponse | undefined): Error {
   const reason = (error as { code?: string })?.code ?? (error instanceof Error ? error.message : String(error));
-  return new TransportError(
-    `${what}: the response stream failed${response ? '' : ' before the response'} (${reason})`,
-    { cause: error },
-  );
+  if (response) {
+    // The body did not reach its end (the terminating chunk, or Content-Length bytes).
+    return streamCutOff(what, `: the connection failed before the response ended (${reason})`, {
+      code: 'TRANSPORT_FAILED',
+      cause: error,
+    });
+  }
+  return new TransportError(`${what}: the response stream failed before the response (${reason})`, { cause: error });
 }

@@ -4,6 +4,7 @@
  */
 import { TransportError } from '../../core/errors.js';
 import type { ByteReader } from './byte-reader.js';
+import { isCompleteLastLine, streamCutOff } from '../shared/stream-end.js';
 import { JsonValueScanner } from './json-value-scanner.js';
 
 function tooLarge(what: string, limit: number | bigint, size?: number | bigint): TransportError {
@@ -153,11 +154,17 @@ export async function readJsonValue(reader: ByteReader, maxBytes: number, what: 
 
 const NEWLINE = Buffer.from('\n');
 
-/** NDJSON lines until the server closes; blank lines are skipped, a trailing `\r` is removed. */
+/**
+ * NDJSON lines until the server closes; blank lines are skipped, a trailing `\r` is removed. A last line
+ * without its newline must be a whole JSON value, else the stream was cut off (docs/design/transports.md#cut-off-streams).
+ */
 export async function* readLines(reader: ByteReader, maxLineBytes: number, what: string): AsyncGenerator<Buffer> {
   for (;;) {
     const chunk = await readDelimited(reader, NEWLINE, maxLineBytes, what);
     if (chunk === null) return;
+    if (!chunk.delimited && !isCompleteLastLine(chunk.message.toString('utf8'))) {
+      throw streamCutOff(what, 'in the middle of a line (the connection closed before its newline)');
+    }
     let line = chunk.message;
     if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
     if (line.toString('utf8').trim() !== '') yield line;

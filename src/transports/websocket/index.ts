@@ -19,6 +19,7 @@ import {
   wireToolName,
 } from '../shared/socket-payload.js';
 import { AbortScopes } from '../shared/socket-scopes.js';
+import { streamCutOff } from '../shared/stream-end.js';
 import { createDeadline } from '../../core/deadline.js';
 import { AsyncQueue } from '../shared/async-queue.js';
 import { decodeFrame, type RawFrame } from './decode-frame.js';
@@ -317,6 +318,9 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
           if (item.error) throw item.error;
           if (purpose === 'first')
             throw new TransportError(`${what}: connection closed before a response (code ${item.code})`);
+          // Only a close handshake with 1000 (or no code) ends a stream; anything else cut it off
+          // (docs/design/transports.md#cut-off-streams).
+          if (!isCleanClose(item.code)) throw cutOff(what, item.code);
           clean = true;
           return;
         }
@@ -427,6 +431,20 @@ class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     this.#ws.catch(() => (this.#ws = undefined));
     return this.#ws;
   }
+}
+
+/** Close codes that end a stream cleanly: 1000 (normal closure) and 1005 (a close frame without a code). */
+function isCleanClose(code: number): boolean {
+  return code === 1000 || code === 1005;
+}
+
+/** The error of a stream cut off by an abnormal close (1006: no close frame; 1001, 1011, ...: the peer gave up). */
+function cutOff(what: string, code: number): TransportError {
+  const how =
+    code === 1006
+      ? ': the connection was lost without a close frame (code 1006)'
+      : `: the server closed with code ${code}`;
+  return streamCutOff(what, how, { code: 'TRANSPORT_FAILED' });
 }
 
 /** A call needs its own connection when it routes by path or sends per-call headers. */
