@@ -1,6 +1,8 @@
+import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { resolveAuth } from '../shared/auth.js';
+import { mediaType } from '../shared/http-body.js';
 import { exchangeDefaults } from '../shared/http-dispatcher.js';
 import { exchangeFetch } from '../shared/http-fetch.js';
 
@@ -14,6 +16,16 @@ export interface HttpConnectionState {
   broken: boolean;
   /** A request got 401 (an OAuth2 token may have expired). */
   unauthorized: boolean;
+  /** The server broke an input bound (a message over the size cap); the connection was dropped. */
+  failure?: string;
+}
+
+/** Bounds on what one MCP HTTP connection reads (docs/design/transports.md#mcp-http-bounds). */
+export interface McpFetchBounds {
+  /** Largest JSON-RPC message accepted: a JSON body, or one SSE event (bytes between blank lines). */
+  maxMessageBytes: number;
+  /** Called once when a message passes the cap (the session drops the connection). */
+  onViolation(): void;
 }
 
 export type McpFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -32,6 +44,7 @@ export function createMcpFetch(
   auth: Auth | null | undefined,
   state: HttpConnectionState,
   fallbackSignal: AbortSignal,
+  bounds?: McpFetchBounds,
 ): McpFetch {
   // MCP HTTP requests never follow redirects (docs/design/security.md#redirects): the exchange refuses a 3xx.
   const { dispatcher, logger } = exchangeDefaults(ctx);
@@ -60,10 +73,69 @@ export function createMcpFetch(
       if (state.ready && !init?.signal?.aborted) state.broken = true;
       throw error;
     }
+    if (bounds && response.body) response = boundedResponse(response, bounds, state);
     if (state.ready) {
       if (response.status === 404 && (init?.method ?? 'GET').toUpperCase() === 'POST') state.expired = true;
       if (response.status === 401) state.unauthorized = true;
     }
     return response;
   };
+}
+
+/**
+ * The response with its body read through the message cap: a JSON body may not exceed `maxMessageBytes`, and on an
+ * event stream no event may (the bytes since the last blank line are counted, so a stream of any length with
+ * small events passes). Past the cap the body is cancelled (the socket goes), the stream fails with
+ * RESPONSE_TOO_LARGE, and `onViolation` runs: at most one cap's worth of a hostile message is ever held.
+ */
+function boundedResponse(response: Response, bounds: McpFetchBounds, state: HttpConnectionState): Response {
+  const events = mediaType(response.headers.get('content-type') ?? undefined) === 'text/event-stream';
+  const limit = bounds.maxMessageBytes;
+  const reader = response.body!.getReader();
+  let size = 0;
+  let lineStart = true;
+  let afterCr = false;
+  /** Counts `chunk` into the current message; false once a message passed the cap. */
+  const fits = (chunk: Uint8Array): boolean => {
+    if (!events) {
+      size += chunk.byteLength;
+      return size <= limit;
+    }
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i];
+      if (byte === 0x0a && afterCr) {
+        afterCr = false; // the LF of a CRLF
+        continue;
+      }
+      afterCr = byte === 0x0d;
+      if (byte === 0x0a || byte === 0x0d) {
+        if (lineStart) size = 0; // a blank line ends the event
+        lineStart = true;
+        continue;
+      }
+      lineStart = false;
+      if (++size > limit) return false;
+    }
+    return true;
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        if (fits(value)) return controller.enqueue(value);
+        const failure = `the server sent a ${events ? 'server-sent event' : 'JSON-RPC message'} larger than ${limit} bytes (limits.max_response_bytes)`;
+        state.failure ??= failure;
+        reader.cancel().catch(() => {});
+        controller.error(new UtcpError('RESPONSE_TOO_LARGE', `MCP HTTP response refused: ${failure}`));
+        bounds.onViolation();
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -296,6 +296,7 @@ export class McpSession {
     if (conn.closed || conn.stdio?.broken) return true;
     const http = conn.http;
     if (!http) return false;
+    if (http.failure) return false; // the server broke a bound: no second try
     if (http.expired || http.broken) return true;
     if (http.unauthorized && this.#opts.auth?.auth_type === 'oauth2') {
       invalidateAuth(this.#opts.auth, this.#opts.ctx);
@@ -322,7 +323,7 @@ export class McpSession {
       );
     }
     if (conn?.closed || (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.ConnectionClosed)) {
-      const why = conn?.stdio?.endReason;
+      const why = conn?.stdio?.endReason ?? conn?.http?.failure;
       // Let the process's last words arrive before quoting them.
       if (conn?.stdio) await conn.stdio.close();
       return new McpServerError(
@@ -476,9 +477,14 @@ export class McpSession {
     kind: 'streamable-http' | 'sse',
   ): Omit<Connection, 'client' | 'closed' | 'listed'> {
     const http = newHttpConnectionState();
-    const fetch = createMcpFetch(this.#opts.ctx, this.#opts.auth, http, this.#closing.signal);
+    let transport: SdkTransport | undefined;
+    // A message over the cap drops the connection at once, so calls waiting on it fail now (docs/design/transports.md#mcp-http-bounds).
+    const fetch = createMcpFetch(this.#opts.ctx, this.#opts.auth, http, this.#closing.signal, {
+      maxMessageBytes: Math.max(this.#opts.ctx.limits.max_response_bytes, 1024 * 1024),
+      onViolation: () => void transport?.close().catch(() => undefined),
+    });
     const requestInit = { headers: server.headers };
-    const transport =
+    transport =
       kind === 'sse'
         ? new sdk.SSEClientTransport(server.url, { requestInit, fetch })
         : new sdk.StreamableHTTPClientTransport(server.url, { requestInit, fetch });
@@ -555,7 +561,7 @@ export class McpSession {
     }
     return new McpServerError(
       server.name,
-      `${this.#label} at ${where} could not be initialised: ${bounded(messageOf(error))}`,
+      `${this.#label} at ${where} could not be initialised: ${conn.http?.failure ?? bounded(messageOf(error))}`,
       '',
       { cause: error },
     );
