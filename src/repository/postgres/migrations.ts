@@ -48,24 +48,51 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'trigram index on tool names (when pg_trgm can be created)',
     async up(tx, S) {
-      await tx.query('SAVEPOINT trgm');
-      try {
-        await tx.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-        await tx.query('RELEASE SAVEPOINT trgm');
-      } catch {
-        // Not installed on the server or no privilege: search works without it (no typo matching on names).
-        await tx.query('ROLLBACK TO SAVEPOINT trgm');
-        return;
-      }
-      const [ext] = await tx.query<{ schema: string }>(
-        `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`,
-      );
+      const T = await trigramSchema(tx);
+      if (T) await tx.query(`CREATE INDEX tools_name_trgm_idx ON ${S}.tools USING gin (name_words ${T}.gin_trgm_ops)`);
+    },
+  },
+  {
+    version: 3,
+    name: 'typo vocabulary of name words replaces the per-tool trigram index',
+    // A trigram index over every tool's name was the costliest part of a bulk save (about 30 trigram entries per
+    // tool). Names share most of their words, so misspellings are matched against the distinct words instead
+    // (docs/design/repository-postgres.md#search).
+    async up(tx, S) {
+      await tx.query(`CREATE TABLE ${S}.name_terms (term text PRIMARY KEY)`);
+      // The name's terms are the tsvector's weight-A lexemes.
       await tx.query(
-        `CREATE INDEX tools_name_trgm_idx ON ${S}.tools USING gin (name_words "${ext.schema.replace(/"/g, '""')}".gin_trgm_ops)`,
+        `INSERT INTO ${S}.name_terms (term)
+         SELECT DISTINCT u.lexeme FROM ${S}.tools t, unnest(t.doc) AS u
+         WHERE 'A' = ANY (u.weights) AND length(u.lexeme) >= 3 AND u.lexeme !~ '^[0-9]+$'`,
       );
+      await tx.query(`DROP INDEX IF EXISTS ${S}.tools_name_trgm_idx`);
+      await tx.query(`ALTER TABLE ${S}.tools DROP COLUMN name_words`);
+      const T = await trigramSchema(tx);
+      if (T) await tx.query(`CREATE INDEX name_terms_trgm_idx ON ${S}.name_terms USING gin (term ${T}.gin_trgm_ops)`);
     },
   },
 ];
+
+/**
+ * Creates `pg_trgm` when it is missing and allowed, and returns the quoted schema it lives in (its operator classes
+ * are named qualified), or undefined when the server does not have it or refuses: search then works without typo
+ * matching.
+ */
+async function trigramSchema(tx: SqlRunner): Promise<string | undefined> {
+  await tx.query('SAVEPOINT trgm');
+  try {
+    await tx.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    await tx.query('RELEASE SAVEPOINT trgm');
+  } catch {
+    await tx.query('ROLLBACK TO SAVEPOINT trgm');
+    return undefined;
+  }
+  const [ext] = await tx.query<{ schema: string }>(
+    `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`,
+  );
+  return `"${ext.schema.replace(/"/g, '""')}"`;
+}
 
 /** Fixed key of the advisory lock serialising migrations across processes. */
 const MIGRATION_LOCK = 0x75746370; // 'utcp'

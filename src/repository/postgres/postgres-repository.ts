@@ -24,6 +24,7 @@ import {
   type SqlDriver,
 } from './driver.js';
 import { MIGRATIONS, migrate } from './migrations.js';
+import { isVocabularyTerm, toolDocument } from './documents.js';
 
 export interface PostgresToolRepositoryOptions {
   /** `postgres://…` of a PostgreSQL server. Exactly one of `connectionString`, `pglite` or `driver`. */
@@ -50,7 +51,7 @@ export interface PostgresToolRepositoryOptions {
 const RANK_WEIGHTS = '{0.15,0.35,1,1}';
 /** ts_rank normalisation 1: divides by 1 + log(document length), so shorter, more specific tools rank first (as BM25 does). */
 const RANK_NORM = 1;
-/** Minimum pg_trgm word similarity of a name to a query with no full-text match. */
+/** Minimum pg_trgm similarity of a name word to a query term with no full-text match. */
 const TYPO_SIMILARITY = 0.4;
 
 interface Notice {
@@ -61,17 +62,7 @@ interface Notice {
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-/** Lowercased words of a name or query, split at camelCase and non-alphanumerics (for trigram matching). */
-function words(text: string): string {
-  return text
-    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter(Boolean)
-    .join(' ');
-}
-
-/** Terms for to_tsquery: our own tokens (letters and digits only), quoted, OR-ed. */
+/** A tsquery literal: our own terms (letters and digits only, as in the stored tsvectors), quoted, OR-ed. */
 function tsQuery(terms: readonly string[]): string {
   return terms.map((t) => `'${t}'`).join(' | ');
 }
@@ -208,32 +199,22 @@ export class PostgresToolRepository implements ToolRepository {
   async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void> {
     const db = await this.#db();
     const S = this.#S;
-    // One INSERT: the tool documents travel as one JSON array (split by the server, each element stored as written),
-    // the small search columns as parallel text arrays, zipped by ROWS FROM. (A text[] of large documents is much
-    // slower for the server to parse than one JSON text.)
+    // One INSERT with every value ready (docs/design/repository-postgres.md#bulk-insert): the tool documents travel
+    // as one JSON array (split by the server, each element stored as written), the search columns as parallel text
+    // arrays of literals, zipped by ROWS FROM.
     const n = manual.tools.length;
-    const cols = {
-      name: new Array<string>(n),
-      tool: new Array<string>(n),
-      tags: new Array<string>(n),
-      words: new Array<string>(n),
-      tn: new Array<string>(n),
-      tt: new Array<string>(n),
-      td: new Array<string>(n),
-      tm: new Array<string>(n),
-    };
+    const names = new Array<string>(n);
+    const tools = new Array<string>(n);
+    const tags = new Array<string>(n);
+    const docs = new Array<string>(n);
+    const vocabulary = new Set<string>();
     manual.tools.forEach((tool, i) => {
-      const dot = tool.name.indexOf('.');
-      const bare = dot === -1 ? tool.name : tool.name.slice(dot + 1);
-      const tags = (tool.tags ?? []).map(String);
-      cols.name[i] = tool.name;
-      cols.tool[i] = JSON.stringify(tool);
-      cols.tags[i] = JSON.stringify(tags.map((t) => t.toLowerCase()));
-      cols.words[i] = words(bare);
-      cols.tn[i] = tokenize(bare).join(' ');
-      cols.tt[i] = tags.flatMap((t) => tokenize(t)).join(' ');
-      cols.td[i] = tokenize(tool.description ?? '').join(' ');
-      cols.tm[i] = dot === -1 ? '' : tokenize(tool.name.slice(0, dot)).join(' ');
+      const d = toolDocument(tool);
+      names[i] = tool.name;
+      tools[i] = JSON.stringify(tool);
+      tags[i] = d.tags;
+      docs[i] = d.doc;
+      for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
     });
     const notice: Notice = { op: 'saved', manual: name, origin: this.#origin };
     await db.transaction(async (tx) => {
@@ -255,15 +236,20 @@ export class PostgresToolRepository implements ToolRepository {
       );
       await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
       if (n > 0) {
+        // The function scan buffers its rows; enough memory keeps a large manual off temporary files.
+        await tx.query(`SET LOCAL work_mem = '64MB'`);
         await tx.query(
-          `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, name_words, doc)
-           SELECT r.name, $1, r.tool, ARRAY(SELECT json_array_elements_text(r.tags::json)), r.words,
-             setweight(to_tsvector('simple', r.tn), 'A') || setweight(to_tsvector('simple', r.tt), 'B') ||
-             setweight(to_tsvector('simple', r.td), 'C') || setweight(to_tsvector('simple', r.tm), 'D')
-           FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]), json_array_elements($9::json))
-             WITH ORDINALITY AS r(name, tags, words, tn, tt, td, tm, tool, i)
+          `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
+           SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
+           FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
+             WITH ORDINALITY AS r(name, tags, doc, tool, i)
            ORDER BY r.i`,
-          [name, cols.name, cols.tags, cols.words, cols.tn, cols.tt, cols.td, cols.tm, `[${cols.tool.join(',')}]`],
+          [name, names, tags, docs, `[${tools.join(',')}]`],
+        );
+        // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
+        await tx.query(
+          `INSERT INTO ${S}.name_terms (term) SELECT t FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING`,
+          [[...vocabulary].sort()],
         );
       }
       // Delivered to listeners only when the transaction commits.
@@ -361,25 +347,35 @@ export class PostgresToolRepository implements ToolRepository {
       return rows.map((r) => r.tool);
     }
     const rows = await db.query<{ seq: string; tool: Tool }>(
-      `SELECT t.seq, t.tool FROM ${S}.tools t, (SELECT to_tsquery('simple', $1) AS tsq) q
+      `SELECT t.seq, t.tool FROM ${S}.tools t, (SELECT $1::tsquery AS tsq) q
        WHERE t.doc @@ q.tsq AND ($2::text[] IS NULL OR t.tags_lower && $2::text[])
        ORDER BY ts_rank('${RANK_WEIGHTS}', t.doc, q.tsq, ${RANK_NORM}) DESC, t.seq
        LIMIT $3`,
       [tsQuery(terms), tags, limit],
     );
     const T = this.#trgm;
-    // Typo tolerance where pg_trgm exists: when full text found too few, add tools whose names look like the query
-    // (after the full-text hits, so they never displace a real match).
+    // Typo tolerance where pg_trgm exists: when full text found too few, add tools whose name has a word that looks
+    // like a query term (after the full-text hits, so they never displace a real match). The look-alikes come from
+    // the vocabulary of name words, then full text finds the tools carrying them in their name (weight A).
     if (T && (limit === null ? rows.length === 0 : rows.length < limit)) {
       const more = await db.transaction(async (tx) => {
-        // The operator's default threshold (0.6) misses one-letter typos in short words; lower it for this query only.
-        await tx.query(`SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)`, [String(TYPO_SIMILARITY)]);
+        // The operator's default threshold (0.3) lets unrelated short words in; 0.4 still catches one-letter typos.
+        await tx.query(`SELECT set_config('pg_trgm.similarity_threshold', $1, true)`, [String(TYPO_SIMILARITY)]);
         return tx.query<{ seq: string; tool: Tool }>(
-          `SELECT t.seq, t.tool FROM ${S}.tools t
-           WHERE $1 OPERATOR(${T}.<%) t.name_words AND ($2::text[] IS NULL OR t.tags_lower && $2::text[]) AND NOT (t.seq = ANY($4::bigint[]))
-           ORDER BY ${T}.word_similarity($1, t.name_words) DESC, t.seq
+          `WITH alike AS (
+             SELECT v.term, max(${T}.similarity(v.term, q.term)) AS sim
+             FROM ${S}.name_terms v, unnest($1::text[]) AS q(term)
+             WHERE v.term OPERATOR(${T}.%) q.term
+             GROUP BY v.term),
+           hits AS (
+             SELECT t.seq, max(a.sim) AS sim
+             FROM alike a JOIN ${S}.tools t ON t.doc @@ (quote_literal(a.term) || ':A')::tsquery
+             WHERE ($2::text[] IS NULL OR t.tags_lower && $2::text[]) AND NOT (t.seq = ANY ($4::bigint[]))
+             GROUP BY t.seq)
+           SELECT t.seq, t.tool FROM hits h JOIN ${S}.tools t ON t.seq = h.seq
+           ORDER BY h.sim DESC, t.seq
            LIMIT $3`,
-          [words(query), tags, limit === null ? null : limit - rows.length, rows.map((r) => r.seq)],
+          [terms, tags, limit === null ? null : limit - rows.length, rows.map((r) => r.seq)],
         );
       });
       rows.push(...more);
