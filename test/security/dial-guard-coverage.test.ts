@@ -63,7 +63,7 @@ async function remoteManualClient(tools: unknown[]): Promise<UtcpClient> {
     framing_strategy: 'delimiter',
     message_delimiter: '\\n',
     timeout: 5000,
-    allowed_communication_protocols: ['tcp', 'http', 'grpc'],
+    allowed_communication_protocols: ['tcp', 'http', 'grpc', 'graphql'],
   });
   expect(result.errors).toEqual([]);
   expect(result.manual.tools.map((t) => t.name)).toEqual(tools.map((t) => `m.${(t as { name: string }).name}`));
@@ -206,5 +206,31 @@ describe('through an HTTP proxy (HTTPS_PROXY)', () => {
     const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' });
     expect(proxy.targets).toEqual(['alias.example.test:8443']);
+  });
+});
+
+describe('GraphQL subscriptions over WebSocket', () => {
+  it('refuses a subscription socket to a name that resolves to loopback, before connecting', async () => {
+    const target = await connectionCounter();
+    const tool = {
+      name: 's',
+      inputs: open,
+      tool_call_template: {
+        call_template_type: 'graphql',
+        url: `https://alias.example.test:${target.port}/graphql`,
+        operation_type: 'subscription',
+        subscription_transport: 'websocket',
+        query: 'subscription { tick }',
+      },
+    };
+    const client = await remoteManualClient([tool]);
+    const consume = async () => {
+      for await (const _ of client.callToolStreaming('m.s', {}, { timeoutMs: 5000 })) {
+        // nothing arrives
+      }
+    };
+    const error = await consume().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
+    expect(target.count()).toBe(0);
   });
 });

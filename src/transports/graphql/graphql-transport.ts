@@ -1,4 +1,5 @@
 import type { WebSocket as WsWebSocket } from 'ws';
+import { assertDialAllowed, guardedLookup } from '../shared/dial-guard.js';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError, createDeadline, type Deadline } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
@@ -233,8 +234,16 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
     const parts = await buildRequestParts(url, template, args, this.#ctx, setupSignal, options.remoteSource);
     const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
     const WebSocket = await loadWebSocket();
+    // The dial guard: a remote manual's subscription may not reach loopback, by literal or by resolution.
+    assertDialAllowed(parts.url.hostname, options.remoteSource === true, what);
     const stream = subscribeGraphql({
       WebSocket,
+      lookup: guardedLookup({
+        remote: options.remoteSource === true,
+        lookup: this.#ctx.lookup,
+        closing: setupSignal,
+        what,
+      }),
       url: parts.url,
       headers: parts.headers,
       body,

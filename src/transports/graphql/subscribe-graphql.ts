@@ -1,4 +1,5 @@
 import type { WebSocket as WsWebSocket, RawData } from 'ws';
+import type { LookupFunction } from '../shared/dial-guard.js';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { AsyncQueue } from '../shared/async-queue.js';
@@ -24,6 +25,8 @@ export interface SubscribeOptions {
   what: string;
   /** Called once the operation is subscribed (the handshake deadline can stop). */
   onReady?: () => void;
+  /** Name resolution for the socket: the dial guard's lookup (docs/design/threat-model.md#dial-guard). */
+  lookup?: LookupFunction;
   /** Called with each socket so the transport can terminate it on close(). */
   track(socket: WsWebSocket): () => void;
 }
@@ -48,6 +51,7 @@ export async function* subscribeGraphql(options: SubscribeOptions): AsyncGenerat
     maxPayload: options.maxMessageBytes,
     followRedirects: false,
     perMessageDeflate: false,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
   });
   const untrack = options.track(socket);
   const events = new AsyncQueue<Event>({
