@@ -89,4 +89,11 @@ describe('module boundaries', () => {
     );
     expect(noisy.map((f) => relative(SRC, f))).toEqual([]);
   });
+
+  it('signals are linked only by the deadline helper (no AbortSignal.any outside src/core/deadline.ts)', () => {
+    const linked = files(SRC).filter(
+      (f) => relative(SRC, f) !== 'core/deadline.ts' && /AbortSignal\.any\(/.test(readFileSync(f, 'utf8')),
+    );
+    expect(linked.map((f) => relative(SRC, f))).toEqual([]);
+  });
 });

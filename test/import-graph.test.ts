@@ -60,3 +60,15 @@ describe('import cost of the root entry', () => {
     },
   );
 });
+
+describe('import cost of the agent entry', () => {
+  it.runIf(existsSync(resolve(DIST, 'agent/index.js')))(
+    'statically imports neither undici nor the HTTP exchange (both load with the first model request)',
+    () => {
+      const { files, packages } = staticGraph(resolve(DIST, 'agent/index.js'));
+      expect([...packages].filter((p) => HEAVY.includes(p) && p !== 'eventsource-parser')).toEqual([]);
+      const loaded = [...files].map((f) => f.slice(DIST.length + 1));
+      expect(loaded.filter((f) => f === 'internal.js' || f.startsWith('transports/shared/'))).toEqual([]);
+    },
+  );
+});

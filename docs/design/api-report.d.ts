@@ -766,6 +766,7 @@ export interface ChatModel {
     generate(request: ChatRequest, options: ChatCallOptions): Promise<ChatResponse>;
     prepareArguments?(args: JsonObject, inputSchema: JsonSchema): JsonObject;
     readonly maxToolNameLength?: number;
+    close?(): Promise<void>;
 }
 // ChatRequest
 export interface ChatRequest {
@@ -1274,6 +1275,8 @@ export interface ClientDefaults {
     createRepository(config: UtcpClientConfig, context: RepositoryContext): ToolRepository;
     convertOpenApi: OpenApiConverter;
 }
+// completeLogger
+export declare function completeLogger(logger: Logger | undefined): Required<Logger>;
 // createDeadline
 export declare function createDeadline(parents: MaybeSignal | readonly MaybeSignal[], timeoutMs: number | null | undefined, what: string, options?: {
     armable?: boolean;

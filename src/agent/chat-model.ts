@@ -81,4 +81,9 @@ export interface ChatModel {
   prepareArguments?(args: JsonObject, inputSchema: JsonSchema): JsonObject;
   /** Longest tool name the provider accepts. @default 64 */
   readonly maxToolNameLength?: number;
+  /**
+   * Releases the model's connections (the built-in models' own keep-alive pool; a `dispatcher` passed in options is
+   * the caller's and stays open). A request after `close()` opens a new pool.
+   */
+  close?(): Promise<void>;
 }

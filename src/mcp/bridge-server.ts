@@ -1,4 +1,5 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
+import { createDeadline } from '../internal.js';
 import { toCallToolResult, toErrorResult, toMcpTool } from './convert.js';
 import { encodeMcpToolName } from './tool-names.js';
 import type { McpServerSdk } from './sdk.js';
@@ -38,9 +39,11 @@ export async function servedTools(settings: BridgeServerSettings): Promise<Map<s
     const mcpName = encodeMcpToolName(tool.name);
     const taken = byName.get(mcpName);
     if (taken) {
-      settings.logger.warn(
-        `MCP bridge: ${tool.name} and ${taken.name} share the MCP name ${mcpName}; serving only ${taken.name}`,
-      );
+      settings.logger.warn(`MCP bridge: two tools share an MCP name; serving only ${taken.name}`, {
+        mcpName,
+        served: taken.name,
+        skipped: tool.name,
+      });
       continue;
     }
     byName.set(mcpName, tool);
@@ -80,10 +83,11 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
                 }),
               );
           };
-    const signal = AbortSignal.any([extra.signal, settings.closing]);
+    // The host's cancellation or the bridge closing ends the call (docs/design/http-exchange.md#deadlines).
+    const scope = createDeadline([extra.signal, settings.closing], undefined, `MCP bridge call of ${tool.name}`);
     try {
       const result = await settings.client.callTool(tool.name, args ?? {}, {
-        signal,
+        signal: scope.signal,
         timeoutMs: settings.timeoutMs,
         onProgress,
       });
@@ -96,6 +100,8 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
         error: error instanceof Error ? error.message : String(error),
       });
       return toErrorResult(error);
+    } finally {
+      scope.dispose();
     }
   });
 

@@ -4,6 +4,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { UtcpError, type Logger } from '../index.js';
+import { completeLogger } from '../internal.js';
 import { startHttpBridge, type HttpBridge } from './http-bridge.js';
 import { loadMcpServerSdk, loadStdioServerTransport } from './sdk.js';
 import {
@@ -72,16 +73,6 @@ export interface McpBridgeHandle {
   close(): Promise<void>;
 }
 
-function fillLogger(logger: Logger | undefined): Required<Logger> {
-  const noop = () => {};
-  return {
-    debug: logger?.debug?.bind(logger) ?? noop,
-    info: logger?.info?.bind(logger) ?? noop,
-    warn: logger?.warn?.bind(logger) ?? noop,
-    error: logger?.error?.bind(logger) ?? noop,
-  };
-}
-
 /**
  * Serves the client's tools (`tools/list`, `tools/call`) as an MCP server.
  * Tool names stay `<manual>.<tool>` when MCP accepts them, else they are encoded (see `encodeMcpToolName`).
@@ -103,7 +94,8 @@ export async function serveMcp(
     outputSchemas: options.outputSchemas ?? true,
     timeoutMs: options.timeoutMs,
     closing: closing.signal,
-    logger: fillLogger(options.logger),
+    // Every level present; structured fields reach the logger pino style `(fields, message)`, as the client does.
+    logger: completeLogger(options.logger),
   };
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));

@@ -117,6 +117,27 @@ describe('serveMcp over streamable HTTP', () => {
     expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('disk is full') }]);
   });
 
+  it('logs pino style: structured fields reach the logger as (fields, message)', async () => {
+    // A pino-like logger: fields first, message second; a console-style call would lose the fields.
+    const calls: Array<{ fields: unknown; message: unknown }> = [];
+    const pinoLike = { debug: (fields: unknown, message?: unknown) => calls.push({ fields, message }) };
+    const { handle } = await startBridge(
+      [
+        {
+          name: 'fail',
+          handler: () => {
+            throw new Error('disk is full');
+          },
+        },
+      ],
+      { logger: pinoLike },
+    );
+    const mcp = await connect(handle.url!);
+    await mcp.callTool({ name: 'demo.fail', arguments: {} });
+    const failed = calls.find((c) => c.message === 'MCP bridge: tool call failed');
+    expect(failed?.fields).toEqual({ tool: 'demo.fail', error: expect.stringContaining('disk is full') });
+  });
+
   it('reports invalid arguments as isError naming the problem', async () => {
     const { handle } = await startBridge([add]);
     const mcp = await connect(handle.url!);

@@ -399,13 +399,15 @@ async function loop(run: Run, firstStep: number): Promise<AgentResult> {
 
 /** Runs `body` with a signal that also stops work still in flight when the run ends early. */
 async function withRunSignal<T>(outer: AbortSignal | undefined, body: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const stop = new AbortController();
-  const signal = outer ? AbortSignal.any([outer, stop.signal]) : stop.signal;
+  // The deadline helper links the caller's signal (docs/design/http-exchange.md#deadlines); `utcp-kit/internal` is
+  // imported here, not at module load, so importing the agent entry stays cheap.
+  const { createDeadline } = await import('../../internal.js');
+  const run = createDeadline(outer, undefined, 'agent run');
   try {
-    throwIfRunAborted(signal);
-    return await body(signal);
+    throwIfRunAborted(run.signal);
+    return await body(run.signal);
   } finally {
-    stop.abort(new UtcpError('ABORTED', 'The agent run ended'));
+    run.abort(new UtcpError('ABORTED', 'The agent run ended'));
   }
 }
 

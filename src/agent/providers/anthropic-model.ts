@@ -12,7 +12,7 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_MODEL_TIMEOUT_MS,
   endpointUrl,
-  proxyDispatcher,
+  modelConnection,
   parseEventJson,
   postModelRequest,
   readBodyJson,
@@ -252,7 +252,7 @@ async function parseMessageStream(
 /** A ChatModel over the Anthropic Messages API, with optional streaming, extended thinking and prompt caching. */
 export function anthropicModel(options: AnthropicModelOptions): ChatModel {
   const url = endpointUrl(options.baseUrl ?? 'https://api.anthropic.com', 'v1/messages');
-  const proxy = proxyDispatcher();
+  const connection = modelConnection(options.dispatcher);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: options.stream ? 'text/event-stream' : 'application/json',
@@ -266,6 +266,7 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
   return {
     provider: PROVIDER,
     modelId: options.model,
+    close: () => connection.close(),
     async generate(request: ChatRequest, callOptions) {
       const tools: Array<Record<string, unknown>> = request.tools.map((t) => ({ ...anthropicToolFromDefinition(t) }));
       if (options.cacheControl?.tools && tools.length > 0)
@@ -299,7 +300,7 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
-          dispatcher: options.dispatcher ?? proxy,
+          connection,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,

@@ -13,7 +13,10 @@ export interface ModelConnectionOptions {
   timeoutMs?: number;
   /** Largest response body accepted, in bytes. @default 33_554_432 */
   maxResponseBytes?: number;
-  /** undici dispatcher (proxy, connection pool). @default a proxy agent when HTTPS_PROXY/HTTP_PROXY is set (NO_PROXY honoured, loopback direct), else undici's global dispatcher */
+  /**
+   * undici dispatcher (proxy, connection pool); the caller's, never closed by the model.
+   * @default the model's own pool, like a client's: HTTPS_PROXY/HTTP_PROXY with NO_PROXY, loopback direct; closed by `close()`
+   */
   dispatcher?: Dispatcher;
   /** Retries after a 429, a 5xx or a connection failure before any output; 0 turns them off. @default 2 */
   maxRetries?: number;

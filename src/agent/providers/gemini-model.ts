@@ -19,7 +19,7 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_MODEL_TIMEOUT_MS,
   endpointUrl,
-  proxyDispatcher,
+  modelConnection,
   parseEventJson,
   postModelRequest,
   readBodyJson,
@@ -325,7 +325,7 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
   const base = options.baseUrl ?? 'https://generativelanguage.googleapis.com/v1beta';
   const model = encodeURIComponent(options.model.replace(/^models\//, ''));
   const url = endpointUrl(base, `models/${model}:${options.stream ? 'streamGenerateContent' : 'generateContent'}`);
-  const proxy = proxyDispatcher();
+  const connection = modelConnection(options.dispatcher);
   if (options.stream) url.searchParams.set('alt', 'sse');
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const headers: Record<string, string> = {
@@ -337,6 +337,7 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
   return {
     provider: PROVIDER,
     modelId: options.model,
+    close: () => connection.close(),
     // One character is kept for the `_` a name starting with a digit gets.
     maxToolNameLength: 63,
     async generate(request: ChatRequest, callOptions) {
@@ -367,7 +368,7 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
-          dispatcher: options.dispatcher ?? proxy,
+          connection,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,

@@ -1,13 +1,14 @@
 /**
- * The one way model adapters talk HTTP: a JSON POST under one deadline, the run's signal, the
- * proxy-aware dispatcher, retries (./retry.ts) and secret scrubbing on every error path
- * (docs/design/agent.md#model-requests). undici is imported on first use, so importing
- * `utcp-kit/agent` stays cheap.
+ * The one way model adapters talk HTTP: a JSON POST through the library's HTTP exchange (`httpExchange` from
+ * `utcp-kit/internal`: URL policy, abort race, error mapping) on the model's own proxy-aware pool, one deadline
+ * per try, retries (./retry.ts) and secret scrubbing on every error path (docs/design/agent.md#model-requests).
+ * The exchange (and undici with it) is imported on the first request, so importing `utcp-kit/agent` stays cheap.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { TransportError, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
+import { TransportError, UtcpError } from '../../index.js';
+import type { ResponseBody } from '../../internal.js';
 import { ModelApiError } from './model-api-error.js';
 import {
   backoffDelayMs,
@@ -35,8 +36,8 @@ export interface ModelRequest {
   /** Strings cut out of every error message, excerpt and cause (API keys). */
   secrets: readonly string[];
   maxResponseBytes: number;
-  /** The caller's dispatcher, or the model's own proxy-aware one (see `proxyDispatcher`). */
-  dispatcher?: Dispatcher | ProxyDispatcher;
+  /** The model's connection pool (`modelConnection`). */
+  connection: ModelConnection;
   /** Retry settings; `maxRetries` wins over `retry.maxRetries`. */
   maxRetries?: number;
   retry?: ModelRetryOptions;
@@ -176,12 +177,16 @@ export function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
   );
 }
 
-function mapError(error: unknown, signal: AbortSignal, req: ModelRequest): unknown {
-  if (signal.aborted) {
-    const reason: unknown = signal.reason;
-    if (reason instanceof UtcpError) return reason;
-    return new UtcpAbortError(`${req.provider} request`, { cause: reason });
-  }
+type Internal = typeof import('../../internal.js');
+let internalModule: Promise<Internal> | undefined;
+/** The HTTP exchange, dispatcher and deadline helper (`utcp-kit/internal`, which loads undici), on first request. */
+function loadInternal(): Promise<Internal> {
+  internalModule ??= import('../../internal.js');
+  return internalModule;
+}
+
+function mapError(error: unknown, signal: AbortSignal, req: ModelRequest, internal: Internal): unknown {
+  if (signal.aborted) return internal.abortError(signal, `${req.provider} request`, req.timeoutMs);
   if (error instanceof UtcpError) return error;
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
@@ -191,49 +196,31 @@ function mapError(error: unknown, signal: AbortSignal, req: ModelRequest): unkno
   );
 }
 
-let undiciModule: Promise<typeof import('undici')> | undefined;
-function loadUndici(): Promise<typeof import('undici')> {
-  undiciModule ??= import('undici');
-  return undiciModule;
-}
-
-function isLoopbackHost(hostname: string): boolean {
-  const h = hostname
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
 /**
- * @internal The dispatcher a model uses when none is given, made on first request and owned by that model
- * (no process-wide pool): undici's `EnvHttpProxyAgent` when `HTTPS_PROXY` / `HTTP_PROXY` is set (with
- * `NO_PROXY`), as the transports do; loopback hosts always connect directly.
+ * @internal The connection pool of one model (docs/design/agent.md#model-requests): the caller's dispatcher when
+ * given (never closed here), else one made on first request with `createHttpDispatcher` (the transports' kind:
+ * keep-alive, HTTPS_PROXY/HTTP_PROXY/NO_PROXY, loopback always direct) and destroyed by `close()`. A request after
+ * `close()` makes a new one. No pool is shared between models.
  */
-export interface ProxyDispatcher {
-  readonly kind: 'proxy-dispatcher';
-  get(url: URL): Promise<Dispatcher | undefined>;
+export interface ModelConnection {
+  dispatcher(): Promise<Dispatcher>;
+  close(): Promise<void>;
 }
 
-export function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): ProxyDispatcher {
-  const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
-  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
-  const noProxy = env.NO_PROXY ?? env.no_proxy;
-  let agent: Promise<Dispatcher> | undefined;
+export function modelConnection(given?: Dispatcher): ModelConnection {
+  if (given) return { dispatcher: async () => given, close: async () => {} };
+  let own: Promise<Dispatcher> | undefined;
   return {
-    kind: 'proxy-dispatcher',
-    async get(url) {
-      if ((!httpProxy && !httpsProxy) || isLoopbackHost(url.hostname)) return undefined;
-      agent ??= loadUndici().then((u) => new u.EnvHttpProxyAgent({ httpProxy, httpsProxy, noProxy }));
-      return agent;
+    dispatcher() {
+      own ??= loadInternal().then((internal) => internal.createHttpDispatcher());
+      return own;
+    },
+    async close() {
+      const pending = own;
+      own = undefined;
+      if (pending) await (await pending).destroy();
     },
   };
-}
-
-async function dispatcherFor(req: ModelRequest): Promise<Dispatcher | undefined> {
-  const d = req.dispatcher;
-  if (d && (d as ProxyDispatcher).kind === 'proxy-dispatcher') return (d as ProxyDispatcher).get(req.url);
-  return d as Dispatcher | undefined;
 }
 
 /** Tracks whether any byte of the body was read, so a failure after output started is not retried. */
@@ -259,33 +246,37 @@ interface TryFailure {
 
 async function tryOnce<T>(
   req: ModelRequest,
+  internal: Internal,
   read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>,
 ): Promise<{ ok: T } | { failed: TryFailure }> {
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new UtcpTimeoutError(`${req.provider} request`, req.timeoutMs)),
-    req.timeoutMs,
-  );
-  const signal = AbortSignal.any([req.signal, deadline.signal]);
-  let body: Dispatcher.ResponseData['body'] | undefined;
+  const what = `${req.provider} request`;
+  // One deadline per try, body included, linked to the run's signal (docs/design/http-exchange.md#deadlines).
+  const deadline = internal.createDeadline(req.signal, req.timeoutMs, what);
+  let body: ResponseBody | undefined;
   const seen = { bytes: false };
   try {
-    const { request } = await loadUndici();
-    const dispatcher = await dispatcherFor(req);
-    const response = await request(req.url, {
-      method: 'POST',
-      headers: req.headers,
-      body: JSON.stringify(req.body),
-      signal,
-      ...(dispatcher ? { dispatcher } : {}),
-    });
+    const response = await internal.httpExchange(
+      { url: req.url, method: 'POST', headers: req.headers, body: JSON.stringify(req.body) },
+      {
+        mode: 'stream',
+        dispatcher: await req.connection.dispatcher(),
+        signal: deadline.signal,
+        callerTimeoutMs: req.timeoutMs,
+        what,
+        // The base URL is the application's own setting: https, or plain http to a loopback address (a local model
+        // server or a test replica). Never a remote-sourced request, so loopback is allowed.
+        context: `${req.provider} model API URL`,
+        remoteSource: false,
+        redirect: 'refuse',
+      },
+    );
     body = response.body;
     const requestId = requestIdOf(response.headers);
-    if (response.statusCode < 200 || response.statusCode >= 300) {
+    if (response.status < 200 || response.status >= 300) {
       const text = await readBodyText(body, ERROR_EXCERPT_BYTES * 16, 'error body').catch(() => '');
       const error = new ModelApiError(
         req.provider,
-        response.statusCode,
+        response.status,
         publicUrl(req.url),
         redact(errorExcerpt(text), req.secrets).slice(0, ERROR_EXCERPT_BYTES),
         '',
@@ -294,9 +285,9 @@ async function tryOnce<T>(
       return {
         failed: {
           error,
-          retryable: isRetryableStatus(response.statusCode),
+          retryable: isRetryableStatus(response.status),
           serverDelayMs: serverRetryDelayMs(response.headers, text),
-          status: response.statusCode,
+          status: response.status,
           requestId,
         },
       };
@@ -304,12 +295,12 @@ async function tryOnce<T>(
     const contentType = (headerValue(response.headers, 'content-type') ?? '').toLowerCase();
     return { ok: await read(tracked(body, seen), contentType, response.headers) };
   } catch (error) {
-    const mapped = mapError(error, signal, req);
-    const retryable = !req.signal.aborted && !deadline.signal.aborted && !seen.bytes && isConnectionFailure(error);
+    const mapped = mapError(error, deadline.signal, req, internal);
+    const retryable = !deadline.signal.aborted && !seen.bytes && isConnectionFailure(error);
     return { failed: { error: mapped, retryable } };
   } finally {
-    clearTimeout(timer);
-    body?.destroy();
+    deadline.dispose();
+    if (body) internal.destroyBody(body);
   }
 }
 
@@ -324,9 +315,10 @@ export async function postModelRequest<T>(
   read: (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>,
 ): Promise<T> {
   const policy = retryPolicy(req.retry, req.maxRetries);
+  const internal = await loadInternal();
   for (let attempt = 0; ; attempt++) {
-    if (req.signal.aborted) throw scrubSecrets(mapError(req.signal.reason, req.signal, req), req.secrets);
-    const outcome = await tryOnce(req, read);
+    if (req.signal.aborted) throw scrubSecrets(mapError(req.signal.reason, req.signal, req, internal), req.secrets);
+    const outcome = await tryOnce(req, internal, read);
     if ('ok' in outcome) return outcome.ok;
     const failure = outcome.failed;
     scrubSecrets(failure.error, req.secrets);
@@ -344,7 +336,7 @@ export async function postModelRequest<T>(
     try {
       await policy.sleep(delayMs, req.signal);
     } catch {
-      throw scrubSecrets(mapError(req.signal.reason, req.signal, req), req.secrets);
+      throw scrubSecrets(mapError(req.signal.reason, req.signal, req, internal), req.secrets);
     }
   }
 }

@@ -13,7 +13,7 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_MODEL_TIMEOUT_MS,
   endpointUrl,
-  proxyDispatcher,
+  modelConnection,
   parseEventJson,
   postModelRequest,
   readBodyJson,
@@ -243,7 +243,7 @@ async function parseCompletionStream(
 export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
   const provider = 'openai';
   const url = endpointUrl(options.baseUrl ?? DEFAULT_BASE_URL, 'chat/completions');
-  const proxy = proxyDispatcher();
+  const connection = modelConnection(options.dispatcher);
   const strict = options.strict ?? false;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -254,6 +254,7 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
   return {
     provider,
     modelId: options.model,
+    close: () => connection.close(),
     async generate(request, callOptions) {
       const withTools = request.toolChoice === 'auto' && request.tools.length > 0;
       const body: Record<string, unknown> = {
@@ -276,7 +277,7 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-          dispatcher: options.dispatcher ?? proxy,
+          connection,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,

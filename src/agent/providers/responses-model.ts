@@ -13,7 +13,7 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_MODEL_TIMEOUT_MS,
   endpointUrl,
-  proxyDispatcher,
+  modelConnection,
   parseEventJson,
   postModelRequest,
   readBodyJson,
@@ -196,7 +196,7 @@ async function parseStream(events: AsyncIterable<{ data: string }>, options: Cha
  */
 export function responsesModel(options: ResponsesModelOptions): ChatModel {
   const url = endpointUrl(options.baseUrl ?? 'https://api.openai.com/v1', 'responses');
-  const proxy = proxyDispatcher();
+  const connection = modelConnection(options.dispatcher);
   const strict = options.strict ?? false;
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const headers: Record<string, string> = {
@@ -208,6 +208,7 @@ export function responsesModel(options: ResponsesModelOptions): ChatModel {
   return {
     provider: PROVIDER,
     modelId: options.model,
+    close: () => connection.close(),
     async generate(request: ChatRequest, callOptions) {
       const withTools = request.toolChoice === 'auto' && request.tools.length > 0;
       const body: Record<string, unknown> = {
@@ -248,7 +249,7 @@ export function responsesModel(options: ResponsesModelOptions): ChatModel {
           timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
           secrets: options.apiKey ? [options.apiKey] : [],
           maxResponseBytes: maxBytes,
-          dispatcher: options.dispatcher ?? proxy,
+          connection,
           maxRetries: options.maxRetries,
           retry: options.retry,
           onRetry: callOptions.onRetry,
