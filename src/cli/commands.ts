@@ -38,12 +38,12 @@ function firstLine(s: string, max = 100): string {
   return line.length > max ? line.slice(0, max - 1) + '…' : line;
 }
 
-function reportRegistration(out: Out, r: RegisterManualResult): void {
+function reportRegistration(out: Out, r: RegisterManualResult, listsWarnings: boolean): void {
   const name = r.manualCallTemplate?.name ?? '(unnamed)';
   if (!r.success) out.info(`${red(out, '✗')} ${name}: ${r.errors.join('; ')}`);
   else if (r.manual.tools.length === 0 && r.warnings.length)
     out.info(`${yellow(out, '!')} ${name}: no tools kept: ${r.warnings[0]}`);
-  else if (r.warnings.length)
+  else if (r.warnings.length && !listsWarnings)
     out.info(dim(out, `${name}: ${r.warnings.length} warning(s); \`utcp inspect\` lists them`));
 }
 
@@ -66,7 +66,7 @@ export function sourceFailure(results: readonly RegisterManualResult[]): SourceE
 async function withClient<T>(
   c: Common,
   run: (client: UtcpClient, results: RegisterManualResult[]) => Promise<T>,
-  options: { runWhenAllFailed?: boolean } = {},
+  options: { runWhenAllFailed?: boolean; listsWarnings?: boolean } = {},
 ): Promise<{ value: T; failure: SourceError | undefined }> {
   const { client, results } = await createCliClient({
     cwd: c.cwd,
@@ -75,7 +75,7 @@ async function withClient<T>(
     timeoutMs: c.timeoutMs,
     baseUrl: c.baseUrl,
     name: c.name,
-    onResult: (r) => reportRegistration(c.out, r),
+    onResult: (r) => reportRegistration(c.out, r, options.listsWarnings ?? false),
   });
   try {
     if (results.length === 0)
@@ -310,6 +310,23 @@ export async function callCommand(
   }
 }
 
+/**
+ * Whether a required variable will resolve: from the environment (and ./.env), or from the config's `variables`.
+ * A config value that is exactly `${NAME}` remaps to NAME, so it is set only when NAME is.
+ */
+function variableState(
+  name: string,
+  configured: Record<string, string>,
+  env: Record<string, string | undefined>,
+): { name: string; set: boolean; from?: string } {
+  if (Object.prototype.hasOwnProperty.call(configured, name)) {
+    const remap = /^\$\{([A-Za-z0-9_]+)\}$/.exec(configured[name]);
+    if (!remap) return { name, set: true };
+    return { name, set: Boolean(env[remap[1]]), from: remap[1] };
+  }
+  return { name, set: Boolean(env[name]) };
+}
+
 export async function inspectCommand(c: Common): Promise<number> {
   const { value: report, failure } = await withClient(
     c,
@@ -333,15 +350,12 @@ export async function inspectCommand(c: Common): Promise<number> {
           tools: r.manual.tools.length,
           errors: r.errors,
           warnings: r.warnings,
-          variables: [...vars].map((v) => ({
-            name: v,
-            set: Boolean(env[v]) || Object.prototype.hasOwnProperty.call(client.config.variables ?? {}, v),
-          })),
+          variables: [...vars].map((v) => variableState(v, client.config.variables ?? {}, env)),
         });
       }
       return manuals;
     },
-    { runWhenAllFailed: true },
+    { runWhenAllFailed: true, listsWarnings: true },
   );
   const missing = report.some((m) => m.variables.some((v) => !v.set));
   const code = failure ? EXIT.SOURCE : missing ? EXIT.FAILED : EXIT.OK;
@@ -349,7 +363,7 @@ export async function inspectCommand(c: Common): Promise<number> {
     const missingError = missing
       ? {
           code: 'MISSING_VARIABLE',
-          message: `Missing variable(s): ${[...new Set(report.flatMap((m) => m.variables.filter((v) => !v.set).map((v) => v.name)))].join(', ')}`,
+          message: `Missing variable(s): ${[...new Set(report.flatMap((m) => m.variables.filter((v) => !v.set).map((v) => (v.from ? `${v.name} (from ${v.from})` : v.name))))].join(', ')}`,
           exit_code: EXIT.FAILED,
         }
       : undefined;
@@ -365,7 +379,9 @@ export async function inspectCommand(c: Common): Promise<number> {
       if (m.variables.length) {
         c.out.print(`  variables:`);
         for (const v of m.variables)
-          c.out.print(`    ${v.set ? green(c.out, 'set    ') : yellow(c.out, 'missing')} ${v.name}`);
+          c.out.print(
+            `    ${v.set ? green(c.out, 'set    ') : yellow(c.out, 'missing')} ${v.name}${v.from ? dim(c.out, ` (from ${v.from})`) : ''}`,
+          );
       }
     }
   }

@@ -173,6 +173,50 @@ describe('utcp', () => {
     expect(ok.stdout).toMatch(/set\s+secret_TOKEN/);
   });
 
+  it('inspect asks for the auth and base-URL variables of a spec without schemes and with a relative server', async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'spec.json'),
+      JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 'T', version: '1' },
+        servers: [{ url: '/api/v3' }],
+        paths: { '/pets': { get: { operationId: 'listPets', responses: { '200': { description: 'ok' } } } } },
+      }),
+    );
+    writeFileSync(
+      join(dir, 'utcp.config.json'),
+      JSON.stringify({
+        // A remap: api_TOKEN is whatever MY_TOKEN holds, so it is missing while MY_TOKEN is.
+        variables: { api_TOKEN: '${MY_TOKEN}' },
+        manual_call_templates: [
+          {
+            name: 'api',
+            call_template_type: 'file',
+            file_path: 'spec.json',
+            auth_tools: {
+              auth_type: 'api_key',
+              api_key: 'Bearer ${TOKEN}',
+              var_name: 'Authorization',
+              location: 'header',
+            },
+          },
+        ],
+      }),
+    );
+    const r = await run(['inspect'], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/missing\s+api_TOKEN \(from MY_TOKEN\)/);
+    expect(r.stdout).toMatch(/missing\s+api_BASE_URL/);
+    expect(r.stdout).toMatch(/warning .*relative server URL "\/api\/v3"/);
+    // inspect lists the warnings itself: no "`utcp inspect` lists them" pointer on stderr.
+    expect(r.stderr).not.toContain('utcp inspect');
+    const ok = await run(['inspect'], { cwd: dir, env: { MY_TOKEN: 't', api_BASE_URL: 'https://api.example.com' } });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/set\s+api_TOKEN/);
+    expect(ok.stdout).toMatch(/set\s+api_BASE_URL/);
+  });
+
   it('converts an OpenAPI spec to a manual file and prints the report', async () => {
     const dir = tempDir();
     copyFileSync(join(FIXTURES, 'pets.yaml'), join(dir, 'pets.yaml'));
