@@ -2,7 +2,8 @@
  * The shared push → pull queue under a slow consumer (docs/design/transports.md#async-queue), through the public
  * client against real servers: where the producer can be paused (an exclusive WebSocket, a gRPC call) a stream far
  * larger than `limits.max_response_bytes` passes without error; where it cannot (a WebSocket shared by request id)
- * the unread data is bounded and the call fails with UtcpLimitError instead of filling memory.
+ * the unread data is bounded and the call fails with UtcpLimitError instead of filling memory. A GraphQL
+ * subscription's socket is paused the same way.
  */
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,6 +73,32 @@ async function floodingWsServer(): Promise<number> {
   return (wss.address() as { port: number }).port;
 }
 
+/** A graphql-transport-ws server answering a subscription with FRAMES `next` messages of ~1 KB, then `complete`. */
+async function floodingGraphqlServer(): Promise<string> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: () => 'graphql-transport-ws' });
+  await once(wss, 'listening');
+  wss.on('connection', (ws) => {
+    ws.on('error', () => {});
+    ws.on('message', (data) => {
+      const msg = JSON.parse(String(data)) as { type: string; id?: string };
+      if (msg.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
+      if (msg.type !== 'subscribe') return;
+      const pad = 'x'.repeat(FRAME_TEXT_BYTES);
+      for (let i = 0; i < FRAMES; i++)
+        ws.send(JSON.stringify({ id: msg.id, type: 'next', payload: { data: { tick: { i, pad } } } }));
+      ws.send(JSON.stringify({ id: msg.id, type: 'complete' }));
+    });
+  });
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
+  );
+  return `ws://127.0.0.1:${(wss.address() as { port: number }).port}/graphql`;
+}
+
 describe('slow consumers', () => {
   it('an exclusive WebSocket stream is paused, not failed: 4 MB pass a 1 MB bound', async () => {
     const port = await floodingWsServer();
@@ -95,6 +122,18 @@ describe('slow consumers', () => {
     // The pooled socket survives the failed call; the next call is bounded the same way.
     const again = await readSlowly(client.callToolStreaming('m.t', {}));
     expect(again.error).toBeInstanceOf(UtcpLimitError);
+  });
+
+  it('a GraphQL subscription socket is paused, not failed: 4 MB pass a 1 MB bound', async () => {
+    const url = await floodingGraphqlServer();
+    const client = await clientFor({
+      call_template_type: 'graphql',
+      url: 'http://127.0.0.1:1/graphql',
+      subscription_url: url,
+      operation_type: 'subscription',
+      query: 'subscription { tick { i pad } }',
+    });
+    expect(await readSlowly(client.callToolStreaming('m.t', {}))).toEqual({ count: FRAMES, error: undefined });
   });
 
   it('a gRPC server stream is paused, not failed: 20,000 messages pass a bound of 4,096 items', async () => {
