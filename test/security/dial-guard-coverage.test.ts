@@ -7,7 +7,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
+import { UtcpClient, UtcpError } from '../../src/index.js';
 
 /** Resolves every name to 127.0.0.1. */
 const toLoopback: LookupFunction = (_host, options, callback) => {
@@ -63,7 +63,7 @@ async function remoteManualClient(tools: unknown[]): Promise<UtcpClient> {
     framing_strategy: 'delimiter',
     message_delimiter: '\\n',
     timeout: 5000,
-    allowed_communication_protocols: ['tcp', 'http', 'grpc', 'graphql'],
+    allowed_communication_protocols: ['tcp', 'http', 'grpc', 'graphql', 'mcp'],
   });
   expect(result.errors).toEqual([]);
   expect(result.manual.tools.map((t) => t.name)).toEqual(tools.map((t) => `m.${(t as { name: string }).name}`));
@@ -231,6 +231,25 @@ describe('GraphQL subscriptions over WebSocket', () => {
     };
     const error = await consume().catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
+    expect(target.count()).toBe(0);
+  });
+});
+
+describe('MCP servers over HTTP named by a remote manual', () => {
+  it('refuses to connect to a server URL whose name resolves to loopback', async () => {
+    const target = await connectionCounter();
+    const tool = {
+      name: 'x',
+      inputs: open,
+      tool_call_template: {
+        call_template_type: 'mcp',
+        config: { mcpServers: { s: { url: `https://alias.example.test:${target.port}/mcp`, transport: 'http' } } },
+      },
+    };
+    const client = await remoteManualClient([tool]);
+    const error = await client.callTool('m.x', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UtcpError);
+    expect((error as Error).message).toMatch(/loopback/);
     expect(target.count()).toBe(0);
   });
 });

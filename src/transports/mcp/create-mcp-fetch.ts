@@ -26,6 +26,8 @@ export interface McpFetchBounds {
   maxMessageBytes: number;
   /** Called once when a message passes the cap (the session drops the connection). */
   onViolation(): void;
+  /** A remote-sourced manual's server: loopback is refused, by URL and by resolved address (docs/design/threat-model.md#dial-guard). */
+  remoteSource?: boolean;
 }
 
 export type McpFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -54,10 +56,11 @@ export function createMcpFetch(
     context: 'MCP server URL',
     what: 'MCP HTTP request',
     redirect: 'refuse',
+    remoteSource: bounds?.remoteSource === true,
   });
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input.href);
-    const material = await resolveAuth(auth, ctx, init?.signal ?? fallbackSignal);
+    const material = await resolveAuth(auth, ctx, init?.signal ?? fallbackSignal, bounds?.remoteSource === true);
     const headers = new Headers(init?.headers);
     for (const [name, value] of Object.entries(material.headers)) headers.set(name, value);
     for (const [name, value] of material.query) url.searchParams.append(name, value);

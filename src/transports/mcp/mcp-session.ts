@@ -52,6 +52,8 @@ export interface McpSessionOptions {
   /** Identifies the configuration the session was opened with; a different one needs a new session. */
   fingerprint: string;
   ctx: TransportContext;
+  /** The session serves a tool of a remote-sourced manual: HTTP requests go through the dial guard. */
+  remoteSource?: boolean;
   loadSdk: () => Promise<McpSdk>;
   /** The server said its tool list changed (after this session had listed it). */
   onListChanged: () => void;
@@ -482,6 +484,7 @@ export class McpSession {
     const fetch = createMcpFetch(this.#opts.ctx, this.#opts.auth, http, this.#closing.signal, {
       maxMessageBytes: Math.max(this.#opts.ctx.limits.max_response_bytes, 1024 * 1024),
       onViolation: () => void transport?.close().catch(() => undefined),
+      remoteSource: this.#opts.remoteSource === true,
     });
     const requestInit = { headers: server.headers };
     transport =

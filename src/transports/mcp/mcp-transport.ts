@@ -170,7 +170,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
     };
     const sessionOf = (name: string) => {
       const { server, fingerprint } = this.#resolve(template, name, configs.get(name) as McpServerConfig | undefined);
-      return this.#session(manualName, server, template, fingerprint);
+      return this.#session(manualName, server, template, fingerprint, options.remoteSource === true);
     };
 
     if (template.register_resources_as_tools === true && toolName.startsWith(RESOURCE_PREFIX)) {
@@ -266,14 +266,15 @@ export class McpTransport implements Transport<McpCallTemplate> {
     server: ResolvedServer,
     template: McpCallTemplate,
     knownFingerprint?: string,
+    remoteSource = false,
   ): McpSession {
     this.#assertOpen();
     const auth = server.kind === 'stdio' ? undefined : template.auth;
     const fingerprint =
-      knownFingerprint ??
-      createHash('sha256')
-        .update(JSON.stringify([server, auth ?? null]))
-        .digest('hex');
+      (knownFingerprint ??
+        createHash('sha256')
+          .update(JSON.stringify([server, auth ?? null]))
+          .digest('hex')) + (remoteSource ? '|remote' : '');
     let byServer = this.#sessions.get(manualName);
     if (!byServer) this.#sessions.set(manualName, (byServer = new Map()));
     let session = byServer.get(server.name);
@@ -288,6 +289,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
         auth,
         fingerprint,
         ctx: this.#ctx,
+        remoteSource,
         loadSdk: this.#loadSdk,
         onListChanged: () => this.#onListChanged(manualName),
       });
