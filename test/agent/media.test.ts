@@ -1,7 +1,7 @@
 /**
  * Images from tools reach each provider as its native image block: server-everything's get-tiny-image (a real MCP
- * server from npm) through the agent loop to the replicas of the four APIs. Also user images, the size cap and the
- * text fallback.
+ * server from npm) and a PNG served by a real HTTP tool (Content-Type: image/png) through the agent loop to the
+ * replicas of the four APIs. Also user images, the size cap and the text fallback.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAgent, userMessage } from '../../src/agent/index.js';
@@ -10,6 +10,7 @@ import { EVERYTHING_ENTRY } from '../fixtures/mcp/harness.js';
 import { startLlmServer, type LlmServer } from './helpers/llm-server.js';
 import { PROVIDERS, replyFor, type Provider } from './helpers/provider-replicas.js';
 import { modelFor } from './helpers/provider-models.js';
+import { json, startServer, type TestServer } from '../fixtures/http/server.js';
 
 let client: UtcpClient;
 let toolName: string;
@@ -132,5 +133,120 @@ describe.each(PROVIDERS)('an MCP image reaches %s as an image block', (provider)
     const body = JSON.stringify(server.requests[0].body);
     expect(body).toContain(png);
     expect(body).toContain('What is this?');
+  });
+});
+
+// ---------------------------------------------------------------- raw image bytes from an HTTP tool
+
+/** A real 1×1 PNG, as bytes on the wire. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+/** A short WAV header plus silence. */
+const WAV = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.alloc(28)]);
+
+describe('raw image bytes from an HTTP tool', () => {
+  let api: TestServer;
+  let httpClient: UtcpClient;
+  beforeAll(async () => {
+    let base = '';
+    api = await startServer((req, res) => {
+      if (req.url === '/utcp') {
+        const tool = (name: string, path: string) => ({
+          name,
+          description: `GET ${path}`,
+          inputs: { type: 'object', properties: {} },
+          outputs: {},
+          tags: [],
+          tool_call_template: { call_template_type: 'http', url: `${base}${path}`, http_method: 'GET' },
+        });
+        return json(res, {
+          utcp_version: '1.0.1',
+          manual_version: '1.0.0',
+          tools: [
+            tool('chart', '/chart.png'),
+            tool('beep', '/beep.wav'),
+            tool('logo', '/logo.svg'),
+            tool('status', '/status'),
+          ],
+        });
+      }
+      const send = (type: string, body: string | Buffer) => {
+        res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      };
+      if (req.url === '/chart.png') return send('image/png', PNG);
+      if (req.url === '/beep.wav') return send('audio/wav', WAV);
+      if (req.url === '/logo.svg')
+        return send('image/svg+xml; charset=utf-8', '<svg xmlns="http://www.w3.org/2000/svg"/>');
+      if (req.url === '/status') return send('text/plain; charset=utf-8', 'all good');
+      json(res, {}, 404);
+    });
+    base = api.url;
+    httpClient = await UtcpClient.create();
+    const reg = await httpClient.registerManual({ name: 'pics', call_template_type: 'http', url: `${api.url}/utcp` });
+    if (!reg.success) throw new Error(`registration failed: ${reg.errors.join('; ')}`);
+  });
+  afterAll(async () => {
+    await httpClient?.close();
+    await api?.close();
+  });
+
+  it('the http transport returns image/* and audio/* bodies as typed media results; text and SVG stay text', async () => {
+    expect(await httpClient.callTool('pics.chart', {})).toEqual({
+      type: 'image',
+      mimeType: 'image/png',
+      data: PNG.toString('base64'),
+    });
+    expect(await httpClient.callTool('pics.beep', {})).toEqual({
+      type: 'audio',
+      mimeType: 'audio/wav',
+      data: WAV.toString('base64'),
+    });
+    expect(await httpClient.callTool('pics.logo', {})).toBe('<svg xmlns="http://www.w3.org/2000/svg"/>');
+    expect(await httpClient.callTool('pics.status', {})).toBe('all good');
+  });
+
+  it.each(PROVIDERS)('the PNG reaches %s as its native image block', async (provider) => {
+    server = await startLlmServer([
+      replyFor(provider, { calls: [{ id: 'call_png', name: 'pics__chart', args: {} }] }, false),
+      replyFor(provider, { text: 'A one-pixel chart.' }, false),
+    ]);
+    const result = await runAgent({
+      client: httpClient,
+      model: modelFor(provider, server.url, false),
+      messages: [userMessage('Show me the chart')],
+      tools: ['pics.chart'],
+    });
+    expect(result.text).toBe('A one-pixel chart.');
+    const sent = imageSent(provider, server.requests[1].body);
+    expect(sent).toEqual({ mediaType: 'image/png', data: PNG.toString('base64') });
+    // Once, as the image; the tool result text holds only a placeholder.
+    expect(JSON.stringify(server.requests[1].body).split(PNG.toString('base64')).length - 1).toBe(1);
+    expect(result.steps[0].toolResults[0].content).toContain('[image image/png');
+  });
+
+  it.each(PROVIDERS)('with media off or over the cap, %s gets a text note instead', async (provider) => {
+    for (const [extra, note] of [
+      [{ media: false }, 'not shown: this model takes no images'],
+      [{ maxMediaBytes: 10 }, 'not shown: larger than 10 bytes'],
+    ] as const) {
+      server = await startLlmServer([
+        replyFor(provider, { calls: [{ id: 'call_png', name: 'pics__chart', args: {} }] }, false),
+        replyFor(provider, { text: 'ok' }, false),
+      ]);
+      await runAgent({
+        client: httpClient,
+        model: modelFor(provider, server.url, false, extra),
+        messages: [userMessage('chart')],
+        tools: ['pics.chart'],
+      });
+      expect(imageSent(provider, server.requests[1].body)).toBeUndefined();
+      expect(JSON.stringify(server.requests[1].body)).toContain(note);
+      expect(JSON.stringify(server.requests[1].body)).not.toContain(PNG.toString('base64'));
+      await server.close();
+      server = undefined;
+    }
   });
 });

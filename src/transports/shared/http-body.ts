@@ -132,11 +132,37 @@ export function utf8(bytes: Uint8Array): string {
   return UTF8.decode(bytes);
 }
 
-/** Decodes a tool response by media type (docs/design/transports.md#http-response): `json` → parsed (fallback text); else text; empty → "". */
+/** A binary image or sound a tool answered with: the MCP content-item shape, bytes in base64. */
+export interface MediaResult {
+  type: 'image' | 'audio';
+  /** The response's media type, parameters dropped, e.g. `image/png`. */
+  mimeType: string;
+  /** The body, base64. */
+  data: string;
+}
+
+/** `image/*` and `audio/*` bodies are binary, except XML-based ones (`image/svg+xml`), which are text. */
+function mediaKind(type: string): 'image' | 'audio' | undefined {
+  if (type.endsWith('+xml')) return undefined;
+  if (type.startsWith('image/')) return 'image';
+  if (type.startsWith('audio/')) return 'audio';
+  return undefined;
+}
+
+/**
+ * Decodes a tool response by media type (docs/design/transports.md#http-response): `json` → parsed (fallback text);
+ * `image/*` / `audio/*` → a `MediaResult`; else text; empty → "".
+ */
 export function decodeResponseBody(bytes: Uint8Array, contentType: string | undefined): unknown {
   if (bytes.byteLength === 0) return '';
+  const type = mediaType(contentType);
+  const kind = mediaKind(type);
+  if (kind) {
+    const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+    return { type: kind, mimeType: type, data } satisfies MediaResult;
+  }
   const text = utf8(bytes);
-  if (mediaType(contentType).includes('json')) {
+  if (type.includes('json')) {
     try {
       return JSON.parse(text);
     } catch {
