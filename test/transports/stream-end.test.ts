@@ -20,6 +20,9 @@ describe('EventStreamDecoder.endedMidEvent', () => {
     expect(endedMidEvent('data: 1\r\r')).toBe(false);
     expect(endedMidEvent('data: 1\r', '\n\r\n')).toBe(false);
     expect(endedMidEvent('event: a\ndata: 1\nid: 3\n\n')).toBe(false);
+    expect(endedMidEvent('data: a\rdata: b\ndata: c\r\n\r\n: x\r\n')).toBe(false);
+    expect(endedMidEvent('\ufeffdata: 1\n\n')).toBe(false);
+    expect(endedMidEvent('data: a\rdata: b\ndata: c\r\n')).toBe(true);
   });
 
   it('ignores comment lines, complete or not', () => {

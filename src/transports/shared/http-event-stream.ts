@@ -31,7 +31,6 @@ export class EventStreamDecoder {
   #line: 'empty' | 'comment' | 'field' = 'empty';
   /** The last character was CR (a following LF belongs to the same line end). */
   #afterCr = false;
-  #sawText = false;
 
   constructor(maxItemBytes: number, what: string) {
     this.#maxItemBytes = maxItemBytes;
@@ -103,35 +102,39 @@ export class EventStreamDecoder {
     return this.#eventOpen || this.#line === 'field';
   }
 
-  /** Follows line and event boundaries with the event-stream rules (CR, LF and CRLF end a line). */
+  /** Follows line and event boundaries with the event-stream rules (CR, LF and CRLF end a line); linear in `text`. */
   #track(text: string): void {
+    const n = text.length;
+    let lf = -2;
+    let cr = -2;
     let i = 0;
-    if (!this.#sawText) {
-      this.#sawText = true;
-      if (text.charCodeAt(0) === 0xfeff) i = 1;
-    }
-    for (; i < text.length; i++) {
-      const c = text.charCodeAt(i);
+    while (i < n) {
       if (this.#afterCr) {
         this.#afterCr = false;
-        if (c === 0x0a) continue;
-      }
-      if (c === 0x0a || c === 0x0d) {
-        if (this.#line === 'empty') this.#eventOpen = false;
-        else if (this.#line === 'field') this.#eventOpen = true;
-        this.#line = 'empty';
-        this.#afterCr = c === 0x0d;
-      } else if (this.#line === 'empty') {
-        this.#line = c === 0x3a ? 'comment' : 'field';
-        // The rest of the line cannot change its kind: skip to its end.
-        let end = i + 1;
-        while (end < text.length) {
-          const d = text.charCodeAt(end);
-          if (d === 0x0a || d === 0x0d) break;
-          end++;
+        if (text.charCodeAt(i) === 0x0a) {
+          i++;
+          continue;
         }
-        i = end - 1;
       }
+      if (this.#line === 'empty') {
+        const c = text.charCodeAt(i);
+        if (c === 0x0a || c === 0x0d) {
+          this.#eventOpen = false; // a blank line: the event (if any) was dispatched
+          this.#afterCr = c === 0x0d;
+          i++;
+          continue;
+        }
+        this.#line = c === 0x3a ? 'comment' : 'field';
+      }
+      // The rest of the line cannot change its kind: jump to its end (native searches, each position seen once).
+      if (lf !== -1 && lf < i) lf = text.indexOf('\n', i);
+      if (cr !== -1 && cr < i) cr = text.indexOf('\r', i);
+      const lineEnd = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      if (lineEnd === -1) return; // the line goes on in the next chunk
+      if (this.#line === 'field') this.#eventOpen = true;
+      this.#line = 'empty';
+      this.#afterCr = lineEnd === cr;
+      i = lineEnd + 1;
     }
   }
 
@@ -140,7 +143,6 @@ export class EventStreamDecoder {
     this.#eventOpen = false;
     this.#line = 'empty';
     this.#afterCr = false;
-    this.#sawText = false;
     this.#decoder = new TextDecoder('utf-8');
     this.#parser = this.#createParser();
     this.#pending = [];
