@@ -150,6 +150,22 @@ const FAILED_MANUAL: UtcpManual = Object.freeze({
  * Provenance of a manual from its template alone (when the transport did not report it): a template
  * naming a non-loopback `url` or `host` is remote. Placeholders count as remote (they are not loopback literals).
  */
+/** Per-call options from JavaScript callers may be anything: wrong types are INVALID_ARGUMENTS, before any work. */
+function assertCallOptions(options: CallToolOptions, name: string): void {
+  const bad = (what: string) => new UtcpError('INVALID_ARGUMENTS', `Call of tool ${name}: ${what}`);
+  if (typeof options !== 'object' || options === null) throw bad('options must be an object');
+  const { signal, onProgress } = options;
+  if (
+    signal !== undefined &&
+    (typeof signal !== 'object' ||
+      signal === null ||
+      typeof (signal as AbortSignal).addEventListener !== 'function' ||
+      typeof (signal as AbortSignal).aborted !== 'boolean')
+  )
+    throw bad('options.signal must be an AbortSignal');
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw bad('options.onProgress must be a function');
+}
+
 function remoteTemplate(template: CallTemplateBase): boolean {
   const t = template as unknown as Record<string, unknown>;
   const target = typeof t.url === 'string' ? t.url : typeof t.host === 'string' ? t.host : undefined;
@@ -275,7 +291,13 @@ export class UtcpClientBase {
     config: UtcpClientConfig | string | undefined,
     options: UtcpClientOptions = {},
   ): Promise<C> {
-    const root = resolve(rootDir ?? options.rootDir ?? process.cwd());
+    // JavaScript callers can pass anything: wrong types are typed errors, not a TypeError from deep inside.
+    if (typeof options !== 'object' || options === null)
+      throw new UtcpError('INVALID_CONFIG', 'UtcpClient options must be an object');
+    const dir = rootDir ?? options.rootDir;
+    if (dir !== undefined && (typeof dir !== 'string' || dir.includes('\0')))
+      throw new UtcpError('INVALID_CONFIG', 'rootDir must be a path string without NUL characters');
+    const root = resolve(dir ?? process.cwd());
     const loaded = await loadConfig(config, root);
     const client = new this(root, loaded, options, defaults);
     try {
@@ -775,6 +797,11 @@ export class UtcpClientBase {
 
   async #prepare(name: string, args: JsonObject | undefined) {
     this.#assertOpen();
+    if (typeof name !== 'string')
+      throw new UtcpError(
+        'INVALID_ARGUMENTS',
+        `A tool name must be a string, not ${name === null ? 'null' : typeof name}`,
+      );
     const tool = await this.#repo.getTool(name);
     if (!tool) throw await this.#notFound(name);
     const manualName = name.slice(0, name.indexOf('.'));
@@ -842,6 +869,7 @@ export class UtcpClientBase {
    * timeout (`withTimeout`) lands on this same signal instead of a second controller.
    */
   #openCall(options: CallToolOptions, name: string): Deadline {
+    assertCallOptions(options, name);
     const deadline = createDeadline(options.signal, options.timeoutMs ?? this.#timeoutMs, `Tool ${name}`, {
       armable: true,
     });
