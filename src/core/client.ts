@@ -25,7 +25,14 @@ import { redactingLogger, Redactor } from './redact.js';
 import { postProcessorFromConfig, type PostProcessorFn } from './post-processors.js';
 import { suggestToolNames } from './suggest.js';
 import type { CatalogChangeEvent, SearchOptions, ToolRepository } from './repository.js';
-import { abortError, createDeadline, settleError, type Deadline } from './deadline.js';
+import {
+  abortError,
+  attachCallScope,
+  createDeadline,
+  settleError,
+  type AbortSource,
+  type Deadline,
+} from './deadline.js';
 import type {
   CallOptions,
   DirectCallable,
@@ -885,7 +892,7 @@ export class UtcpClientBase {
   }
 
   /** The one place call errors leave the client: typed, and with every substituted value redacted. */
-  #wrapError(error: unknown, signal: AbortSignal, name: string, timeoutMs: number | undefined): unknown {
+  #wrapError(error: unknown, signal: AbortSource, name: string, timeoutMs: number | undefined): unknown {
     const settled = settleError(error, signal, `Tool ${name}`, timeoutMs);
     if (settled instanceof UtcpError) return this.#redactor.error(settled);
     return this.#redactor.error(new TransportError(`Tool ${name} failed: ${messageOf(error)}`, { cause: error }));
@@ -906,25 +913,49 @@ export class UtcpClientBase {
   async callTool<T = unknown>(name: string, args?: JsonObject, options: CallToolOptions = {}): Promise<T> {
     const { tool, manualName, callArgs, substituted, transport, remoteSource } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
-    const { signal, timeoutMs } = call;
+    const { timeoutMs } = call;
     let result: unknown;
     try {
-      if (signal.aborted) throw abortError(signal, `Tool ${name}`, timeoutMs);
-      result = await transport.callTool(tool, callArgs, substituted, {
-        signal,
-        onProgress: options.onProgress,
-        manualName,
-        rawTemplate: tool.tool_call_template,
-        timeoutMs,
-        raw: options.raw,
-        remoteSource,
-      });
+      if (call.aborted) throw abortError(call, `Tool ${name}`, timeoutMs);
+      result = await transport.callTool(
+        tool,
+        callArgs,
+        substituted,
+        this.#callOptions(call, options, tool, manualName, remoteSource),
+      );
     } catch (error) {
-      throw this.#wrapError(error, signal, name, timeoutMs);
+      throw this.#wrapError(error, call, name, timeoutMs);
     } finally {
       this.#closeCall(call);
     }
     return this.#postProcess(result, tool, manualName, callArgs) as T;
+  }
+
+  /**
+   * A transport's options for one call. `signal` is built on first read (docs/design/http-exchange.md#deadlines):
+   * transports that follow the call through its attached scope (the HTTP exchange) never create one.
+   */
+  #callOptions(
+    call: Deadline,
+    options: CallToolOptions,
+    tool: Tool,
+    manualName: string,
+    remoteSource: boolean,
+  ): CallOptions {
+    return attachCallScope(
+      {
+        get signal() {
+          return call.signal;
+        },
+        onProgress: options.onProgress,
+        manualName,
+        rawTemplate: tool.tool_call_template,
+        timeoutMs: call.timeoutMs,
+        raw: options.raw,
+        remoteSource,
+      },
+      call,
+    );
   }
 
   /**
@@ -938,16 +969,8 @@ export class UtcpClientBase {
   ): AsyncGenerator<T, void, undefined> {
     const { tool, manualName, callArgs, substituted, transport, remoteSource } = await this.#prepare(name, args);
     const call = this.#openCall(options, name);
-    const { signal, timeoutMs } = call;
-    const callOptions: CallOptions = {
-      signal,
-      onProgress: options.onProgress,
-      manualName,
-      rawTemplate: tool.tool_call_template,
-      timeoutMs,
-      raw: options.raw,
-      remoteSource,
-    };
+    const { timeoutMs } = call;
+    const callOptions = this.#callOptions(call, options, tool, manualName, remoteSource);
     try {
       if (transport.callToolStream) {
         for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
@@ -958,7 +981,7 @@ export class UtcpClientBase {
         yield this.#postProcess(result, tool, manualName, callArgs) as T;
       }
     } catch (error) {
-      throw this.#wrapError(error, signal, name, timeoutMs);
+      throw this.#wrapError(error, call, name, timeoutMs);
     } finally {
       this.#closeCall(call, new UtcpError('ABORTED', 'Stream consumer stopped'));
     }

@@ -21,15 +21,23 @@ function validMs(ms: number | null | undefined): ms is number {
  * A signal that aborts when any parent aborts (with the parent's reason), on `abort()`, or after
  * `timeoutMs` with a `UtcpTimeoutError` naming `what`. Call `dispose()` when the work is over:
  * it stops the timers and unlinks from the parents, so long-lived parents keep no listener.
+ *
+ * The `AbortSignal` is created only when someone reads `signal`: creating one costs microseconds on
+ * Node 20, and the HTTP exchange (docs/design/http-exchange.md#deadlines) follows a deadline through
+ * `onAbort` hooks instead, so a plain HTTP tool call never builds one.
  */
 export class Deadline {
-  readonly #controller = new AbortController();
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+  #hooks: Set<(reason: unknown) => void> | undefined;
   readonly #parents: AbortSignal[] = [];
   readonly #what: string;
   readonly #timeoutMs: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   #extra: Set<NodeJS.Timeout> | undefined;
   #timedOut = false;
+  #armable = false;
   #onParent: (() => void) | undefined;
 
   constructor(parents: MaybeSignal | readonly MaybeSignal[], timeoutMs: number | null | undefined, what: string) {
@@ -39,12 +47,13 @@ export class Deadline {
     for (const parent of list as MaybeSignal[]) {
       if (!parent) continue;
       if (parent.aborted) {
-        this.#controller.abort(parent.reason);
+        this.#aborted = true;
+        this.#reason = parent.reason;
         break;
       }
       this.#parents.push(parent);
     }
-    if (this.#controller.signal.aborted) {
+    if (this.#aborted) {
       this.#parents.length = 0;
       return;
     }
@@ -58,9 +67,24 @@ export class Deadline {
     if (this.#timeoutMs !== undefined) this.#arm();
   }
 
-  /** Aborts with a parent, on `abort()`, or when a timer fires. */
+  /** Aborts with a parent, on `abort()`, or when a timer fires. Created on first read. */
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      const controller = (this.#controller = new AbortController());
+      if (this.#aborted) controller.abort(this.#reason);
+      else if (this.#armable) armable.set(controller.signal, this);
+    }
     return this.#controller.signal;
+  }
+
+  /** Whether the deadline has been aborted (by a parent, `abort()` or a timer). */
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** The abort reason, once aborted. */
+  get reason(): unknown {
+    return this.#reason;
   }
 
   /** The main timer's duration, when there is one. */
@@ -71,6 +95,39 @@ export class Deadline {
   /** True once this deadline's own timer (not a parent, not `abort()`) fired. */
   get timedOut(): boolean {
     return this.#timedOut;
+  }
+
+  /** This deadline itself (a `Deadline` is a `TimeoutScope`). */
+  get source(): Deadline {
+    return this;
+  }
+
+  /** Whether `withTimeout` arms timers on this deadline instead of linking a new one. */
+  get isArmable(): boolean {
+    return this.#armable;
+  }
+
+  /** @internal Lets `withTimeout` arm timers on this deadline's own signal (see `createDeadline`). */
+  markArmable(): void {
+    if (this.#aborted) return;
+    this.#armable = true;
+    if (this.#controller) armable.set(this.#controller.signal, this);
+  }
+
+  /**
+   * Calls `hook` once, synchronously, when the deadline aborts (at once if it already has).
+   * Cheaper than a listener on `signal`. @returns the function that removes the hook.
+   */
+  onAbort(hook: (reason: unknown) => void): () => void {
+    if (this.#aborted) {
+      hook(this.#reason);
+      return noop;
+    }
+    const hooks = (this.#hooks ??= new Set());
+    hooks.add(hook);
+    return () => {
+      hooks.delete(hook);
+    };
   }
 
   #arm(): void {
@@ -84,17 +141,17 @@ export class Deadline {
 
   /** Restarts the main timer (idle timeouts). No-op without a timer or once aborted. */
   reset(): void {
-    if (this.#timer === undefined || this.signal.aborted) return;
+    if (this.#timer === undefined || this.#aborted) return;
     clearTimeout(this.#timer);
     this.#arm();
   }
 
   /**
-   * Arms one more timer on this same signal: after `ms` it aborts with a `UtcpTimeoutError` naming `what`.
+   * Arms one more timer on this same deadline: after `ms` it aborts with a `UtcpTimeoutError` naming `what`.
    * Returns the disarm function. Cheaper than a second linked deadline.
    */
   arm(ms: number | undefined, what: string): () => void {
-    if (!validMs(ms) || this.signal.aborted) return noop;
+    if (!validMs(ms) || this.#aborted) return noop;
     const timer = setTimeout(() => {
       this.#extra?.delete(timer);
       this.#timedOut = true;
@@ -125,18 +182,27 @@ export class Deadline {
       this.#onParent = undefined;
     }
     this.#parents.length = 0;
-    armable.delete(this.signal);
+    if (this.#armable) {
+      this.#armable = false;
+      if (this.#controller) armable.delete(this.#controller.signal);
+    }
   }
 
   /** Disposes and aborts the work (e.g. the consumer stopped reading a stream). */
   abort(reason?: unknown): void {
     this.dispose();
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason;
+    this.#controller?.abort(this.#reason);
+    const hooks = this.#hooks;
+    this.#hooks = undefined;
+    if (hooks) for (const hook of hooks) hook(this.#reason);
   }
 
   /** The typed error for this deadline's abort: `UtcpTimeoutError` for a deadline, else `UtcpAbortError`. */
   error(what = this.#what, timeoutMs = this.#timeoutMs): UtcpError {
-    return abortError(this.signal, what, timeoutMs);
+    return abortError(this, what, timeoutMs);
   }
 }
 
@@ -154,30 +220,83 @@ export function createDeadline(
   options: { armable?: boolean } = {},
 ): Deadline {
   const deadline = new Deadline(parents, timeoutMs, what);
-  if (options.armable && !deadline.signal.aborted) armable.set(deadline.signal, deadline);
+  if (options.armable) deadline.markArmable();
   return deadline;
 }
+
+/** A signal, or a deadline followed without building its signal (see `Deadline`). */
+export type AbortSource = AbortSignal | Deadline;
 
 /** What `withTimeout` returns: the signal to pass on, and `dispose()` for when the work is over. */
 export interface TimeoutScope {
   readonly signal: AbortSignal;
+  /** The same scope without forcing an `AbortSignal` into existence (for `subscribeAbort`, `abortError`). */
+  readonly source: AbortSource;
   /** Stops the timer; the signal keeps following its parents until `dispose()`. */
   clearTimer(): void;
   dispose(): void;
 }
 
 /**
- * A transport's own timeout on top of the signal it received. When `signal` is the client's
- * per-call signal the timer is armed on it directly (no second controller on the hot path);
+ * A transport's own timeout on top of the signal (or call scope, see `callScope`) it received. On the
+ * client's per-call scope the timer is armed on it directly (no second controller on the hot path);
  * otherwise a linked `Deadline` is created.
  */
-export function withTimeout(signal: AbortSignal, timeoutMs: number | null | undefined, what: string): TimeoutScope {
-  const owner = armable.get(signal);
+export function withTimeout(
+  signal: AbortSource,
+  timeoutMs: number | null | undefined,
+  what: string,
+): TimeoutScope & { readonly source: AbortSource } {
+  const owner = signal instanceof Deadline ? (signal.isArmable ? signal : undefined) : armable.get(signal);
   if (owner) {
     const disarm = owner.arm(timeoutMs ?? undefined, what);
-    return { signal, clearTimer: disarm, dispose: disarm };
+    return {
+      get signal() {
+        return owner.signal;
+      },
+      source: owner,
+      clearTimer: disarm,
+      dispose: disarm,
+    };
   }
-  return new Deadline(signal, timeoutMs, what);
+  return new Deadline(signal instanceof Deadline ? signal.signal : signal, timeoutMs, what);
+}
+
+/** The client's per-call deadline of each `CallOptions` object it built (a copy of the object has none). */
+const callScopes = new WeakMap<object, Deadline>();
+
+/**
+ * Attaches the client's per-call deadline to a transport's `CallOptions`. A spread copy, which may carry
+ * another signal, does not inherit it. `signal` stays the public way to follow the call.
+ */
+export function attachCallScope<T extends object>(options: T, deadline: Deadline): T {
+  callScopes.set(options, deadline);
+  return options;
+}
+
+/** The call's deadline when the client attached one to these options, else their `signal`. */
+export function callScope(options: { readonly signal: AbortSignal }): AbortSource {
+  return callScopes.get(options) ?? options.signal;
+}
+
+/** The `AbortSignal` of a source (a deadline builds it now). */
+export function asSignal(source: AbortSource): AbortSignal {
+  return source instanceof Deadline ? source.signal : source;
+}
+
+/**
+ * Calls `hook` once when `source` aborts (synchronously, at once if it already has).
+ * @returns the function that removes the hook.
+ */
+export function subscribeAbort(source: AbortSource, hook: (reason: unknown) => void): () => void {
+  if (source instanceof Deadline) return source.onAbort(hook);
+  if (source.aborted) {
+    hook(source.reason);
+    return noop;
+  }
+  const listener = () => hook(source.reason);
+  source.addEventListener('abort', listener, { once: true });
+  return () => source.removeEventListener('abort', listener);
 }
 
 /** True when `signal` is a per-operation scope created with `armable: true` (it is never shared). */
@@ -197,7 +316,7 @@ export function isTimeoutReason(reason: unknown): boolean {
  * A `UtcpError` reason (a deadline's `UtcpTimeoutError`, `CLIENT_CLOSED`) is passed through; a
  * platform timeout becomes `UtcpTimeoutError`; anything else `UtcpAbortError` (the reason kept as cause).
  */
-export function abortError(signal: AbortSignal, what: string, timeoutMs?: number): UtcpError {
+export function abortError(signal: AbortSource, what: string, timeoutMs?: number): UtcpError {
   const reason = signal.reason;
   if (reason instanceof UtcpError) return reason;
   if (isTimeoutReason(reason)) return new UtcpTimeoutError(what, timeoutMs, { cause: reason });
@@ -205,7 +324,7 @@ export function abortError(signal: AbortSignal, what: string, timeoutMs?: number
 }
 
 /** Throws the typed abort/timeout error if the signal is already aborted. */
-export function throwIfAborted(signal: AbortSignal, what: string, timeoutMs?: number): void {
+export function throwIfAborted(signal: AbortSource, what: string, timeoutMs?: number): void {
   if (signal.aborted) throw abortError(signal, what, timeoutMs);
 }
 
@@ -213,7 +332,7 @@ export function throwIfAborted(signal: AbortSignal, what: string, timeoutMs?: nu
  * Maps an error caught while `signal` was in force: once the signal aborted, the typed abort/timeout
  * error wins over whatever the aborted operation threw; otherwise the error is returned unchanged.
  */
-export function settleError(error: unknown, signal: AbortSignal, what: string, timeoutMs?: number): unknown {
+export function settleError(error: unknown, signal: AbortSource, what: string, timeoutMs?: number): unknown {
   if (
     signal.aborted &&
     !(
@@ -230,24 +349,23 @@ export function settleError(error: unknown, signal: AbortSignal, what: string, t
  * Rejects with the typed abort error as soon as `signal` aborts; otherwise settles like `promise`.
  * Removes its listener either way.
  */
-export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal, what: string, timeoutMs?: number): Promise<T> {
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => {});
     return Promise.reject(abortError(signal, what, timeoutMs));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
+    const unsubscribe = subscribeAbort(signal, () => {
       promise.catch(() => {});
       reject(abortError(signal, what, timeoutMs));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve(v);
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         reject(e);
       },
     );

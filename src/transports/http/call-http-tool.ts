@@ -1,4 +1,4 @@
-import { withTimeout } from '../../core/deadline.js';
+import { callScope, withTimeout } from '../../core/deadline.js';
 import { HttpStatusError } from '../../core/errors.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
@@ -27,8 +27,8 @@ export async function callHttpTool(
 ): Promise<unknown> {
   const what = `HTTP call of tool ${tool.name}`;
   // On the client's per-call signal the template timeout is armed on that signal itself (no second controller).
-  const scope = withTimeout(options.signal, template.timeout ?? DEFAULT_HTTP_TIMEOUT_MS, what);
-  const signal = scope.signal;
+  const scope = withTimeout(callScope(options), template.timeout ?? DEFAULT_HTTP_TIMEOUT_MS, what);
+  const signal = scope.source;
   try {
     for (let attempt = 0; ; attempt++) {
       const spec = await buildHttpRequest(template, args, ctx, {

@@ -10,7 +10,7 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { request, type Dispatcher } from 'undici';
-import { abortError, withTimeout } from '../../core/deadline.js';
+import { abortError, asSignal, subscribeAbort, withTimeout, type AbortSource } from '../../core/deadline.js';
 import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { assertUrlAllowed, isLoopbackLike, redactUrl, sameOrigin } from '../../core/url-policy.js';
@@ -53,8 +53,8 @@ export type DispatcherChoice = Dispatcher | ((remote: boolean) => Dispatcher);
 
 export interface HttpExchangeOptions {
   dispatcher: DispatcherChoice;
-  /** Cancels the exchange. */
-  signal?: AbortSignal;
+  /** Cancels the exchange: a signal, or the call's scope (`callScope`), followed without building a signal. */
+  signal?: AbortSource;
   /** This exchange's own deadline: the whole exchange in buffered mode, until the response headers in stream mode. */
   timeoutMs?: number;
   /** The caller's deadline, only for messages. */
@@ -109,7 +109,7 @@ export interface BufferedHttpResponse extends HttpExchangeResponse {
 /** Turns a failure of undici into a typed error: the abort reason when aborted, else TRANSPORT_FAILED naming the origin. */
 export function networkError(
   cause: unknown,
-  signal: AbortSignal | undefined,
+  signal: AbortSource | undefined,
   what: string,
   url: URL | string,
   timeoutMs?: number,
@@ -153,9 +153,10 @@ type IsRedirect = (statusCode: number, headers: IncomingHttpHeaders) => boolean;
  */
 async function streamHop(
   hop: HopRequest,
-  signal: AbortSignal | undefined,
+  source: AbortSource | undefined,
   isRedirect: IsRedirect,
 ): Promise<Hop<ResponseBody>> {
+  const signal = source && asSignal(source);
   const pending = request(hop.url, {
     method: hop.method as Dispatcher.HttpMethod,
     headers: hop.headers,
@@ -221,7 +222,7 @@ const REDIRECT_BODY_BYTES = 64 * 1024;
  */
 function bufferedHop(
   hop: HopRequest,
-  signal: AbortSignal | undefined,
+  signal: AbortSource | undefined,
   isRedirect: IsRedirect,
   caps: BufferCaps,
 ): Promise<Hop<{ bytes: Uint8Array; truncated: boolean }>> {
@@ -241,7 +242,7 @@ function bufferedHop(
     const finish = (error: unknown, truncated = false) => {
       if (settled) return;
       settled = true;
-      if (onAbort) signal!.removeEventListener('abort', onAbort);
+      unsubscribe?.();
       if (error !== undefined) {
         reject(error);
         return;
@@ -250,19 +251,16 @@ function bufferedHop(
       if (bytes.byteLength > keep) bytes = bytes.subarray(0, keep);
       resolve({ statusCode, headers, redirect, payload: { bytes, truncated } });
     };
-    const onAbort = signal
-      ? () => {
-          finish(signal.reason);
-          controller?.abort(signal.reason);
-        }
-      : undefined;
-    if (signal) {
-      if (signal.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      signal.addEventListener('abort', onAbort!, { once: true });
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
     }
+    const unsubscribe = signal
+      ? subscribeAbort(signal, (reason) => {
+          finish(reason);
+          controller?.abort(reason as Error);
+        })
+      : undefined;
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -355,7 +353,7 @@ export async function httpExchange(
 ): Promise<StreamedHttpResponse | BufferedHttpResponse> {
   const scope =
     options.timeoutMs !== undefined ? withTimeout(options.signal ?? NEVER, options.timeoutMs, options.what) : undefined;
-  const signal = scope?.signal ?? options.signal;
+  const signal = scope?.source ?? options.signal;
   const timeoutMs = options.callerTimeoutMs ?? options.timeoutMs;
   let keepScope = false;
   try {
@@ -415,9 +413,9 @@ const NEVER = new AbortController().signal;
 async function exchange<P>(
   req: HttpExchangeRequest,
   options: HttpExchangeOptions,
-  signal: AbortSignal | undefined,
+  signal: AbortSource | undefined,
   timeoutMs: number | undefined,
-  sendHop: (hop: HopRequest, signal: AbortSignal | undefined, isRedirect: IsRedirect) => Promise<Hop<P>>,
+  sendHop: (hop: HopRequest, signal: AbortSource | undefined, isRedirect: IsRedirect) => Promise<Hop<P>>,
 ): Promise<Hop<P> & { url: URL }> {
   const first = assertUrlAllowed(req.url, options.context);
   if (first.hash) first.hash = '';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { asSignal, type AbortSource } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { TransportContext } from '../../core/transport.js';
@@ -6,6 +7,7 @@ import type { Auth, JsonObject } from '../../core/types.js';
 import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
 import { assertCookieSafe, resolveAuth, type AuthMaterial } from './auth.js';
 import {
+  type ParameterSerialization,
   readParameterSerialization,
   serializeCookie,
   serializeHeader,
@@ -44,7 +46,7 @@ export interface BuildHttpRequestOptions {
   defaultBodyField: string | null;
   /** URL-policy context. @default "tool invocation" */
   context?: string;
-  signal: AbortSignal;
+  signal: AbortSource;
   /** The tool comes from a remote-sourced manual: its OAuth2 token request goes through the dial guard. */
   remoteSource?: boolean;
 }
@@ -133,13 +135,6 @@ const NO_AUTH: AuthMaterial = Object.freeze({
   authHeaderNames: Object.freeze([]),
 }) as unknown as AuthMaterial;
 
-/** Like `appendQuery`, on a URL this module just created (no copy, no second parse). */
-function appendQueryInPlace(url: URL, pairs: ReadonlyArray<[string, string]>): URL {
-  const added = pairs.map(([k, v]) => `${encodeStrict(k)}=${encodeStrict(v)}`).join('&');
-  url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + added;
-  return url;
-}
-
 /** Appends `key=value` pairs (strictly encoded) after any query already in the URL. */
 export function appendQuery(url: URL, pairs: ReadonlyArray<[string, string]>): URL {
   if (pairs.length === 0) return url;
@@ -193,9 +188,49 @@ function assertNoNewDotSegments(templateUrl: string, substituted: string): void 
   }
 }
 
+/** What a template's request shape needs worked out once (templates are never mutated once stored). */
+interface RequestPlan {
+  styles: Map<string, ParameterSerialization> | undefined;
+  /** Static headers, checked for CR/LF once. */
+  staticHeaders: Record<string, string> | undefined;
+  hasPlaceholders: boolean;
+}
+
+const plans = new WeakMap<HttpRequestTemplate, RequestPlan>();
+
+function planFor(template: HttpRequestTemplate): RequestPlan {
+  let plan = plans.get(template);
+  if (plan) return plan;
+  let staticHeaders: Record<string, string> | undefined;
+  if (template.headers && Object.keys(template.headers).length > 0) {
+    // Through a HeaderBag, as at merge time: checked for CR/LF, one entry per case-insensitive name.
+    const bag = new HeaderBag();
+    for (const [k, v] of Object.entries(template.headers)) {
+      if (typeof v !== 'string') throw new UtcpError('INVALID_MANUAL', `Header ${k} must have a string value`);
+      bag.set(k, v);
+    }
+    staticHeaders = bag.toObject();
+  }
+  plan = {
+    styles: readParameterSerialization(template.parameter_serialization),
+    staticHeaders,
+    hasPlaceholders: template.url.includes('{'),
+  };
+  plans.set(template, plan);
+  return plan;
+}
+
+/** `key=value` pairs, strictly encoded, joined with `&`. */
+function encodePairs(pairs: ReadonlyArray<[string, string]>): string {
+  let out = '';
+  for (const [k, v] of pairs) out += `${out ? '&' : ''}${encodeStrict(k)}=${encodeStrict(v)}`;
+  return out;
+}
+
 /**
  * Builds a tool request (docs/design/transports.md#http-call): header/cookie/body args, `{path}` placeholders,
  * URL policy, query string for every method (auth query last), merged headers, encoded body.
+ * What depends only on the template (styles, static header checks) is worked out once per template.
  * @throws INVALID_ARGUMENTS on a missing path parameter, URL_POLICY, HEADER_INJECTION.
  */
 export async function buildHttpRequest(
@@ -204,26 +239,28 @@ export async function buildHttpRequest(
   ctx: TransportContext,
   options: BuildHttpRequestOptions,
 ): Promise<HttpRequestSpec> {
-  const remaining: Record<string, unknown> = { ...args };
-  const styles = readParameterSerialization(template.parameter_serialization);
+  const plan = planFor(template);
+  const { styles } = plan;
+  /** Arguments placed in headers, cookies, the body or the path; the rest go to the query string. */
+  const used = new Set<string>();
   const headerArgs: Array<[string, string]> = [];
   for (const name of template.header_fields ?? []) {
-    if (!(name in remaining)) continue;
+    if (!Object.hasOwn(args, name) || used.has(name)) continue;
+    used.add(name);
     const style = styles?.get(name);
-    const text = style ? serializeHeader(remaining[name], style) : argToText(remaining[name]);
-    delete remaining[name];
+    const text = style ? serializeHeader(args[name], style) : argToText(args[name]);
     if (text === undefined) continue;
     assertHeaderSafe(name, text);
     headerArgs.push([name, text]);
   }
   const cookieArgs: Array<[string, string]> = [];
   for (const name of template.cookie_fields ?? []) {
-    if (!(name in remaining)) continue;
+    if (!Object.hasOwn(args, name) || used.has(name)) continue;
+    used.add(name);
     const style = styles?.get(name);
     const pairs: Array<[string, string | undefined]> = style
-      ? serializeCookie(name, remaining[name], style)
-      : [[name, argToText(remaining[name])]];
-    delete remaining[name];
+      ? serializeCookie(name, args[name], style)
+      : [[name, argToText(args[name])]];
     for (const [k, text] of pairs) {
       if (text === undefined) continue;
       assertCookieSafe(k, text);
@@ -232,33 +269,40 @@ export async function buildHttpRequest(
   }
   const bodyField = template.body_field === undefined ? options.defaultBodyField : template.body_field;
   let body: unknown;
-  if (bodyField && bodyField in remaining) {
-    body = remaining[bodyField];
-    delete remaining[bodyField];
+  if (bodyField && Object.hasOwn(args, bodyField) && !used.has(bodyField)) {
+    body = args[bodyField];
+    used.add(bodyField);
   }
   const hasBody = body !== undefined && body !== null;
 
-  const pathArgs = { ...remaining };
-  const substituted = template.url.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    const text = argToText(pathArgs[name]);
-    if (text === undefined) throw new UtcpError('INVALID_ARGUMENTS', `Missing required path parameter: ${name}`);
-    delete remaining[name];
-    const style = styles?.get(name);
-    const encoded = style?.in === 'path' ? serializePath(name, pathArgs[name], style) : encodeStrict(text);
-    // "." and ".." survive percent-encoding and would be resolved by the URL parser (docs/design/threat-model.md#path-dot-segments).
-    if (encoded === '.' || encoded === '..') throw dotSegment(name);
-    return encoded;
-  });
-  if (template.url.includes('{')) assertNoNewDotSegments(template.url, substituted);
-  let url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
+  let substituted = template.url;
+  if (plan.hasPlaceholders) {
+    // Placeholders see the arguments not already placed in headers, cookies or the body.
+    const taken = new Set(used);
+    substituted = template.url.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+      const value = taken.has(name) || !Object.hasOwn(args, name) ? undefined : args[name];
+      const text = argToText(value);
+      if (text === undefined) throw new UtcpError('INVALID_ARGUMENTS', `Missing required path parameter: ${name}`);
+      used.add(name);
+      const style = styles?.get(name);
+      const encoded = style?.in === 'path' ? serializePath(name, value, style) : encodeStrict(text);
+      // "." and ".." survive percent-encoding and would be resolved by the URL parser (docs/design/threat-model.md#path-dot-segments).
+      if (encoded === '.' || encoded === '..') throw dotSegment(name);
+      return encoded;
+    });
+    assertNoNewDotSegments(template.url, substituted);
+  }
+  const url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
   if (url.hash) url.hash = '';
 
   const query: Array<[string, string]> = [];
-  const styledQuery: string[] = [];
-  for (const [k, v] of Object.entries(remaining)) {
+  let styledQuery = '';
+  for (const k in args) {
+    if (!Object.hasOwn(args, k) || used.has(k)) continue;
+    const v = args[k];
     const style = styles?.get(k);
     if (style?.in === 'query') {
-      styledQuery.push(...serializeQuery(k, v, style));
+      for (const part of serializeQuery(k, v, style)) styledQuery += `${styledQuery ? '&' : ''}${part}`;
       continue;
     }
     if (Array.isArray(v)) {
@@ -271,12 +315,38 @@ export async function buildHttpRequest(
     const text = argToText(v);
     if (text !== undefined) query.push([k, text]);
   }
-  const auth = template.auth ? await resolveAuth(template.auth, ctx, options.signal, options.remoteSource) : NO_AUTH;
-  if (styledQuery.length > 0)
-    url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + styledQuery.join('&');
-  if (query.length > 0 || auth.query.length > 0) url = appendQueryInPlace(url, [...query, ...auth.query]);
+  const auth = template.auth
+    ? await resolveAuth(template.auth, ctx, asSignal(options.signal), options.remoteSource)
+    : NO_AUTH;
+  // The query string in one assignment: what the URL had, styled parameters, plain ones, then auth's.
+  const added = [
+    styledQuery,
+    query.length > 0 ? encodePairs(query) : '',
+    auth.query.length > 0 ? encodePairs(auth.query) : '',
+  ]
+    .filter(Boolean)
+    .join('&');
+  if (added) url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + added;
 
-  const headers = mergeHeaders(template.headers, headerArgs, auth, cookieArgs);
+  const method = typeof options.method === 'function' ? options.method(hasBody) : options.method;
+  const authHeaderCount = Object.keys(auth.headers).length;
+  if (
+    !hasBody &&
+    headerArgs.length === 0 &&
+    cookieArgs.length === 0 &&
+    authHeaderCount === 0 &&
+    auth.cookies.length === 0
+  ) {
+    // Nothing to merge: the template's static headers (already checked) as they are.
+    return {
+      url,
+      method,
+      headers: plan.staticHeaders ? { ...plan.staticHeaders } : {},
+      body: undefined,
+      authHeaderNames: auth.authHeaderNames,
+    };
+  }
+  const headers = mergeHeaders(plan.staticHeaders, headerArgs, auth, cookieArgs);
   let encoded: string | Uint8Array | undefined;
   if (hasBody) {
     const effective = headers.get('content-type') ?? options.contentType;
@@ -285,6 +355,5 @@ export async function buildHttpRequest(
     if (headers.get('content-type') !== result.contentType)
       headers.set(headers.nameOf('content-type', 'Content-Type'), result.contentType);
   }
-  const method = typeof options.method === 'function' ? options.method(hasBody) : options.method;
   return { url, method, headers: headers.toObject(), body: encoded, authHeaderNames: auth.authHeaderNames };
 }
