@@ -1255,7 +1255,7 @@ export declare function toolCallsTurn(...calls: Array<{
 
 // ---- utcp-kit/internal
 // abortError
-export declare function abortError(signal: AbortSignal, what: string, timeoutMs?: number): UtcpError;
+export declare function abortError(signal: AbortSource, what: string, timeoutMs?: number): UtcpError;
 // assertUrlAllowed
 export declare function assertUrlAllowed(url: string | URL, context: string, kind?: UrlKind): URL;
 // BufferedExchangeOptions
@@ -1290,8 +1290,14 @@ export declare class Deadline {
     #private;
     constructor(parents: MaybeSignal | readonly MaybeSignal[], timeoutMs: number | null | undefined, what: string);
     get signal(): AbortSignal;
+    get aborted(): boolean;
+    get reason(): unknown;
     get timeoutMs(): number | undefined;
     get timedOut(): boolean;
+    get source(): Deadline;
+    get isArmable(): boolean;
+    markArmable(): void;
+    onAbort(hook: (reason: unknown) => void): () => void;
     reset(): void;
     arm(ms: number | undefined, what: string): () => void;
     clearTimer(): void;
@@ -1343,7 +1349,7 @@ export declare function httpExchange(req: HttpExchangeRequest, options: Buffered
 // HttpExchangeOptions
 export interface HttpExchangeOptions {
     dispatcher: DispatcherChoice;
-    signal?: AbortSignal;
+    signal?: AbortSource;
     timeoutMs?: number;
     callerTimeoutMs?: number;
     what: string;
@@ -1406,11 +1412,11 @@ export type LookupFunction = (hostname: string, options: LookupOptions, callback
 // namespacedKey
 export declare function namespacedKey(manualName: string, name: string): string;
 // networkError
-export declare function networkError(cause: unknown, signal: AbortSignal | undefined, what: string, url: URL | string, timeoutMs?: number): Error;
+export declare function networkError(cause: unknown, signal: AbortSource | undefined, what: string, url: URL | string, timeoutMs?: number): Error;
 // parseDotenv
 export declare function parseDotenv(text: string, env?: NodeJS.ProcessEnv): Record<string, string>;
 // raceSignal
-export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSignal, what: string, timeoutMs?: number): Promise<T>;
+export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T>;
 // readBodyCapped
 export declare function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array>;
 // resolveLimits
@@ -1445,7 +1451,7 @@ export interface RoutingDispatcherOptions {
 // sanitizeManualName
 export declare function sanitizeManualName(name: string): string;
 // settleError
-export declare function settleError(error: unknown, signal: AbortSignal, what: string, timeoutMs?: number): unknown;
+export declare function settleError(error: unknown, signal: AbortSource, what: string, timeoutMs?: number): unknown;
 // StreamedHttpResponse
 export interface StreamedHttpResponse extends HttpExchangeResponse {
     body: ResponseBody;
@@ -1455,10 +1461,11 @@ export interface StreamExchangeOptions extends HttpExchangeOptions {
     mode: 'stream';
 }
 // throwIfAborted
-export declare function throwIfAborted(signal: AbortSignal, what: string, timeoutMs?: number): void;
+export declare function throwIfAborted(signal: AbortSource, what: string, timeoutMs?: number): void;
 // TimeoutScope
 export interface TimeoutScope {
     readonly signal: AbortSignal;
+    readonly source: AbortSource;
     clearTimer(): void;
     dispose(): void;
 }
@@ -1494,4 +1501,6 @@ export declare class UtcpClientBase {
     get closed(): boolean;
 }
 // withTimeout
-export declare function withTimeout(signal: AbortSignal, timeoutMs: number | null | undefined, what: string): TimeoutScope;
+export declare function withTimeout(signal: AbortSource, timeoutMs: number | null | undefined, what: string): TimeoutScope & {
+    readonly source: AbortSource;
+};
