@@ -7,7 +7,9 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import {
   anthropicModel,
+  geminiModel,
   openAIChatModel,
+  responsesModel,
   runAgent,
   userMessage,
   type AgentEvent,
@@ -20,25 +22,67 @@ import { UsageError, EXIT, type Common } from './commands.js';
 import { cyan, dim, formatError, green, red } from './output.js';
 import { createCliClient } from './sources.js';
 
-function modelFromEnv(modelName: string | undefined): ChatModel {
-  const env = process.env;
-  if (env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
-    return anthropicModel({
-      apiKey: env.ANTHROPIC_API_KEY,
-      model: modelName ?? env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
-      baseUrl: env.ANTHROPIC_BASE_URL,
-    });
-  }
-  if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+/** The model APIs `utcp chat` speaks (`--provider`, or `UTCP_CHAT_PROVIDER`). */
+export const CHAT_PROVIDERS = ['openai', 'responses', 'anthropic', 'gemini'] as const;
+type ChatProvider = (typeof CHAT_PROVIDERS)[number];
+
+/** The provider named by the flag or UTCP_CHAT_PROVIDER, else the first whose variables are set. */
+function chooseProvider(flag: string | undefined, env: NodeJS.ProcessEnv): ChatProvider {
+  const named = flag ?? env.UTCP_CHAT_PROVIDER;
+  if (named !== undefined && named !== '') {
+    const p = named.toLowerCase();
+    if ((CHAT_PROVIDERS as readonly string[]).includes(p)) return p as ChatProvider;
     throw new UsageError(
-      'utcp chat needs a model endpoint: set OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama) and/or OPENAI_API_KEY, or ANTHROPIC_API_KEY',
+      `${flag !== undefined ? '--provider' : 'UTCP_CHAT_PROVIDER'} must be one of ${CHAT_PROVIDERS.join(', ')}, got "${named}"`,
     );
   }
-  return openAIChatModel({
-    baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-    apiKey: env.OPENAI_API_KEY,
-    model: modelName ?? env.OPENAI_MODEL ?? 'gpt-4o-mini',
-  });
+  if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) return 'openai';
+  if (env.ANTHROPIC_API_KEY || env.ANTHROPIC_BASE_URL) return 'anthropic';
+  if (env.GEMINI_API_KEY || env.GOOGLE_API_KEY || env.GEMINI_BASE_URL) return 'gemini';
+  throw new UsageError(
+    'utcp chat needs a model endpoint: set OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 for Ollama) and/or OPENAI_API_KEY, or ANTHROPIC_API_KEY, or GEMINI_API_KEY; --provider responses uses the OPENAI_* variables with the Responses API (see utcp chat --help)',
+  );
+}
+
+/** The chat model from `--provider` / `--model` and the environment (documented in `utcp chat --help`). */
+function modelFromEnv(flags: { provider?: string; model?: string; stream: boolean }): ChatModel {
+  const env = process.env;
+  const provider = chooseProvider(flags.provider, env);
+  const stream = flags.stream;
+  switch (provider) {
+    case 'openai':
+    case 'responses': {
+      if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL)
+        throw new UsageError(`--provider ${provider} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)`);
+      const options = {
+        baseUrl: env.OPENAI_BASE_URL || undefined,
+        apiKey: env.OPENAI_API_KEY || undefined,
+        model: flags.model ?? env.OPENAI_MODEL ?? 'gpt-4o-mini',
+        stream,
+      };
+      return provider === 'openai' ? openAIChatModel(options) : responsesModel(options);
+    }
+    case 'anthropic':
+      if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL)
+        throw new UsageError('--provider anthropic needs ANTHROPIC_API_KEY');
+      return anthropicModel({
+        apiKey: env.ANTHROPIC_API_KEY || undefined,
+        model: flags.model ?? env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
+        baseUrl: env.ANTHROPIC_BASE_URL || undefined,
+        stream,
+      });
+    case 'gemini': {
+      const apiKey = env.GEMINI_API_KEY || env.GOOGLE_API_KEY || undefined;
+      if (!apiKey && !env.GEMINI_BASE_URL)
+        throw new UsageError('--provider gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY)');
+      return geminiModel({
+        apiKey,
+        model: flags.model ?? env.GEMINI_MODEL ?? 'gemini-2.5-flash',
+        baseUrl: env.GEMINI_BASE_URL || undefined,
+        stream,
+      });
+    }
+  }
 }
 
 /** Calls that only read: HTTP GET, SSE, GraphQL queries, text/file manuals. Everything else asks. */
@@ -72,9 +116,9 @@ function shortArgs(args: unknown): string {
 
 export async function chatCommand(
   c: Common,
-  opts: { prompt?: string; model?: string; yes: boolean; maxSteps?: number },
+  opts: { prompt?: string; model?: string; provider?: string; stream?: boolean; yes: boolean; maxSteps?: number },
 ): Promise<number> {
-  const model = modelFromEnv(opts.model);
+  const model = modelFromEnv({ provider: opts.provider, model: opts.model, stream: opts.stream === true });
   const interactive = Boolean(process.stdin.isTTY) && opts.prompt === undefined;
   const { client, results } = await createCliClient({
     cwd: c.cwd,
@@ -88,8 +132,10 @@ export async function chatCommand(
   let rl: Interface | undefined;
   const controller = new AbortController();
   // Ctrl-C aborts the run (approvals, model requests, tool calls, retry waits) and ends the input loop.
+  // A second Ctrl-C while the first is still winding down exits at once.
   const onSigint = () => {
-    if (!controller.signal.aborted) c.out.info(dim(c.out, '\n(interrupted)'));
+    if (controller.signal.aborted) process.exit(INTERRUPTED);
+    c.out.info(dim(c.out, '\n(interrupted)'));
     controller.abort(new Error('Interrupted'));
     rl?.close();
   };
@@ -138,8 +184,12 @@ export async function chatCommand(
       }
     };
 
+    let streamed = false;
     const onEvent = (e: AgentEvent) => {
-      if (e.type === 'tool_call_start') c.out.info(`${cyan(c.out, '→')} ${e.toolName}(${shortArgs(e.args)})`);
+      if (e.type === 'text_delta') {
+        streamed = true;
+        process.stdout.write(e.text);
+      } else if (e.type === 'tool_call_start') c.out.info(`${cyan(c.out, '→')} ${e.toolName}(${shortArgs(e.args)})`);
       else if (e.type === 'tool_call_end' && !e.isError)
         c.out.info(`${green(c.out, '✓')} ${e.toolName} ${dim(c.out, `(${Math.round(e.durationMs)} ms)`)}`);
       else if (e.type === 'error' && e.phase === 'tool_call')
@@ -162,7 +212,10 @@ export async function chatCommand(
         signal: controller.signal,
       });
       messages = result.messages;
-      c.out.print(result.text);
+      // Streamed text is already on stdout; end its line.
+      if (streamed) process.stdout.write('\n');
+      else c.out.print(result.text);
+      streamed = false;
       if (result.stepLimitReached) c.out.info(dim(c.out, '(the step limit was reached)'));
     };
 
@@ -197,6 +250,6 @@ export async function chatCommand(
   } finally {
     process.off('SIGINT', onSigint);
     rl?.close();
-    await client.close();
+    await Promise.all([client.close(), model.close?.()]);
   }
 }

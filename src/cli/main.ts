@@ -125,7 +125,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     sources: true,
   },
   chat: {
-    usage: 'utcp chat [sources...] [--prompt "..."] [--model m] [--max-steps n] [--yes]',
+    usage: 'utcp chat [sources...] [--prompt "..."] [--provider p] [--model m] [--stream] [--max-steps n] [--yes]',
     summary: 'Chat with an LLM that can call the tools',
     options: {
       prompt: { type: 'string', short: 'p', value: '"..."', help: 'one question, then exit' },
@@ -133,8 +133,14 @@ const COMMANDS: Record<string, CommandSpec> = {
         type: 'string',
         short: 'm',
         value: '<model>',
-        help: 'model name (default: $OPENAI_MODEL, $ANTHROPIC_MODEL, or the provider default)',
+        help: 'model name (default: $OPENAI_MODEL, $ANTHROPIC_MODEL, $GEMINI_MODEL, or the provider default)',
       },
+      provider: {
+        type: 'string',
+        value: '<p>',
+        help: 'openai (Chat Completions), responses (OpenAI Responses API), anthropic or gemini (default: $UTCP_CHAT_PROVIDER, else by the variables set)',
+      },
+      stream: { type: 'boolean', help: 'print the answer as it arrives' },
       'max-steps': {
         type: 'string',
         value: '<n>',
@@ -143,12 +149,18 @@ const COMMANDS: Record<string, CommandSpec> = {
       yes: { type: 'boolean', short: 'y', help: 'approve every tool call without asking' },
       ...SOURCE_OPTIONS,
     },
-    notes: `Model endpoint from the environment:
-  OPENAI_BASE_URL      any OpenAI-compatible server (default https://api.openai.com/v1; Ollama: http://127.0.0.1:11434/v1)
-  OPENAI_API_KEY       its key (not needed for local servers)
-  OPENAI_MODEL         model name
-  ANTHROPIC_API_KEY    use Anthropic instead (when no OPENAI_* variable is set); ANTHROPIC_MODEL, ANTHROPIC_BASE_URL
-Reads run freely; other calls ask y/n/edit on a terminal, or need --yes. Ctrl-C stops.`,
+    notes: `Model endpoint from the environment (--provider or UTCP_CHAT_PROVIDER picks one; otherwise the first
+provider whose variables are set, in this order):
+  openai, responses  OPENAI_BASE_URL  any OpenAI-compatible server (default https://api.openai.com/v1;
+                                      Ollama: http://127.0.0.1:11434/v1)
+                     OPENAI_API_KEY   its key (not needed for local servers)
+                     OPENAI_MODEL     model name (default gpt-4o-mini)
+                     responses is never picked by itself: --provider responses
+  anthropic          ANTHROPIC_API_KEY, ANTHROPIC_MODEL (default claude-sonnet-4-5), ANTHROPIC_BASE_URL
+  gemini             GEMINI_API_KEY (or GOOGLE_API_KEY), GEMINI_MODEL (default gemini-2.5-flash), GEMINI_BASE_URL
+Base URLs must be https://, or http:// to a loopback address.
+Reads run freely; other calls ask y/n/edit on a terminal, or need --yes. Ctrl-C stops at any point (a model
+request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits at once.`,
     sources: true,
   },
   'serve-mcp': {
@@ -325,6 +337,8 @@ export async function main(argv: string[]): Promise<number> {
         return await chatCommand(common(positionals), {
           prompt: values.prompt as string | undefined,
           model: values.model as string | undefined,
+          provider: values.provider as string | undefined,
+          stream: Boolean(values.stream),
           yes: Boolean(values.yes),
           maxSteps: intOption(values['max-steps'], 'max-steps'),
         });

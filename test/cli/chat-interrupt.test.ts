@@ -1,10 +1,13 @@
 /**
  * `utcp chat` stops on Ctrl-C at any point: while a model request is pending (SIGINT to a non-TTY child) and at an
- * approval prompt on a terminal (a pty through util-linux `script`, Ctrl-C typed as the user would). Runs the built binary.
+ * approval prompt on a terminal (a pty through util-linux `script`, Ctrl-C typed as the user would), and while a tool
+ * call runs. Runs the built binary.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openAIToolCalls, startLlmServer } from '../agent/helpers/llm-server.js';
 
@@ -61,6 +64,42 @@ describe('utcp chat interrupted', () => {
     expect(code).toBe(130);
     expect(performance.now() - t0).toBeLessThan(10_000);
     expect(seen.out).toContain('(interrupted)');
+  });
+
+  it('SIGINT while a tool call runs ends the run and exits 130, without asking the model again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'utcp-chat-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(
+      join(dir, 'slow.json'),
+      JSON.stringify({
+        tools: [
+          {
+            name: 'wait',
+            description: 'Takes a long time',
+            inputs: { type: 'object', properties: {} },
+            tool_call_template: { call_template_type: 'cli', commands: [{ command: 'sleep 60' }] },
+          },
+        ],
+      }),
+    );
+    const llm = await startLlmServer([openAIToolCalls([{ id: 'call_1', name: 'slow__wait', arguments: '{}' }])]);
+    onTestFinished(() => llm.close());
+    const child = spawn(process.execPath, [BIN, 'chat', 'slow.json', '--prompt', 'Wait', '--yes'], {
+      cwd: dir,
+      env: env(llm.url),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const seen = { out: '' };
+    await waitForOutput(child.stderr, '→ slow.wait', seen);
+    child.stderr.on('data', (d) => (seen.out += d));
+    const t0 = performance.now();
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(130);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(seen.out).toContain('(interrupted)');
+    expect(llm.requests).toHaveLength(1);
   });
 
   it.skipIf(!hasScript())('Ctrl-C at an approval prompt on a terminal ends the run and exits 130', async () => {
