@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UtcpClient } from '../../../src/index.js';
+import { startPglite } from '../../helpers/pglite.js';
 
 describe('tool_repository config (postgres, pglite)', () => {
   it('names each bad key', async () => {
@@ -39,6 +40,9 @@ describe('tool_repository config (postgres, pglite)', () => {
 
     it('keeps the catalog across clients: the second one finds and calls the tool without registering', async () => {
       dir = await mkdtemp(join(tmpdir(), 'utcp-pglite-'));
+      // The data directory starts as a fresh database (from the tests' initdb dump: running initdb again costs seconds);
+      // the library then migrates it and the two clients open it from disk like any existing catalog.
+      await (await startPglite(join(dir, 'catalog'))).close();
       const config = { tool_repository: { tool_repository_type: 'pglite', data_dir: 'catalog' } };
       const manual = {
         utcp_version: '1.0.0',
@@ -72,6 +76,6 @@ describe('tool_repository config (postgres, pglite)', () => {
       } finally {
         await second.close();
       }
-    }, 180_000); // two PGlite starts: seconds each on a loaded machine
+    }, 180_000); // PGlite starts: seconds each on a loaded machine
   });
 });

@@ -80,7 +80,9 @@ const whoamiManual = () => ({
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const path = new URL(req.url ?? '/', base).pathname;
-  hits.set(path, (hits.get(path) ?? 0) + 1);
+  // Counted by path and query, so tests running at once each count their own fetches.
+  const key = new URL(req.url ?? '/', base);
+  hits.set(key.pathname + key.search, (hits.get(key.pathname + key.search) ?? 0) + 1);
   const json = (v: unknown) => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(v));
@@ -216,279 +218,293 @@ function events(client: UtcpClient) {
 
 // ------------------------------------------------------------------ tests
 
-describe('two processes share one catalog (built package, child processes)', () => {
-  it('one registers an OpenAPI spec, the other finds and calls a tool from it without registering', async () => {
-    const schema = freshSchema('two');
-    const caller = worker(['watch-call', 'zen of github', '{}'], repoConfig(schema), schema);
-    expect(await caller.next((l) => l.ready)).toMatchObject({ registered: 0, manuals: [] });
-    const before = hits.get('/small.json') ?? 0;
-    const registrar = worker(
-      ['register'],
-      {
-        ...repoConfig(schema),
-        manual_call_templates: [
-          { name: 'github', call_template_type: 'http', url: `${base}/small.json`, http_method: 'GET' },
-        ],
-      },
-      schema,
-    );
-    expect((await registrar.next()).registered).toEqual([{ success: true, errors: [], tools: 2 }]);
-    const got = await caller.next((l) => 'result' in l);
-    expect(got).toMatchObject({
-      event: { kind: 'saved', manualName: 'github', local: false },
-      tool: 'github.meta_get-zen',
-      result: 'Keep it logically awesome.',
-      manuals: ['github'],
-    });
-    // "Within a second" is the benchmark's target (bench/postgres.ts); here only a 10x bound for a loaded machine.
-    expect(got.ms).toBeLessThan(10_000);
-    expect(hits.get('/small.json')).toBe(before + 1); // the caller never fetched the spec
-    expect(await caller.exited).toBe(0);
-    expect(await registrar.exited).toBe(0);
-  }, 60_000);
-
-  it('does the same with the whole GitHub REST spec', async () => {
-    const require = createRequire(import.meta.url);
-    const doc = JSON.parse(
-      readFileSync(
-        join(require.resolve('@octokit/openapi/package.json'), '..', 'generated', 'api.github.com.json'),
-        'utf8',
-      ),
-    );
-    doc.servers = [{ url: base }];
-    githubSpec = JSON.stringify(doc);
-    const schema = freshSchema('gh');
-    const caller = worker(['watch-call', 'list commits', '{"owner":"octo","repo":"kit"}'], repoConfig(schema), schema);
-    await caller.next((l) => l.ready);
-    const registrar = worker(
-      ['register'],
-      {
-        ...repoConfig(schema),
-        manual_call_templates: [
-          { name: 'github', call_template_type: 'http', url: `${base}/github.json`, http_method: 'GET' },
-        ],
-      },
-      schema,
-    );
-    const [reg] = (await registrar.next()).registered;
-    expect(reg.success).toBe(true);
-    expect(reg.tools).toBeGreaterThan(1000);
-    const got = await caller.next((l) => 'result' in l);
-    expect(got).toMatchObject({ tool: 'github.repos_list-commits', result: [{ sha: 'abc123', repo: 'octo/kit' }] });
-    expect(got.ms).toBeLessThan(10_000);
-    expect(await caller.exited).toBe(0);
-  }, 120_000);
-});
-
-describe('atomic saveManual', () => {
-  it('a process killed mid-save leaves the old manual whole; readers meanwhile see the old one', async () => {
-    const schema = freshSchema('kill');
-    const repo = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
-    const tool = (i: number, v: string) => ({
-      name: `kill.tool_${i}`,
-      description: `Tool ${i} of version ${v}`,
-      tags: [v],
-      inputs: {},
-      outputs: {},
-      tool_call_template: { call_template_type: 'http' },
-    });
-    await repo.saveManual(
-      'kill',
-      { name: 'kill', call_template_type: 'http' },
-      { utcp_version: '1.0.0', manual_version: 'v1', tools: Array.from({ length: 2000 }, (_, i) => tool(i, 'v1')) },
-    );
-    const whole = async (version: string, count: number) => {
-      const m = await repo.getManual('kill');
-      expect(m?.manual.manual_version).toBe(version);
-      expect(m?.manual.tools).toHaveLength(count);
-      expect(m?.manual.tools.every((t) => t.tags[0] === version)).toBe(true);
-      expect((await repo.searchTools('', { limit: 0, anyOfTagsRequired: [version] })).length).toBe(count);
-    };
-
-    // Hold a lock on one old tool row, so the child's transaction stops inside, after its manual upsert.
-    const locker = new pg.Client({ connectionString: server.url });
-    await locker.connect();
-    // Probes run outside the locker's transaction (pg_stat_activity is a snapshot per transaction).
-    const probe = new pg.Client({ connectionString: server.url });
-    await probe.connect();
-    let child: Worker | undefined;
-    try {
-      await locker.query('BEGIN');
-      await locker.query(`SELECT 1 FROM "${schema}".tools WHERE name = 'kill.tool_0' FOR UPDATE`);
-      child = worker(['save', 'kill', '3000', 'v2'], {}, schema);
-      await child.next((l) => l.saving);
-      const blocked = await until('the child blocked inside its transaction', async () => {
-        const { rows } = await probe.query(
-          `SELECT pid FROM pg_stat_activity WHERE application_name = 'utcp-kit' AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM%'`,
-        );
-        return rows[0]?.pid as number | undefined;
+// The tests below use their own schemas, URLs and processes, so they run at once: most of their time is spent
+// waiting for child processes and the server, not computing.
+describe.concurrent('one catalog on a real server', () => {
+  describe('two processes share one catalog (built package, child processes)', () => {
+    it('one registers an OpenAPI spec, the other finds and calls a tool from it without registering', async () => {
+      const schema = freshSchema('two');
+      const caller = worker(['watch-call', 'zen of github', '{}'], repoConfig(schema), schema);
+      expect(await caller.next((l) => l.ready)).toMatchObject({ registered: 0, manuals: [] });
+      const before = hits.get('/small.json?by=two') ?? 0;
+      const registrar = worker(
+        ['register'],
+        {
+          ...repoConfig(schema),
+          manual_call_templates: [
+            { name: 'github', call_template_type: 'http', url: `${base}/small.json?by=two`, http_method: 'GET' },
+          ],
+        },
+        schema,
+      );
+      expect((await registrar.next()).registered).toEqual([{ success: true, errors: [], tools: 2 }]);
+      const got = await caller.next((l) => 'result' in l);
+      expect(got).toMatchObject({
+        event: { kind: 'saved', manualName: 'github', local: false },
+        tool: 'github.meta_get-zen',
+        result: 'Keep it logically awesome.',
+        manuals: ['github'],
       });
-      await whole('v1', 2000); // a reader during the save
-      child.proc.kill('SIGKILL');
-      await child.exited;
-      await locker.query('ROLLBACK');
-      await until("the killed client's backend to end", async () => {
-        const { rows } = await probe.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [blocked]);
-        return rows.length === 0 ? true : undefined;
-      });
-    } finally {
-      child?.proc.kill('SIGKILL');
-      await locker.end();
-    }
-    await whole('v1', 2000);
-    const { rows } = await probe.query(`SELECT count(*)::int AS n FROM "${schema}".tools WHERE manual_name = 'kill'`);
-    await probe.end();
-    expect(rows[0].n).toBe(2000);
+      // "Within a second" is the benchmark's target (bench/postgres.ts); here only a 10x bound for a loaded machine.
+      expect(got.ms).toBeLessThan(10_000);
+      expect(hits.get('/small.json?by=two')).toBe(before + 1); // the caller never fetched the spec
+      expect(await caller.exited).toBe(0);
+      expect(await registrar.exited).toBe(0);
+    }, 60_000);
 
-    // A save that completes replaces it whole.
-    const done = worker(['save', 'kill', '3000', 'v3'], {}, schema);
-    await done.next((l) => l.saved);
-    await whole('v3', 3000);
-    await repo.close();
-  }, 120_000);
+    it('does the same with the whole GitHub REST spec', async () => {
+      const require = createRequire(import.meta.url);
+      const doc = JSON.parse(
+        readFileSync(
+          join(require.resolve('@octokit/openapi/package.json'), '..', 'generated', 'api.github.com.json'),
+          'utf8',
+        ),
+      );
+      doc.servers = [{ url: base }];
+      githubSpec = JSON.stringify(doc);
+      const schema = freshSchema('gh');
+      const caller = worker(
+        ['watch-call', 'list commits', '{"owner":"octo","repo":"kit"}'],
+        repoConfig(schema),
+        schema,
+      );
+      await caller.next((l) => l.ready);
+      const registrar = worker(
+        ['register'],
+        {
+          ...repoConfig(schema),
+          manual_call_templates: [
+            { name: 'github', call_template_type: 'http', url: `${base}/github.json`, http_method: 'GET' },
+          ],
+        },
+        schema,
+      );
+      const [reg] = (await registrar.next()).registered;
+      expect(reg.success).toBe(true);
+      expect(reg.tools).toBeGreaterThan(1000);
+      const got = await caller.next((l) => 'result' in l);
+      expect(got).toMatchObject({ tool: 'github.repos_list-commits', result: [{ sha: 'abc123', repo: 'octo/kit' }] });
+      expect(got.ms).toBeLessThan(10_000);
+      expect(await caller.exited).toBe(0);
+    }, 120_000);
+  });
 
-  it('concurrent readers see the old or the new manual, never a mix', async () => {
-    const schema = freshSchema('mix');
-    const writer = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
-    const reader = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
-    const version = (v: number) => ({
-      utcp_version: '1.0.0',
-      manual_version: String(v),
-      tools: Array.from({ length: 500 + v * 10 }, (_, i) => ({
-        name: `mix.t${i}`,
-        description: `v${v}`,
-        tags: [`v${v}`],
+  describe('atomic saveManual', () => {
+    it('a process killed mid-save leaves the old manual whole; readers meanwhile see the old one', async () => {
+      const schema = freshSchema('kill');
+      const repo = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
+      const tool = (i: number, v: string) => ({
+        name: `kill.tool_${i}`,
+        description: `Tool ${i} of version ${v}`,
+        tags: [v],
         inputs: {},
         outputs: {},
         tool_call_template: { call_template_type: 'http' },
-      })),
-    });
-    await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(0));
-    let stop = false;
-    const reads: string[] = [];
-    const readLoop = (async () => {
-      while (!stop) {
-        const m = (await reader.getManual('mix'))!;
-        const v = Number(m.manual.manual_version);
-        if (m.manual.tools.length !== 500 + v * 10 || m.manual.tools.some((t) => t.description !== `v${v}`))
-          reads.push(`mixed at ${v}`);
-        else reads.push('ok');
-      }
-    })();
-    for (let v = 1; v <= 10; v++)
-      await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(v));
-    stop = true;
-    await readLoop;
-    expect(reads.length).toBeGreaterThan(0);
-    expect(reads.filter((r) => r !== 'ok')).toEqual([]);
-    await writer.close();
-    await reader.close();
-  }, 60_000);
-});
-
-describe('clients sharing a catalog', () => {
-  it('see registrations and removals as events, and again after the listener connection is cut', async () => {
-    const schema = freshSchema('ev');
-    const watcher = await UtcpClient.create(repoConfig(schema), { env: { ...process.env, DATABASE_URL: server.url } });
-    const registrar = await UtcpClient.create(repoConfig(schema), {
-      env: { ...process.env, DATABASE_URL: server.url },
-    });
-    try {
-      const ev = events(watcher);
-      const own = events(registrar);
-      expect(
-        (
-          await registrar.registerManual({
-            name: 'small',
-            call_template_type: 'http',
-            url: `${base}/small.json`,
-            http_method: 'GET',
-          })
-        ).success,
-      ).toBe(true);
-      expect(await ev.wait((e) => e.kind === 'saved')).toEqual({ kind: 'saved', manualName: 'small', local: false });
-      expect(await own.wait((e) => e.kind === 'saved')).toEqual({ kind: 'saved', manualName: 'small', local: true });
-      expect((await watcher.searchTools('zen', 1))[0]?.name).toBe('small.meta_get-zen');
-
-      // Cut every listener of this catalog: the repositories reconnect and say changes may have been missed.
-      const admin = new pg.Client({ connectionString: server.url });
-      await admin.connect();
-      const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [
-        `LISTEN "utcp_catalog_${schema}"`,
-      ]);
-      await admin.end();
-      expect(rows.length).toBe(2);
-      await ev.wait((e) => e.kind === 'resync');
-      await own.wait((e) => e.kind === 'resync');
-      expect(await registrar.deregisterManual('small')).toBe(true);
-      expect(await ev.wait((e) => e.kind === 'removed')).toEqual({
-        kind: 'removed',
-        manualName: 'small',
-        local: false,
       });
-      expect(await watcher.getTool('small.meta_get-zen')).toBeUndefined();
-    } finally {
-      await watcher.close();
-      await registrar.close();
-    }
-  }, 60_000);
-
-  it('reuse the stored manual (discovery cache), refresh on request, and keep their own variables', async () => {
-    const schema = freshSchema('vars');
-    const env = { ...process.env, DATABASE_URL: server.url };
-    const template = { name: 'svc', call_template_type: 'http', url: `${base}/whoami.json`, http_method: 'GET' };
-    const fetches = () => hits.get('/whoami.json') ?? 0;
-    const before = fetches();
-    const alpha = await UtcpClient.create(
-      { ...repoConfig(schema), variables: { svc_TOKEN: 'alpha-secret' }, manual_call_templates: [template] },
-      { env },
-    );
-    const beta = await UtcpClient.create(
-      { ...repoConfig(schema), variables: { svc_TOKEN: 'beta-secret' }, manual_call_templates: [template] },
-      { env },
-    );
-    const noCache = await UtcpClient.create(
-      { ...repoConfig(schema, { discovery_ttl_seconds: 0 }), variables: { svc_TOKEN: 'gamma-secret' } },
-      { env },
-    );
-    try {
-      expect(alpha.initialRegistrations[0].success).toBe(true);
-      expect(beta.initialRegistrations[0]).toMatchObject({ success: true, errors: [] });
-      expect(beta.initialRegistrations[0].manual.tools.map((t) => t.name)).toEqual(['svc.whoami']);
-      expect(fetches()).toBe(before + 1); // beta reused alpha's discovery
-
-      expect(await alpha.callTool('svc.whoami')).toEqual({ token: 'alpha-secret' });
-      expect(await beta.callTool('svc.whoami')).toEqual({ token: 'beta-secret' });
-      expect(await noCache.callTool('svc.whoami')).toEqual({ token: 'gamma-secret' });
-      // The catalog holds raw templates only.
-      expect((await beta.getTool('svc.whoami'))?.tool_call_template).toMatchObject({
-        headers: { 'X-Token': '${TOKEN}' },
-      });
-      const admin = new pg.Client({ connectionString: server.url });
-      await admin.connect();
-      const { rows } = await admin.query(
-        `SELECT (SELECT count(*) FROM "${schema}".tools WHERE tool::text LIKE '%-secret%')::int + (SELECT count(*) FROM "${schema}".manuals WHERE template::text LIKE '%-secret%')::int AS n`,
+      await repo.saveManual(
+        'kill',
+        { name: 'kill', call_template_type: 'http' },
+        { utcp_version: '1.0.0', manual_version: 'v1', tools: Array.from({ length: 2000 }, (_, i) => tool(i, 'v1')) },
       );
-      await admin.end();
-      expect(rows[0].n).toBe(0);
+      const whole = async (version: string, count: number) => {
+        const m = await repo.getManual('kill');
+        expect(m?.manual.manual_version).toBe(version);
+        expect(m?.manual.tools).toHaveLength(count);
+        expect(m?.manual.tools.every((t) => t.tags[0] === version)).toBe(true);
+        expect((await repo.searchTools('', { limit: 0, anyOfTagsRequired: [version] })).length).toBe(count);
+      };
 
-      expect((await beta.registerManual(template, { refresh: true })).success).toBe(true);
-      expect(fetches()).toBe(before + 2);
-      expect((await noCache.registerManual(template)).success).toBe(true); // TTL 0: discovers again
-      expect(fetches()).toBe(before + 3);
-      const other = await noCache.registerManual({ ...template, url: `${base}/small.json` });
-      expect(other.success).toBe(false);
-      expect(other.errors[0]).toMatch(/already registered/);
-    } finally {
-      await Promise.all([alpha.close(), beta.close(), noCache.close()]);
-    }
-  }, 60_000);
+      // Hold a lock on one old tool row, so the child's transaction stops inside, after its manual upsert.
+      const locker = new pg.Client({ connectionString: server.url });
+      await locker.connect();
+      // Probes run outside the locker's transaction (pg_stat_activity is a snapshot per transaction).
+      const probe = new pg.Client({ connectionString: server.url });
+      await probe.connect();
+      let child: Worker | undefined;
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "${schema}".tools WHERE name = 'kill.tool_0' FOR UPDATE`);
+        child = worker(['save', 'kill', '3000', 'v2'], {}, schema);
+        await child.next((l) => l.saving);
+        const blocked = await until('the child blocked inside its transaction', async () => {
+          const { rows } = await probe.query(
+            `SELECT pid FROM pg_stat_activity WHERE application_name = 'utcp-kit' AND wait_event_type = 'Lock' AND query LIKE $1`,
+            [`DELETE FROM "${schema}".tools%`],
+          );
+          return rows[0]?.pid as number | undefined;
+        });
+        await whole('v1', 2000); // a reader during the save
+        child.proc.kill('SIGKILL');
+        await child.exited;
+        await locker.query('ROLLBACK');
+        await until("the killed client's backend to end", async () => {
+          const { rows } = await probe.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [blocked]);
+          return rows.length === 0 ? true : undefined;
+        });
+      } finally {
+        child?.proc.kill('SIGKILL');
+        await locker.end();
+      }
+      await whole('v1', 2000);
+      const { rows } = await probe.query(`SELECT count(*)::int AS n FROM "${schema}".tools WHERE manual_name = 'kill'`);
+      await probe.end();
+      expect(rows[0].n).toBe(2000);
 
-  it('fails create() with a clear error when the server cannot be reached', async () => {
-    const err = await UtcpClient.create({
-      tool_repository: { tool_repository_type: 'postgres', connection_string: 'postgres://utcp@127.0.0.1:1/postgres' },
-    }).catch((e) => e);
-    expect(err).toMatchObject({ code: 'TRANSPORT_FAILED' });
-    expect(err.message).toMatch(/Cannot open|Cannot prepare/);
+      // A save that completes replaces it whole.
+      const done = worker(['save', 'kill', '3000', 'v3'], {}, schema);
+      await done.next((l) => l.saved);
+      await whole('v3', 3000);
+      await repo.close();
+    }, 120_000);
+
+    it('concurrent readers see the old or the new manual, never a mix', async () => {
+      const schema = freshSchema('mix');
+      const writer = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
+      const reader = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
+      const version = (v: number) => ({
+        utcp_version: '1.0.0',
+        manual_version: String(v),
+        tools: Array.from({ length: 500 + v * 10 }, (_, i) => ({
+          name: `mix.t${i}`,
+          description: `v${v}`,
+          tags: [`v${v}`],
+          inputs: {},
+          outputs: {},
+          tool_call_template: { call_template_type: 'http' },
+        })),
+      });
+      await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(0));
+      let stop = false;
+      const reads: string[] = [];
+      const readLoop = (async () => {
+        while (!stop) {
+          const m = (await reader.getManual('mix'))!;
+          const v = Number(m.manual.manual_version);
+          if (m.manual.tools.length !== 500 + v * 10 || m.manual.tools.some((t) => t.description !== `v${v}`))
+            reads.push(`mixed at ${v}`);
+          else reads.push('ok');
+        }
+      })();
+      for (let v = 1; v <= 10; v++)
+        await writer.saveManual('mix', { name: 'mix', call_template_type: 'http' }, version(v));
+      stop = true;
+      await readLoop;
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.filter((r) => r !== 'ok')).toEqual([]);
+      await writer.close();
+      await reader.close();
+    }, 60_000);
+  });
+
+  describe('clients sharing a catalog', () => {
+    it('see registrations and removals as events, and again after the listener connection is cut', async () => {
+      const schema = freshSchema('ev');
+      const watcher = await UtcpClient.create(repoConfig(schema), {
+        env: { ...process.env, DATABASE_URL: server.url },
+      });
+      const registrar = await UtcpClient.create(repoConfig(schema), {
+        env: { ...process.env, DATABASE_URL: server.url },
+      });
+      try {
+        const ev = events(watcher);
+        const own = events(registrar);
+        expect(
+          (
+            await registrar.registerManual({
+              name: 'small',
+              call_template_type: 'http',
+              url: `${base}/small.json`,
+              http_method: 'GET',
+            })
+          ).success,
+        ).toBe(true);
+        expect(await ev.wait((e) => e.kind === 'saved')).toEqual({ kind: 'saved', manualName: 'small', local: false });
+        expect(await own.wait((e) => e.kind === 'saved')).toEqual({ kind: 'saved', manualName: 'small', local: true });
+        expect((await watcher.searchTools('zen', 1))[0]?.name).toBe('small.meta_get-zen');
+
+        // Cut every listener of this catalog: the repositories reconnect and say changes may have been missed.
+        const admin = new pg.Client({ connectionString: server.url });
+        await admin.connect();
+        const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [
+          `LISTEN "utcp_catalog_${schema}"`,
+        ]);
+        await admin.end();
+        expect(rows.length).toBe(2);
+        await ev.wait((e) => e.kind === 'resync');
+        await own.wait((e) => e.kind === 'resync');
+        expect(await registrar.deregisterManual('small')).toBe(true);
+        expect(await ev.wait((e) => e.kind === 'removed')).toEqual({
+          kind: 'removed',
+          manualName: 'small',
+          local: false,
+        });
+        expect(await watcher.getTool('small.meta_get-zen')).toBeUndefined();
+      } finally {
+        await watcher.close();
+        await registrar.close();
+      }
+    }, 60_000);
+
+    it('reuse the stored manual (discovery cache), refresh on request, and keep their own variables', async () => {
+      const schema = freshSchema('vars');
+      const env = { ...process.env, DATABASE_URL: server.url };
+      const template = { name: 'svc', call_template_type: 'http', url: `${base}/whoami.json`, http_method: 'GET' };
+      const fetches = () => hits.get('/whoami.json') ?? 0;
+      const before = fetches();
+      const alpha = await UtcpClient.create(
+        { ...repoConfig(schema), variables: { svc_TOKEN: 'alpha-secret' }, manual_call_templates: [template] },
+        { env },
+      );
+      const beta = await UtcpClient.create(
+        { ...repoConfig(schema), variables: { svc_TOKEN: 'beta-secret' }, manual_call_templates: [template] },
+        { env },
+      );
+      const noCache = await UtcpClient.create(
+        { ...repoConfig(schema, { discovery_ttl_seconds: 0 }), variables: { svc_TOKEN: 'gamma-secret' } },
+        { env },
+      );
+      try {
+        expect(alpha.initialRegistrations[0].success).toBe(true);
+        expect(beta.initialRegistrations[0]).toMatchObject({ success: true, errors: [] });
+        expect(beta.initialRegistrations[0].manual.tools.map((t) => t.name)).toEqual(['svc.whoami']);
+        expect(fetches()).toBe(before + 1); // beta reused alpha's discovery
+
+        expect(await alpha.callTool('svc.whoami')).toEqual({ token: 'alpha-secret' });
+        expect(await beta.callTool('svc.whoami')).toEqual({ token: 'beta-secret' });
+        expect(await noCache.callTool('svc.whoami')).toEqual({ token: 'gamma-secret' });
+        // The catalog holds raw templates only.
+        expect((await beta.getTool('svc.whoami'))?.tool_call_template).toMatchObject({
+          headers: { 'X-Token': '${TOKEN}' },
+        });
+        const admin = new pg.Client({ connectionString: server.url });
+        await admin.connect();
+        const { rows } = await admin.query(
+          `SELECT (SELECT count(*) FROM "${schema}".tools WHERE tool::text LIKE '%-secret%')::int + (SELECT count(*) FROM "${schema}".manuals WHERE template::text LIKE '%-secret%')::int AS n`,
+        );
+        await admin.end();
+        expect(rows[0].n).toBe(0);
+
+        expect((await beta.registerManual(template, { refresh: true })).success).toBe(true);
+        expect(fetches()).toBe(before + 2);
+        expect((await noCache.registerManual(template)).success).toBe(true); // TTL 0: discovers again
+        expect(fetches()).toBe(before + 3);
+        const other = await noCache.registerManual({ ...template, url: `${base}/small.json` });
+        expect(other.success).toBe(false);
+        expect(other.errors[0]).toMatch(/already registered/);
+      } finally {
+        await Promise.all([alpha.close(), beta.close(), noCache.close()]);
+      }
+    }, 60_000);
+
+    it('fails create() with a clear error when the server cannot be reached', async () => {
+      const err = await UtcpClient.create({
+        tool_repository: {
+          tool_repository_type: 'postgres',
+          connection_string: 'postgres://utcp@127.0.0.1:1/postgres',
+        },
+      }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'TRANSPORT_FAILED' });
+      expect(err.message).toMatch(/Cannot open|Cannot prepare/);
+    });
   });
 });
