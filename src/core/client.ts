@@ -157,6 +157,13 @@ const FAILED_MANUAL: UtcpManual = Object.freeze({
  * Provenance of a manual from its template alone (when the transport did not report it): a template
  * naming a non-loopback `url` or `host` is remote. Placeholders count as remote (they are not loopback literals).
  */
+/** JavaScript callers may pass anything: a name that is not a string is INVALID_ARGUMENTS, not a TypeError later. */
+function requireString(value: unknown, what: string): string {
+  if (typeof value !== 'string')
+    throw new UtcpError('INVALID_ARGUMENTS', `${what} must be a string, not ${value === null ? 'null' : typeof value}`);
+  return value;
+}
+
 /** Per-call options from JavaScript callers may be anything: wrong types are INVALID_ARGUMENTS, before any work. */
 function assertCallOptions(options: CallToolOptions, name: string): void {
   const bad = (what: string) => new UtcpError('INVALID_ARGUMENTS', `Call of tool ${name}: ${what}`);
@@ -586,6 +593,8 @@ export class UtcpClientBase {
     templates: ReadonlyArray<CallTemplateBase | Record<string, unknown>>,
     options: RegisterOptions = {},
   ): Promise<RegisterManualResult[]> {
+    if (!Array.isArray(templates))
+      throw new UtcpError('INVALID_ARGUMENTS', 'registerManuals takes an array of call templates');
     return Promise.all(templates.map((t) => this.registerManual(t, options)));
   }
 
@@ -595,9 +604,13 @@ export class UtcpClientBase {
    */
   async registerFunctions(manualName: string, functions: readonly DirectFunction[]): Promise<RegisterManualResult> {
     this.#assertOpen();
-    const name = sanitizeManualName(manualName);
+    const name = sanitizeManualName(requireString(manualName, 'A manual name'));
+    if (!Array.isArray(functions))
+      throw new UtcpError('INVALID_ARGUMENTS', `registerFunctions(${name}) takes an array of functions`);
     const added: string[] = [];
     for (const fn of functions) {
+      if (typeof fn !== 'object' || fn === null)
+        throw new UtcpError('INVALID_MANUAL', `registerFunctions(${name}): each function must be an object`);
       if (typeof fn.handler !== 'function')
         throw new UtcpError('INVALID_MANUAL', `Function ${fn.name}: handler must be a function`);
       const key = `${name}.${fn.name}`;
@@ -795,6 +808,7 @@ export class UtcpClientBase {
 
   /** The namespaced variable keys a registered tool's template needs. */
   async getRequiredVariablesForRegisteredTool(toolName: string): Promise<string[]> {
+    requireString(toolName, 'A tool name');
     const tool = await this.#repo.getTool(toolName);
     if (!tool) throw await this.#notFound(toolName);
     return collectTemplateVariables(tool.tool_call_template, toolName.split('.')[0]);
@@ -804,11 +818,7 @@ export class UtcpClientBase {
 
   async #prepare(name: string, args: JsonObject | undefined) {
     this.#assertOpen();
-    if (typeof name !== 'string')
-      throw new UtcpError(
-        'INVALID_ARGUMENTS',
-        `A tool name must be a string, not ${name === null ? 'null' : typeof name}`,
-      );
+    requireString(name, 'A tool name');
     const tool = await this.#repo.getTool(name);
     if (!tool) throw await this.#notFound(name);
     const manualName = name.slice(0, name.indexOf('.'));

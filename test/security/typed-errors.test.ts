@@ -159,8 +159,24 @@ describe('only typed errors leave the public API', () => {
     }
     for (const q of [undefined, null, 42, {}, '\0', '('.repeat(1000), 'x'.repeat(1_000_000)])
       await f.check(`searchTools query ${String(show(q)).slice(0, 20)}`, () => client.searchTools(q as string));
-    for (const n of [undefined, null, 42, {}, '\0'])
+    for (const n of [undefined, null, 42, {}, '\0']) {
       await f.check(`deregisterManual ${show(n)}`, () => client.deregisterManual(n as string));
+      await f.check(`refreshManual ${show(n)}`, () => client.refreshManual(n as string));
+      await f.check(`getTool ${show(n)}`, () => client.getTool(n as string));
+      await f.check(`getManual ${show(n)}`, () => client.getManual(n as string));
+      await f.check(`getRequiredVariablesForRegisteredTool ${show(n)}`, () =>
+        client.getRequiredVariablesForRegisteredTool(n as string),
+      );
+      await f.check(`getRequiredVariablesForManualAndTools ${show(n)}`, () =>
+        client.getRequiredVariablesForManualAndTools(n as never),
+      );
+      await f.check(`registerFunctions ${show(n)}`, () => client.registerFunctions(n as string, n as never));
+      await f.check(`registerFunctions m2 ${show(n)}`, () => client.registerFunctions('m2', [n] as never));
+      await f.check(`registerCallable ${show(n)}`, () => client.registerCallable(n as string, n as never));
+      await f.check(`registerManuals ${show(n)}`, () => client.registerManuals(n as never));
+      await f.check(`onCatalogChange ${show(n)}`, () => client.onCatalogChange(n as never));
+      await f.check(`onClose ${show(n)}`, () => client.onClose(n as never));
+    }
     expect(f.list).toEqual([]);
   });
 
