@@ -1,6 +1,6 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
 import { createDeadline } from '../internal.js';
-import { toCallToolResult, toErrorResult, toMcpTool } from './convert.js';
+import { toCallToolResult, toErrorResult, toMcpTool, toOutputSchema } from './convert.js';
 import { encodeMcpToolName } from './tool-names.js';
 import type { McpServerSdk } from './sdk.js';
 
@@ -91,7 +91,9 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
         timeoutMs: settings.timeoutMs,
         onProgress,
       });
-      return toCallToolResult(result);
+      return toCallToolResult(result, {
+        structured: settings.outputSchemas && toOutputSchema(tool.outputs) !== undefined,
+      });
     } catch (error) {
       // A cancelled request gets no response at all (the SDK drops it); anything else is a tool error the host can read.
       if (extra.signal.aborted) throw error;

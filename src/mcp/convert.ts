@@ -9,9 +9,16 @@ export interface McpToolDescriptor {
 }
 
 /** The subset of an MCP `CallToolResult` the bridge returns. */
+/** MCP image or audio content: base64 `data` and its `mimeType`. */
+export interface McpMediaContent {
+  type: 'image' | 'audio';
+  data: string;
+  mimeType: string;
+}
+
 export interface McpCallToolResult {
   [key: string]: unknown;
-  content: Array<{ type: 'text'; text: string }>;
+  content: Array<{ type: 'text'; text: string } | McpMediaContent>;
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
@@ -68,8 +75,29 @@ export function resultToText(result: unknown): string {
   }
 }
 
-/** A tool result as MCP content, with `structuredContent` when the result is a plain object. */
-export function toCallToolResult(result: unknown): McpCallToolResult {
+/** A media result `{ type: "image" | "audio", mimeType, data }` (exactly these fields), as MCP content. */
+function mediaItem(result: unknown): McpMediaContent | undefined {
+  if (!isPlainObject(result)) return undefined;
+  const { type, mimeType, data } = result;
+  if ((type !== 'image' && type !== 'audio') || typeof mimeType !== 'string' || typeof data !== 'string')
+    return undefined;
+  if (Object.keys(result).length !== 3) return undefined;
+  return { type, data, mimeType };
+}
+
+/**
+ * A tool result as MCP content, with `structuredContent` when the result is a plain object; a media result becomes
+ * MCP image/audio content.
+ */
+export function toCallToolResult(result: unknown, options: { structured?: boolean } = {}): McpCallToolResult {
+  const media = mediaItem(result);
+  if (media) {
+    // An image or sound (e.g. an HTTP tool answering image/png, docs/design/transports.md#http-response) is served as
+    // MCP image/audio content; structuredContent only when the tool advertises an output schema (MCP requires it then).
+    const out: McpCallToolResult = { content: [media] };
+    if (options.structured) out.structuredContent = { ...media };
+    return out;
+  }
   const text = resultToText(result);
   const out: McpCallToolResult = { content: [{ type: 'text', text }] };
   if (isPlainObject(result)) {

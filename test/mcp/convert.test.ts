@@ -84,6 +84,21 @@ describe('toCallToolResult', () => {
     });
   });
 
+  it('serves a media result as MCP image/audio content, structuredContent only when asked', () => {
+    const image = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' };
+    expect(toCallToolResult(image)).toEqual({ content: [image] });
+    expect(toCallToolResult({ type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==' }, { structured: true })).toEqual({
+      content: [{ type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==' }],
+      structuredContent: { type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==' },
+    });
+    // Not exactly the media shape: an ordinary object.
+    const more = { ...image, caption: 'x' };
+    expect(toCallToolResult(more)).toEqual({
+      content: [{ type: 'text', text: JSON.stringify(more) }],
+      structuredContent: more,
+    });
+  });
+
   it('stringifies numbers, arrays and null without structuredContent', () => {
     expect(toCallToolResult(3)).toEqual({ content: [{ type: 'text', text: '3' }] });
     expect(toCallToolResult([1])).toEqual({ content: [{ type: 'text', text: '[1]' }] });

@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient, type DirectFunction } from '../../src/index.js';
 import { serveMcp, type ServeMcpOptions } from '../../src/mcp/serve-mcp.js';
+import { json, startServer } from '../fixtures/http/server.js';
 
 const add: DirectFunction = {
   name: 'add',
@@ -136,6 +137,41 @@ describe('serveMcp over streamable HTTP', () => {
     await mcp.callTool({ name: 'demo.fail', arguments: {} });
     const failed = calls.find((c) => c.message === 'MCP bridge: tool call failed');
     expect(failed?.fields).toEqual({ tool: 'demo.fail', error: expect.stringContaining('disk is full') });
+  });
+
+  it('serves an HTTP tool answering image/png as MCP image content', async () => {
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const api = await startServer((req, res) => {
+      if (req.url === '/utcp')
+        return json(res, {
+          utcp_version: '1.0.1',
+          manual_version: '1.0.0',
+          tools: [
+            {
+              name: 'chart',
+              description: 'A chart',
+              inputs: { type: 'object', properties: {} },
+              tool_call_template: { call_template_type: 'http', url: `${api.url}/chart.png`, http_method: 'GET' },
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.byteLength });
+      res.end(png);
+    });
+    onTestFinished(() => api.close());
+    const client = await UtcpClient.create({});
+    onTestFinished(() => client.close());
+    expect(
+      (await client.registerManual({ name: 'pics', call_template_type: 'http', url: `${api.url}/utcp` })).success,
+    ).toBe(true);
+    const handle = await serveMcp(client, { transport: 'http' });
+    onTestFinished(() => handle.close());
+    const mcp = await connect(handle.url!);
+    const result = await mcp.callTool({ name: 'pics.chart', arguments: {} });
+    expect(result).toEqual({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }] });
   });
 
   it('reports invalid arguments as isError naming the problem', async () => {
