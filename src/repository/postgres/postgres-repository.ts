@@ -204,14 +204,12 @@ export class PostgresToolRepository implements ToolRepository {
     // arrays of literals, zipped by ROWS FROM.
     const n = manual.tools.length;
     const names = new Array<string>(n);
-    const tools = new Array<string>(n);
     const tags = new Array<string>(n);
     const docs = new Array<string>(n);
     const vocabulary = new Set<string>();
     manual.tools.forEach((tool, i) => {
       const d = toolDocument(tool);
       names[i] = tool.name;
-      tools[i] = JSON.stringify(tool);
       tags[i] = d.tags;
       docs[i] = d.doc;
       for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
@@ -244,7 +242,7 @@ export class PostgresToolRepository implements ToolRepository {
            FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
              WITH ORDINALITY AS r(name, tags, doc, tool, i)
            ORDER BY r.i`,
-          [name, names, tags, docs, `[${tools.join(',')}]`],
+          [name, names, tags, docs, JSON.stringify(manual.tools)],
         );
         // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
         await tx.query(
