@@ -46,7 +46,7 @@ const show = (v: unknown): string => {
 
 function manual(
   tools: unknown[],
-  protocols = ['http', 'tcp', 'udp', 'websocket', 'sse', 'streamable_http', 'graphql'],
+  protocols = ['http', 'tcp', 'udp', 'websocket', 'sse', 'streamable_http', 'graphql', 'grpc', 'cli', 'mcp'],
 ) {
   return {
     name: 'm',
@@ -180,7 +180,7 @@ describe('only typed errors leave the public API', () => {
     expect(f.list).toEqual([]);
   });
 
-  it('manuals with hostile templates, schemas and numbers', async () => {
+  it('manuals with hostile templates, schemas and numbers', { timeout: 120_000 }, async () => {
     const f = new Findings();
     const templates: Array<[string, Record<string, unknown>]> = [];
     for (const url of [
@@ -234,10 +234,11 @@ describe('only typed errors leave the public API', () => {
         },
       ]);
       templates.push([`udp port ${show(v)}`, { call_template_type: 'udp', host: '127.0.0.1', port: v, timeout: 1000 }]);
-      templates.push([
-        `udp number_of_response_datagrams ${show(v)}`,
-        { call_template_type: 'udp', host: '127.0.0.1', port: 1, number_of_response_datagrams: v, timeout: 1000 },
-      ]);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+        templates.push([
+          `udp number_of_response_datagrams ${show(v)}`,
+          { call_template_type: 'udp', host: '127.0.0.1', port: 1, number_of_response_datagrams: v, timeout: 1000 },
+        ]);
       templates.push([`sse timeout ${show(v)}`, { call_template_type: 'sse', url: 'http://127.0.0.1:1/', timeout: v }]);
       templates.push([
         `websocket timeout ${show(v)}`,
@@ -255,6 +256,33 @@ describe('only typed errors leave the public API', () => {
       ]);
     }
     templates.push(['websocket url', { call_template_type: 'websocket', url: 'ws://[::1' }]);
+    for (const v of HOSTILE_NUMBERS) {
+      templates.push([
+        `grpc port ${show(v)}`,
+        { call_template_type: 'grpc', host: '127.0.0.1', port: v, timeout: 1000 },
+      ]);
+      templates.push([
+        `grpc timeout ${show(v)}`,
+        { call_template_type: 'grpc', host: '127.0.0.1', port: 1, timeout: v },
+      ]);
+      templates.push([
+        `cli timeout ${show(v)}`,
+        { call_template_type: 'cli', commands: [{ command: 'echo UTCP_ARG_a_UTCP_END' }], timeout: v },
+      ]);
+      templates.push([`mcp config ${show(v)}`, { call_template_type: 'mcp', config: v }]);
+      templates.push([`mcp server ${show(v)}`, { call_template_type: 'mcp', config: { mcpServers: { s: v } } }]);
+      templates.push([
+        `mcp server timeout ${show(v)}`,
+        { call_template_type: 'mcp', config: { mcpServers: { s: { url: 'http://127.0.0.1:1/mcp', timeout: v } } } },
+      ]);
+    }
+    for (const commands of [42, 'x', [42], [{ command: 42 }], [{}], []])
+      templates.push([`cli commands ${show(commands)}`, { call_template_type: 'cli', commands }]);
+    for (const command of ['', '\0', 42, ['x']])
+      templates.push([
+        `mcp stdio command ${show(command)}`,
+        { call_template_type: 'mcp', config: { mcpServers: { s: { command, args: 42 } } } },
+      ]);
     templates.push(['tcp host', { call_template_type: 'tcp', host: '\0', port: 1, timeout: 1000 }]);
     templates.push(['udp host', { call_template_type: 'udp', host: 'a'.repeat(300), port: 1, timeout: 1000 }]);
     const schemas: unknown[] = [
