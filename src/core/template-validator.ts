@@ -40,7 +40,11 @@ function loadAjv(): Promise<AjvLike> {
   ajv ??= import('ajv/dist/2020.js').then((mod) => {
     const Ajv = (mod as unknown as { default: new (o: object) => AjvLike }).default;
     // logger: false: the library prints nothing (Ajv logs warnings to the console by default).
+    // validateSchema: false: template schemas are the transports' own constants, checked against the 2020-12
+    // meta-schema by test/core/template-schemas.test.ts; checking them again here would compile the meta-schema
+    // on every cold start (about 40 ms of the first registration).
     const instance = new Ajv({
+      validateSchema: false,
       allErrors: true,
       verbose: true,
       strict: true,

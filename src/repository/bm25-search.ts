@@ -108,11 +108,6 @@ function pushTerm(out: string[], raw: string): void {
   if (!STOPWORDS.has(word)) out.push(stem(word));
 }
 
-interface Posting {
-  ids: number[];
-  tfs: number[];
-}
-
 /** Min-heap of (score, id) keeping the best `k`; ties prefer the lower id (registration order). */
 class TopK {
   readonly scores: number[] = [];
@@ -163,13 +158,32 @@ class TopK {
   }
 }
 
+/**
+ * One immutable block of the index (docs/design/manual-format.md#search-index): the tools of one registration (small
+ * ones merged) with postings in compressed-sparse-row form: for term `t`, documents
+ * `ids[offsets[t] .. offsets[t + 1])` with weighted frequencies in `tfs`. Typed arrays keep it to a few bytes per
+ * posting instead of two boxed numbers in growable arrays.
+ */
+interface Segment {
+  readonly docs: readonly Tool[];
+  /** 1 while the tool is registered; removal clears it (the postings stay until the segment is rebuilt). */
+  readonly alive: Uint8Array;
+  readonly lens: Float32Array;
+  readonly terms: Map<string, number>;
+  readonly offsets: Uint32Array;
+  readonly ids: Uint16Array | Uint32Array;
+  readonly tfs: Float32Array;
+  dead: number;
+}
+
+/** Registrations smaller than this are merged into one segment when the index is built. */
+const SMALL_BATCH = 1024;
+
 export class Bm25Search implements ToolSearchStrategy {
   readonly #opts: Required<Bm25Options>;
-  #docs: (Tool | undefined)[] = [];
-  #lens: number[] = [];
-  #tags: string[][] = [];
-  #idOf = new Map<Tool, number>();
-  #postings = new Map<string, Posting>();
+  /** Registered tools not indexed yet: the index is built on the first search after a change. */
+  #pending: (readonly Tool[])[] = [];
+  #segments: Segment[] = [];
   #alive = 0;
   #totalLen = 0;
   #scratch = new Float64Array(0);
@@ -180,40 +194,100 @@ export class Bm25Search implements ToolSearchStrategy {
     this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...options };
   }
 
+  /** Queues the tools for indexing (the work happens on the next search, so registration stays cheap). */
   add(tools: readonly Tool[]): void {
+    if (tools.length > 0) this.#pending.push(tools);
+  }
+
+  remove(tools: readonly Tool[]): void {
+    if (tools.length === 0) return;
+    const gone = new Set(tools);
+    this.#pending = this.#pending
+      .map((batch) => (batch.some((t) => gone.has(t)) ? batch.filter((t) => !gone.has(t)) : batch))
+      .filter((batch) => batch.length > 0);
+    for (const seg of this.#segments) {
+      for (let i = 0; i < seg.docs.length; i++) {
+        if (seg.alive[i] === 0 || !gone.has(seg.docs[i])) continue;
+        seg.alive[i] = 0;
+        seg.dead++;
+        this.#alive--;
+        this.#totalLen -= seg.lens[i];
+      }
+    }
+  }
+
+  /** Indexes pending registrations and rebuilds segments that are mostly removed tools, keeping registration order. */
+  #flush(): void {
+    const rebuilt: Segment[] = [];
+    for (const seg of this.#segments) {
+      if (seg.dead === 0 || seg.dead * 2 <= seg.docs.length) {
+        rebuilt.push(seg);
+        continue;
+      }
+      const live = seg.docs.filter((_, i) => seg.alive[i] === 1);
+      this.#alive -= live.length;
+      for (let i = 0; i < seg.docs.length; i++) if (seg.alive[i] === 1) this.#totalLen -= seg.lens[i];
+      if (live.length > 0) rebuilt.push(this.#build(live));
+    }
+    let small: Tool[] = [];
+    for (const batch of this.#pending) {
+      if (batch.length >= SMALL_BATCH) {
+        if (small.length > 0) rebuilt.push(this.#build(small));
+        small = [];
+        rebuilt.push(this.#build(batch));
+      } else small.push(...batch);
+    }
+    if (small.length > 0) rebuilt.push(this.#build(small));
+    this.#pending = [];
+    this.#segments = rebuilt;
+  }
+
+  #build(docs: readonly Tool[]): Segment {
     const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#opts;
     const tf = this.#tf;
+    const terms = new Map<string, number>();
+    // Postings as (term, doc, tf) triples first; then counted and laid out per term.
+    const pTerm: number[] = [];
+    const pDoc: number[] = [];
+    const pTf: number[] = [];
+    const lens = new Float32Array(docs.length);
     let len = 0;
-    const addTerms = (terms: string[], w: number) => {
-      for (let i = 0; i < terms.length; i++) tf.set(terms[i], (tf.get(terms[i]) ?? 0) + w);
-      len += terms.length * w;
+    const addTerms = (list: string[], w: number) => {
+      for (let i = 0; i < list.length; i++) tf.set(list[i], (tf.get(list[i]) ?? 0) + w);
+      len += list.length * w;
     };
-    for (const tool of tools) {
-      const id = this.#docs.length;
-      this.#docs.push(tool);
-      this.#idOf.set(tool, id);
+    for (let d = 0; d < docs.length; d++) {
+      const tool = docs[d];
       len = 0;
       const dot = tool.name.indexOf('.');
       addTerms(tokenize(dot === -1 ? tool.name : tool.name.slice(dot + 1)), nameWeight);
       if (dot !== -1) addTerms(this.#manualTerms(tool.name.slice(0, dot)), manualWeight);
       addTerms(tokenize(tool.description), descriptionWeight);
-      const lowerTags: string[] = [];
-      for (const tag of tool.tags) {
-        addTerms(tokenize(tag), tagWeight);
-        lowerTags.push(tag.toLowerCase());
-      }
-      this.#tags.push(lowerTags);
-      this.#lens.push(len);
+      for (const tag of tool.tags) addTerms(tokenize(tag), tagWeight);
+      lens[d] = len;
       this.#totalLen += len;
-      this.#alive++;
       for (const [term, f] of tf) {
-        let p = this.#postings.get(term);
-        if (!p) this.#postings.set(term, (p = { ids: [], tfs: [] }));
-        p.ids.push(id);
-        p.tfs.push(f);
+        let t = terms.get(term);
+        if (t === undefined) terms.set(term, (t = terms.size));
+        pTerm.push(t);
+        pDoc.push(d);
+        pTf.push(f);
       }
       tf.clear();
     }
+    this.#alive += docs.length;
+    const offsets = new Uint32Array(terms.size + 1);
+    for (const t of pTerm) offsets[t + 1]++;
+    for (let t = 0; t < terms.size; t++) offsets[t + 1] += offsets[t];
+    const cursor = offsets.slice(0, terms.size);
+    const ids = docs.length <= 0xffff ? new Uint16Array(pTerm.length) : new Uint32Array(pTerm.length);
+    const tfs = new Float32Array(pTerm.length);
+    for (let i = 0; i < pTerm.length; i++) {
+      const at = cursor[pTerm[i]]++;
+      ids[at] = pDoc[i];
+      tfs[at] = pTf[i];
+    }
+    return { docs, alive: new Uint8Array(docs.length).fill(1), lens, terms, offsets, ids, tfs, dead: 0 };
   }
 
   /** Manual names repeat for every tool of a manual: tokenize each once. */
@@ -223,79 +297,78 @@ export class Bm25Search implements ToolSearchStrategy {
     return terms;
   }
 
-  remove(tools: readonly Tool[]): void {
-    for (const tool of tools) {
-      const id = this.#idOf.get(tool);
-      if (id === undefined) continue;
-      this.#idOf.delete(tool);
-      this.#docs[id] = undefined;
-      this.#totalLen -= this.#lens[id];
-      this.#alive--;
-    }
-    const dead = this.#docs.length - this.#alive;
-    if (dead > 1000 && dead > this.#alive) this.#compact();
-  }
-
-  #compact(): void {
-    const live = this.#docs.filter((d): d is Tool => d !== undefined);
-    this.#docs = [];
-    this.#lens = [];
-    this.#tags = [];
-    this.#idOf = new Map();
-    this.#postings = new Map();
-    this.#alive = 0;
-    this.#totalLen = 0;
-    this.add(live);
-  }
-
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[] {
+    if (this.#pending.length > 0 || this.#segments.some((s) => s.dead * 2 > s.docs.length)) this.#flush();
     const required =
       anyOfTagsRequired && anyOfTagsRequired.length > 0
         ? new Set(anyOfTagsRequired.map((t) => t.toLowerCase()))
         : undefined;
-    const keep = (id: number) => {
-      if (!this.#docs[id]) return false;
-      if (!required) return true;
-      return this.#tags[id].some((t) => required.has(t));
-    };
+    const tagsMatch = (tool: Tool) => !required || tool.tags.some((t) => required.has(t.toLowerCase()));
     const terms = [...new Set(tokenize(query))];
+    const segments = this.#segments;
     if (terms.length === 0) {
       const out: Tool[] = [];
-      for (let id = 0; id < this.#docs.length && (limit === 0 || out.length < limit); id++)
-        if (keep(id)) out.push(this.#docs[id]!);
+      for (const seg of segments) {
+        for (let i = 0; i < seg.docs.length && (limit === 0 || out.length < limit); i++)
+          if (seg.alive[i] === 1 && tagsMatch(seg.docs[i])) out.push(seg.docs[i]);
+      }
       return out;
     }
-    const n = this.#docs.length;
-    if (this.#scratch.length < n) this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
-    const scores = this.#scratch;
-    const touched: number[] = [];
+    // Document frequency over every segment (removed tools count until their segment is rebuilt, as before).
     const { k1, b } = this.#opts;
     const avg = this.#alive > 0 ? this.#totalLen / this.#alive : 1;
-    for (const term of terms) {
-      const p = this.#postings.get(term);
-      if (!p) continue;
-      const df = p.ids.length;
-      const idf = Math.log(1 + (this.#alive - df + 0.5) / (df + 0.5));
-      const { ids, tfs } = p;
-      for (let i = 0; i < ids.length; i++) {
-        const id = ids[i];
-        if (this.#docs[id] === undefined) continue;
-        const tf = tfs[i];
-        const s = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * this.#lens[id]) / avg));
-        if (scores[id] === 0) touched.push(id);
-        scores[id] += s;
+    const idfs = terms.map((term) => {
+      let df = 0;
+      for (const seg of segments) {
+        const t = seg.terms.get(term);
+        if (t !== undefined) df += seg.offsets[t + 1] - seg.offsets[t];
       }
+      return df === 0 ? 0 : Math.log(1 + (this.#alive - df + 0.5) / (df + 0.5));
+    });
+    // Global ids follow registration order (segment after segment), which breaks ties.
+    const heap = limit === 0 ? undefined : new TopK(limit);
+    const all: Array<[number, number, Tool]> = [];
+    let base = 0;
+    for (const seg of segments) {
+      const n = seg.docs.length;
+      if (this.#scratch.length < n) this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
+      const scores = this.#scratch;
+      const touched: number[] = [];
+      for (let q = 0; q < terms.length; q++) {
+        const t = seg.terms.get(terms[q]);
+        if (t === undefined || idfs[q] === 0) continue;
+        const idf = idfs[q];
+        for (let i = seg.offsets[t]; i < seg.offsets[t + 1]; i++) {
+          const id = seg.ids[i];
+          if (seg.alive[id] === 0) continue;
+          const f = seg.tfs[i];
+          const s = (idf * f * (k1 + 1)) / (f + k1 * (1 - b + (b * seg.lens[id]) / avg));
+          if (scores[id] === 0) touched.push(id);
+          scores[id] += s;
+        }
+      }
+      for (const id of touched) {
+        if (tagsMatch(seg.docs[id])) {
+          if (heap) heap.push(scores[id], base + id);
+          else all.push([scores[id], base + id, seg.docs[id]]);
+        }
+        scores[id] = 0;
+      }
+      base += n;
     }
-    let result: number[];
-    if (limit === 0 || limit >= touched.length) {
-      result = touched.filter(keep);
-      result.sort((x, y) => scores[y] - scores[x] || x - y);
-    } else {
-      const heap = new TopK(limit);
-      for (const id of touched) if (keep(id)) heap.push(scores[id], id);
-      result = heap.sorted();
+    if (!heap) {
+      all.sort((x, y) => y[0] - x[0] || x[1] - y[1]);
+      return all.map((e) => e[2]);
     }
-    for (const id of touched) scores[id] = 0;
-    return result.map((id) => this.#docs[id]!);
+    return heap.sorted().map((id) => this.#docAt(id));
+  }
+
+  #docAt(globalId: number): Tool {
+    let id = globalId;
+    for (const seg of this.#segments) {
+      if (id < seg.docs.length) return seg.docs[id];
+      id -= seg.docs.length;
+    }
+    throw new RangeError(`no document ${globalId}`);
   }
 }
