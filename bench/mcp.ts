@@ -64,8 +64,8 @@ export async function benchMcp(options: { quick?: boolean } = {}): Promise<Row[]
   Object.assign(ours, {
     vs: peer.subject,
     ratio: 1 / overhead,
-    target: 'within 10% of the raw SDK client',
-    met: overhead <= 1.1,
+    target: 'within 5% of the raw SDK client',
+    met: overhead <= 1.05,
     note: `${((overhead - 1) * 100).toFixed(1)}% over the raw SDK client (${((ours.value - peer.value) * 1000).toFixed(0)} µs): utcp-kit validates the arguments, looks up the session, wires abort and timeout, and maps the result (structuredContent, isError) on top of the same SDK request`,
   });
   return rows;

@@ -1,4 +1,4 @@
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { builtinTransports } from '../../src/transports/builtin.js';
 
@@ -10,7 +10,7 @@ describe('built-in call template schemas', () => {
 
   for (const [type, definition] of Object.entries(builtinTransports)) {
     it(`${type}: valid against the JSON Schema 2020-12 meta-schema and compiles in strict mode`, async () => {
-      const spec = await definition.template();
+      const spec = await definition.template!();
       const valid = ajv.validateSchema(spec.schema as object);
       expect(ajv.errors ?? [], `${type}: ${ajv.errorsText(ajv.errors)}`).toEqual([]);
       expect(valid).toBe(true);

@@ -1,0 +1,42 @@
+// One cold registration in a fresh process (spawned by bench/search.ts): plain JavaScript, no loader hooks,
+// so module loading is what a user's process sees. Prints {"register": ms, "firstSearch": ms} on stdout.
+// argv: <kit|sdk> <manual URL or path of a file holding the manual text>
+import { readFileSync } from 'node:fs';
+
+const [subject, source] = process.argv.slice(2);
+const out = {};
+if (subject === 'kit') {
+  const content = readFileSync(source, 'utf8');
+  const t0 = performance.now();
+  const { UtcpClient } = await import(new URL('../dist/index.js', import.meta.url).href);
+  const client = await UtcpClient.create();
+  const t1 = performance.now();
+  const r = await client.registerManual({
+    name: 'bench',
+    call_template_type: 'text',
+    content,
+    allowed_communication_protocols: ['http'],
+  });
+  const t2 = performance.now();
+  if (!r.success) throw new Error(r.errors.join());
+  await client.searchTools('weather forecast', 10);
+  out.import = t1 - t0;
+  out.register = t2 - t1;
+  out.firstSearch = performance.now() - t2;
+  await client.close();
+} else {
+  const t0 = performance.now();
+  const sdk = await import('@utcp/sdk');
+  await import('@utcp/http');
+  const client = await sdk.UtcpClient.create(process.cwd(), {});
+  const t1 = performance.now();
+  const log = console.log;
+  console.log = () => {};
+  const r = await client.registerManual({ name: 'bench', call_template_type: 'http', url: source, http_method: 'GET' });
+  console.log = log;
+  const t2 = performance.now();
+  if (!r.success) throw new Error(r.errors.join());
+  out.import = t1 - t0;
+  out.register = t2 - t1;
+}
+process.stdout.write(`${JSON.stringify(out)}\n`);
