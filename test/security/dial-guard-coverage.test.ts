@@ -42,7 +42,7 @@ async function connectionCounter(): Promise<{ port: number; count(): number }> {
 }
 
 /** Serves `tools` as a UTCP manual over TCP; registered under a name, it is a REMOTE manual source. */
-async function remoteManualClient(tools: unknown[]): Promise<UtcpClient> {
+async function remoteManualClient(tools: unknown[], lookup: LookupFunction = toLoopback): Promise<UtcpClient> {
   const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools };
   const server = createTcpServer((socket) => {
     socket.on('error', () => {});
@@ -53,7 +53,7 @@ async function remoteManualClient(tools: unknown[]): Promise<UtcpClient> {
     });
   });
   const port = await listen(server);
-  const client = await UtcpClient.create({}, { lookup: toLoopback });
+  const client = await UtcpClient.create({}, { lookup });
   onTestFinished(() => client.close());
   const result = await client.registerManual({
     name: 'm',
@@ -197,6 +197,20 @@ describe('through an HTTP proxy (HTTPS_PROXY)', () => {
     const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
     expect(proxy.targets).toEqual([]);
+  });
+
+  it('a remote manual: a name this host cannot resolve is left to the proxy (often the only resolver there is)', async () => {
+    const proxy = await recordingProxy();
+    withProxy(proxy.url);
+    const onlyManuals: LookupFunction = (host, options, callback) => {
+      if (host === 'manuals.example.test') return toLoopback(host, options, callback);
+      const error = Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      callback(error, '', 0);
+    };
+    const client = await remoteManualClient([tool], onlyManuals);
+    const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' }); // the recording proxy refuses the tunnel
+    expect(proxy.targets).toEqual(['alias.example.test:8443']);
   });
 
   it('a local manual goes through the proxy as before', async () => {

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from './dial-guard.js';
@@ -107,7 +108,9 @@ export class RoutingDispatcher extends Dispatcher {
     }
     if (isIP(host) !== 0) return this.#proxy!.dispatch(options, handler);
     this.#proxyTargetCheck(host, { all: true }, (error) => {
-      if (!error) {
+      // A loopback answer (or a closing pool) fails the request. A name this host cannot resolve at all is left to
+      // the proxy, often the only resolver a proxied network has; our resolver then has no loopback answer to give.
+      if (!error || !(error instanceof UtcpError || (error as NodeJS.ErrnoException).code === 'ECANCELLED')) {
         this.#proxy!.dispatch(options, handler);
         return;
       }
