@@ -51,6 +51,8 @@ export interface PostgresToolRepositoryOptions {
 const RANK_WEIGHTS = '{0.15,0.35,1,1}';
 /** ts_rank normalisation 1: divides by 1 + log(document length), so shorter, more specific tools rank first (as BM25 does). */
 const RANK_NORM = 1;
+/** Tools per INSERT statement of a save: the next chunk is prepared while the server writes this one. */
+const INSERT_CHUNK = 2500;
 /** Minimum pg_trgm similarity of a name word to a query term with no full-text match. */
 const TYPO_SIMILARITY = 0.4;
 
@@ -199,25 +201,47 @@ export class PostgresToolRepository implements ToolRepository {
   async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void> {
     const db = await this.#db();
     const S = this.#S;
-    // One INSERT with every value ready (docs/design/repository-postgres.md#bulk-insert): the tool documents travel
-    // as one JSON array (split by the server, each element stored as written), the search columns as parallel text
-    // arrays of literals, zipped by ROWS FROM.
+    // Multi-row INSERTs with every value ready (docs/design/repository-postgres.md#bulk-insert): the tool documents
+    // travel as one JSON array per chunk (split by the server, each element stored as written), the search columns
+    // as parallel text arrays of literals, zipped by ROWS FROM.
     const n = manual.tools.length;
-    const names = new Array<string>(n);
-    const tags = new Array<string>(n);
-    const docs = new Array<string>(n);
     const vocabulary = new Set<string>();
-    manual.tools.forEach((tool, i) => {
-      const d = toolDocument(tool);
-      names[i] = tool.name;
-      tags[i] = d.tags;
-      docs[i] = d.doc;
-      for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
-    });
+    const chunk = (from: number, to: number): unknown[] => {
+      const names = new Array<string>(to - from);
+      const tags = new Array<string>(to - from);
+      const docs = new Array<string>(to - from);
+      for (let i = from; i < to; i++) {
+        const tool = manual.tools[i];
+        const d = toolDocument(tool);
+        names[i - from] = tool.name;
+        tags[i - from] = d.tags;
+        docs[i - from] = d.doc;
+        for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
+      }
+      return [
+        name,
+        names,
+        tags,
+        docs,
+        JSON.stringify(from === 0 && to === n ? manual.tools : manual.tools.slice(from, to)),
+      ];
+    };
     const notice: Notice = { op: 'saved', manual: name, origin: this.#origin };
     await db.transaction(async (tx) => {
+      // On a server, each statement is sent before the next chunk is prepared, so the library prepares while the
+      // server writes (the driver queues statements in order; PGlite runs in this thread, so it gains nothing).
+      const pending: Promise<unknown>[] = [];
+      const send = async (sql: string, params?: unknown[]) => {
+        const p = tx.query(sql, params);
+        if (!db.pipelines) return void (await p);
+        p.catch(() => {}); // awaited below; a failure aborts the transaction and rejects the statements after it
+        pending.push(p);
+      };
+      const drain = async () => {
+        while (pending.length > 1) await pending.shift();
+      };
       // The upsert locks the manual's row, so concurrent saves of one name queue up instead of interleaving.
-      await tx.query(
+      await send(
         `INSERT INTO ${S}.manuals (name, template, utcp_version, manual_version, allowed_protocols, tool_count)
          VALUES ($1, $2::json, $3, $4, $5::text[], $6)
          ON CONFLICT (name) DO UPDATE SET template = EXCLUDED.template, utcp_version = EXCLUDED.utcp_version,
@@ -232,26 +256,32 @@ export class PostgresToolRepository implements ToolRepository {
           manual.tools.length,
         ],
       );
-      await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
+      await send(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
       if (n > 0) {
-        // The function scan buffers its rows; enough memory keeps a large manual off temporary files.
-        await tx.query(`SET LOCAL work_mem = '64MB'`);
-        await tx.query(
-          `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
-           SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
-           FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
-             WITH ORDINALITY AS r(name, tags, doc, tool, i)
-           ORDER BY r.i`,
-          [name, names, tags, docs, JSON.stringify(manual.tools)],
-        );
+        // The function scan buffers its rows; enough memory keeps a large chunk off temporary files.
+        await send(`SET LOCAL work_mem = '64MB'`);
+        for (let from = 0; from < n; from += INSERT_CHUNK) {
+          const params = chunk(from, Math.min(n, from + INSERT_CHUNK));
+          await send(
+            `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
+             SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
+             FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
+               WITH ORDINALITY AS r(name, tags, doc, tool, i)
+             ORDER BY r.i`,
+            params,
+          );
+          // Keep one statement in flight while the next chunk is prepared.
+          await drain();
+        }
         // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
-        await tx.query(
+        await send(
           `INSERT INTO ${S}.name_terms (term) SELECT t FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING`,
           [[...vocabulary].sort()],
         );
       }
       // Delivered to listeners only when the transaction commits.
-      await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+      await send('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+      for (const p of pending) await p;
     });
   }
 

@@ -310,6 +310,8 @@ describe.concurrent('one catalog on a real server', () => {
         const m = await repo.getManual('kill');
         expect(m?.manual.manual_version).toBe(version);
         expect(m?.manual.tools).toHaveLength(count);
+        // In the order saved, across the save's insert chunks.
+        expect(m?.manual.tools.map((t) => t.name)).toEqual(Array.from({ length: count }, (_, i) => `kill.tool_${i}`));
         expect(m?.manual.tools.every((t) => t.tags[0] === version)).toBe(true);
         expect((await repo.searchTools('', { limit: 0, anyOfTagsRequired: [version] })).length).toBe(count);
       };
@@ -356,6 +358,43 @@ describe.concurrent('one catalog on a real server', () => {
       await whole('v3', 3000);
       await repo.close();
     }, 120_000);
+
+    it('a save failing in a later insert chunk rejects and leaves the previous manual whole', async () => {
+      const schema = freshSchema('fail');
+      const repo = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
+      const tool = (name: string) => ({
+        name,
+        description: name,
+        tags: [],
+        inputs: {},
+        outputs: {},
+        tool_call_template: { call_template_type: 'http' },
+      });
+      const template = { name: 'big', call_template_type: 'http' };
+      try {
+        await repo.saveManual(
+          'other',
+          { name: 'other', call_template_type: 'http' },
+          {
+            utcp_version: '1.0.0',
+            manual_version: '1',
+            tools: [tool('other.taken')],
+          },
+        );
+        await repo.saveManual('big', template, { utcp_version: '1.0.0', manual_version: '1', tools: [tool('big.a')] });
+        // Tool 5000 (third chunk) collides with a tool of another manual.
+        const tools = Array.from({ length: 6000 }, (_, i) => tool(i === 5000 ? 'other.taken' : `big.t${i}`));
+        await expect(
+          repo.saveManual('big', template, { utcp_version: '1.0.0', manual_version: '2', tools }),
+        ).rejects.toThrow(/duplicate key|unique/);
+        const m = await repo.getManual('big');
+        expect(m?.manual.manual_version).toBe('1');
+        expect(m?.manual.tools.map((t) => t.name)).toEqual(['big.a']);
+        expect((await repo.getTools()).length).toBe(2);
+      } finally {
+        await repo.close();
+      }
+    }, 60_000);
 
     it('concurrent readers see the old or the new manual, never a mix', async () => {
       const schema = freshSchema('mix');
