@@ -12,11 +12,6 @@ export interface SqlRunner {
 }
 
 export interface SqlDriver extends SqlRunner {
-  /**
-   * True when a transaction's statements may be issued before the previous one finished (they are queued and run in
-   * order, on another process), so preparing the next one overlaps with the server's work.
-   */
-  readonly pipelines: boolean;
   /** Runs `fn` in one transaction (BEGIN … COMMIT, ROLLBACK on any error). */
   transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
   /**
@@ -85,7 +80,6 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
   ) => (await runner.query(sql, params)).rows as R[];
 
   return {
-    pipelines: true,
     query: (sql, params) => run(pool, sql, params),
     async transaction(fn) {
       const client = await pool.connect();
@@ -220,7 +214,6 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
   let closed = false;
   const unlistens = new Set<() => Promise<void>>();
   return {
-    pipelines: false,
     async query(sql, params) {
       return (await db.query(sql, params)).rows as never[];
     },

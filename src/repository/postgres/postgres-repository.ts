@@ -69,6 +69,19 @@ function tsQuery(terms: readonly string[]): string {
   return terms.map((t) => `'${t}'`).join(' | ');
 }
 
+/** Runs `prepare` while `running` (a statement already sent) executes, then waits for it; never leaves it unawaited. */
+async function whilePreparing<T>(running: Promise<unknown>, prepare: () => T): Promise<T> {
+  let prepared: T;
+  try {
+    prepared = prepare();
+  } catch (error) {
+    await running.catch(() => {});
+    throw error;
+  }
+  await running;
+  return prepared;
+}
+
 export class PostgresToolRepository implements ToolRepository {
   readonly discoveryTtlMs: number;
   readonly #options: PostgresToolRepositoryOptions;
@@ -228,20 +241,8 @@ export class PostgresToolRepository implements ToolRepository {
     };
     const notice: Notice = { op: 'saved', manual: name, origin: this.#origin };
     await db.transaction(async (tx) => {
-      // On a server, each statement is sent before the next chunk is prepared, so the library prepares while the
-      // server writes (the driver queues statements in order; PGlite runs in this thread, so it gains nothing).
-      const pending: Promise<unknown>[] = [];
-      const send = async (sql: string, params?: unknown[]) => {
-        const p = tx.query(sql, params);
-        if (!db.pipelines) return void (await p);
-        p.catch(() => {}); // awaited below; a failure aborts the transaction and rejects the statements after it
-        pending.push(p);
-      };
-      const drain = async () => {
-        while (pending.length > 1) await pending.shift();
-      };
       // The upsert locks the manual's row, so concurrent saves of one name queue up instead of interleaving.
-      await send(
+      await tx.query(
         `INSERT INTO ${S}.manuals (name, template, utcp_version, manual_version, allowed_protocols, tool_count)
          VALUES ($1, $2::json, $3, $4, $5::text[], $6)
          ON CONFLICT (name) DO UPDATE SET template = EXCLUDED.template, utcp_version = EXCLUDED.utcp_version,
@@ -256,32 +257,37 @@ export class PostgresToolRepository implements ToolRepository {
           manual.tools.length,
         ],
       );
-      await send(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
+      // Each statement is started before the next chunk is prepared, and awaited after: with a server, the library's
+      // work overlaps with the server's (one statement in flight at a time; PGlite runs in this thread and gains
+      // nothing, nor loses).
+      let next = await whilePreparing(tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]), () =>
+        n > 0 ? chunk(0, Math.min(n, INSERT_CHUNK)) : undefined,
+      );
       if (n > 0) {
         // The function scan buffers its rows; enough memory keeps a large chunk off temporary files.
-        await send(`SET LOCAL work_mem = '64MB'`);
-        for (let from = 0; from < n; from += INSERT_CHUNK) {
-          const params = chunk(from, Math.min(n, from + INSERT_CHUNK));
-          await send(
-            `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
-             SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
-             FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
-               WITH ORDINALITY AS r(name, tags, doc, tool, i)
-             ORDER BY r.i`,
-            params,
+        await tx.query(`SET LOCAL work_mem = '64MB'`);
+        for (let from = 0; next; from += INSERT_CHUNK) {
+          const to = from + INSERT_CHUNK;
+          next = await whilePreparing(
+            tx.query(
+              `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
+               SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
+               FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
+                 WITH ORDINALITY AS r(name, tags, doc, tool, i)
+               ORDER BY r.i`,
+              next,
+            ),
+            () => (to < n ? chunk(to, Math.min(n, to + INSERT_CHUNK)) : undefined),
           );
-          // Keep one statement in flight while the next chunk is prepared.
-          await drain();
         }
         // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
-        await send(
+        await tx.query(
           `INSERT INTO ${S}.name_terms (term) SELECT t FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING`,
           [[...vocabulary].sort()],
         );
       }
       // Delivered to listeners only when the transaction commits.
-      await send('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
-      for (const p of pending) await p;
+      await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
     });
   }
 
