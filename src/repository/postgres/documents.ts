@@ -59,7 +59,8 @@ export function textArrayLiteral(items: readonly string[]): string {
   let out = '{';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
-    out += `"${items[i].replace(/["\\]/g, '\\$&')}"`;
+    const item = items[i];
+    out += item.includes('"') || item.includes('\\') ? `"${item.replace(/["\\]/g, '\\$&')}"` : `"${item}"`;
   }
   return `${out}}`;
 }
