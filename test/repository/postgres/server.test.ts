@@ -218,9 +218,9 @@ function events(client: UtcpClient) {
 
 // ------------------------------------------------------------------ tests
 
-// The tests below use their own schemas, URLs and processes, so they run at once: most of their time is spent
-// waiting for child processes and the server, not computing.
-describe.concurrent('one catalog on a real server', () => {
+// Each test below uses its own schema, URLs and processes, so none depends on another. They run in order: run at
+// once (describe.concurrent) they were no faster on two cores, the child processes competing for them.
+describe('one catalog on a real server', () => {
   describe('two processes share one catalog (built package, child processes)', () => {
     it('one registers an OpenAPI spec, the other finds and calls a tool from it without registering', async () => {
       const schema = freshSchema('two');
