@@ -4,10 +4,60 @@
  * loads TypeBox. Conventions, matching the validator's messages (core/template-validator.ts):
  * `optional(x)` = may be absent or null; `nonEmpty()` = a string with a non-space character.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type {
+  SchemaOptions,
+  Static,
+  TArray,
+  TBoolean,
+  TInteger,
+  TNull,
+  TNumber,
+  TObject,
+  TOptional,
+  TProperties,
+  TRecord,
+  TSchema,
+  TString,
+  TUnsafe,
+} from '@sinclair/typebox';
 import type { Auth, JsonObject } from './types.js';
 
-export { Type };
+/** Marks a property built with `Type.Optional` (left out of the object's `required`). */
+const OPTIONAL = Symbol('utcp-kit.optional');
+
+/**
+ * The TypeBox builders the templates use, with TypeBox's own types (type-only import, erased at run time) and
+ * a few lines of run-time code that produce the same JSON Schema. Importing TypeBox itself loads about a hundred
+ * modules: measured 150–400 ms in a fresh process, most of a cold first registration, for builders that only
+ * assemble constant objects. test/core/template-schemas.test.ts checks every schema against the meta-schema.
+ */
+export const Type = {
+  String: (options?: SchemaOptions & { pattern?: string; minLength?: number; maxLength?: number }): TString =>
+    ({ ...options, type: 'string' }) as TString,
+  Number: (options?: SchemaOptions & { minimum?: number; maximum?: number }): TNumber =>
+    ({ ...options, type: 'number' }) as TNumber,
+  Integer: (options?: SchemaOptions & { minimum?: number; maximum?: number }): TInteger =>
+    ({ ...options, type: 'integer' }) as TInteger,
+  Boolean: (options?: SchemaOptions): TBoolean => ({ ...options, type: 'boolean' }) as TBoolean,
+  Null: (options?: SchemaOptions): TNull => ({ ...options, type: 'null' }) as TNull,
+  Array: <T extends TSchema>(items: T, options?: SchemaOptions & { minItems?: number; maxItems?: number }): TArray<T> =>
+    ({ ...options, type: 'array', items }) as unknown as TArray<T>,
+  /** String keys only (the one form the templates use). */
+  Record: <V extends TSchema>(_key: TString, value: V, options?: SchemaOptions): TRecord<TString, V> =>
+    ({ ...options, type: 'object', patternProperties: { '^(.*)$': value } }) as unknown as TRecord<TString, V>,
+  Object: <T extends TProperties>(properties: T, options?: SchemaOptions): TObject<T> => {
+    const required = Object.keys(properties).filter((k) => !(properties[k] as { [OPTIONAL]?: true })[OPTIONAL]);
+    return {
+      ...options,
+      type: 'object',
+      ...(required.length > 0 ? { required } : {}),
+      properties,
+    } as unknown as TObject<T>;
+  },
+  Optional: <T extends TSchema>(schema: T): TOptional<T> =>
+    Object.defineProperty({ ...schema }, OPTIONAL, { value: true, enumerable: false }) as unknown as TOptional<T>,
+  Unsafe: <T>(schema: Record<string, unknown> = {}): TUnsafe<T> => ({ ...schema }) as unknown as TUnsafe<T>,
+};
 export { defineCallTemplate } from './template.js';
 
 /** Marks a property checked as an auth object by core (validate.ts#validateAuth). */
