@@ -56,7 +56,8 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
         parts.url,
         { query: INTROSPECTION_QUERY, variables: {}, operationName: 'UtcpIntrospection' },
         {
-          ...exchangeDefaults(this.#ctx),
+          dispatcher: exchangeDefaults(this.#ctx).dispatcher,
+          logger: exchangeDefaults(this.#ctx).logger,
           headers: parts.headers,
           signal: deadline.signal,
           maxBytes: this.#ctx.limits.max_document_bytes,
@@ -142,7 +143,8 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       const parts = await buildRequestParts(url, template, args, this.#ctx, deadline.signal, options.remoteSource);
       const { body, unwrap } = await this.#document(field, template, parts.variables, options.manualName);
       const response = await postGraphql(parts.url, body, {
-        ...exchangeDefaults(this.#ctx),
+        dispatcher: exchangeDefaults(this.#ctx).dispatcher,
+        logger: exchangeDefaults(this.#ctx).logger,
         headers: parts.headers,
         signal: deadline.signal,
         maxBytes: this.#ctx.limits.max_response_bytes,
