@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UtcpArgumentsError, UtcpClient, UtcpError } from '../../src/index.js';
+import { UtcpArgumentsError, UtcpClient, UtcpError } from './packed.js';
 import { cliTemplate, makeHarness, tempDir } from '../fixtures/cli/harness.js';
 
 const P = 'UTCP_ARG_v_UTCP_END';

@@ -5,7 +5,7 @@
  * its output to disk. Through the public API, with a real bash.
  */
 import { describe, expect, it } from 'vitest';
-import { UtcpClient, UtcpError } from '../../src/index.js';
+import { UtcpClient, UtcpError } from './packed.js';
 import { tempDir } from '../fixtures/cli/harness.js';
 
 const CAP = 1024 * 1024;

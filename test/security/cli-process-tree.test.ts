@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
+import { UtcpClient } from './packed.js';
 import { isGone, tempDir, waitForFile, waitUntilGone } from '../fixtures/cli/harness.js';
 
 const hasSetsid = (() => {

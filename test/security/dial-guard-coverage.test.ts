@@ -7,7 +7,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { UtcpClient, UtcpError } from '../../src/index.js';
+import { UtcpClient, UtcpError } from './packed.js';
 
 /** Resolves every name to 127.0.0.1. */
 const toLoopback: LookupFunction = (_host, options, callback) => {

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { McpServerError, UtcpClient } from '../../src/index.js';
+import { McpServerError, UtcpClient } from './packed.js';
 
 const GIB = 1024 ** 3;
 

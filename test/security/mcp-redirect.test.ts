@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it, onTestFinished } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
+import { UtcpClient } from './packed.js';
 
 it('refuses an MCP server URL that answers with a redirect, naming the rule, and never requests the target', async () => {
   const seen: string[] = [];

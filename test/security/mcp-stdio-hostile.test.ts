@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it, onTestFinished, vi } from 'vitest';
-import { McpServerError, UtcpClient } from '../../src/index.js';
+import { McpServerError, UtcpClient } from './packed.js';
 import { waitUntilGone } from '../fixtures/cli/harness.js';
 import { FIXTURE_DIR, processAlive } from '../fixtures/mcp/harness.js';
 

@@ -7,7 +7,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
+import { UtcpClient } from './packed.js';
 
 /** Resolves every name to 127.0.0.1: plays DNS entries (or /etc/hosts aliases) that point at loopback. */
 const toLoopback: LookupFunction = (_host, options, callback) => {

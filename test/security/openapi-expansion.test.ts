@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import { expect, it, onTestFinished } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
+import { UtcpClient } from './packed.js';
 
 function hostileSpec(operations: number, definitions: number): Record<string, unknown> {
   const ref = (i: number) => ({ $ref: `#/components/schemas/S${i % definitions}` });

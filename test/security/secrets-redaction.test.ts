@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UtcpClient, UtcpError } from '../../src/index.js';
+import { UtcpClient, UtcpError } from './packed.js';
 import { tempDir } from '../fixtures/cli/harness.js';
 
 const TOKEN = 'tok-7f3a9c2e1b-secret';

@@ -4,7 +4,7 @@
  * registration and calls without a byte on stdout/stderr or a console call.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
+import { UtcpClient } from './packed.js';
 
 const printed: string[] = [];
 beforeEach(() => {

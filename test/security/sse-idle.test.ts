@@ -6,7 +6,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UtcpClient, UtcpTimeoutError } from '../../src/index.js';
+import { UtcpClient, UtcpTimeoutError } from './packed.js';
 
 let server: Server;
 let port: number;

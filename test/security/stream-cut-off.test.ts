@@ -11,7 +11,7 @@ import http2 from 'node:http2';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { GrpcError, TransportError, UtcpClient } from '../../src/index.js';
+import { GrpcError, TransportError, UtcpClient } from './packed.js';
 import { FIXTURES } from '../fixtures/grpc/grpc-server.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -5,7 +5,7 @@
  * and the host must stay up. Every address is on 127.0.0.1 (port 1 refuses at once) or invalid before any I/O.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { UtcpClient, UtcpError } from '../../src/index.js';
+import { UtcpClient, UtcpError } from './packed.js';
 
 const HOSTILE_NUMBERS: unknown[] = [Infinity, -Infinity, -1, NaN, 1e20, 2 ** 31, 2 ** 53 + 1, 0.5, '5', null, {}, true];
 
