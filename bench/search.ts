@@ -48,7 +48,8 @@ const QUERIES = [
 
 async function serveManual(body: string) {
   const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
+    // One request per registration: no keep-alive socket that a later server on a reused port would see reset.
+    res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
     res.end(body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
