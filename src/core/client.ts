@@ -32,6 +32,7 @@ import {
   settleError,
   type AbortSource,
   type Deadline,
+  scopeController,
 } from './deadline.js';
 import type {
   CallOptions,
@@ -229,7 +230,7 @@ export class UtcpClientBase {
       manual?: string;
     }
   >();
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   readonly #inflight = new Set<Deadline>();
   readonly #onClose = new Set<() => void | Promise<void>>();
   readonly #context: TransportContext;

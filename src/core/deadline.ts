@@ -6,6 +6,7 @@
  * Signals are linked by hand (one controller, one listener per parent, removed on `dispose()`)
  * rather than with `AbortSignal.any`, which is slow on Node 20 and runs on every call.
  */
+import { setMaxListeners } from 'node:events';
 import { UtcpAbortError, UtcpError, UtcpTimeoutError } from './errors.js';
 
 type MaybeSignal = AbortSignal | null | undefined;
@@ -207,6 +208,17 @@ export class Deadline {
 }
 
 const noop = () => {};
+
+/**
+ * A controller for a long-lived scope ("the client is closing", "this manual was deregistered"): every operation
+ * in the scope links a listener to its signal and removes it when done, so many at once is normal, not a leak.
+ * Node would print a MaxListenersExceededWarning past 10; the library prints nothing, so the limit is lifted.
+ */
+export function scopeController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
 
 /**
  * Creates a deadline over `parents` with an optional timer (`timeoutMs` ≤ 0 or absent: none).

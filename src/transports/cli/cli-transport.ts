@@ -1,3 +1,4 @@
+import { scopeController } from '../../core/deadline.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat, chmod, writeFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -50,7 +51,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
   readonly #ctx: TransportContext;
   readonly #platform: NodeJS.Platform;
   readonly #hostEnv: NodeJS.ProcessEnv;
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   readonly #running = new Set<Promise<unknown>>();
   readonly #lingering = new Set<ProcessGroup>();
 

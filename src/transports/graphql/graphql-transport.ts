@@ -1,7 +1,7 @@
 import type { WebSocket as WsWebSocket } from 'ws';
 import { assertDialAllowed, guardedLookup } from '../shared/dial-guard.js';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError, createDeadline, type Deadline } from '../../core/deadline.js';
+import { abortError, createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { GraphqlCallTemplate } from './template.js';
@@ -32,7 +32,7 @@ type SubscriptionTransport = 'auto' | 'websocket' | 'sse' | 'multipart';
 export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
   readonly type = 'graphql';
   readonly #ctx: TransportContext;
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   /** Introspected schema per manual, kept from registration to deregistration. */
   readonly #schemas = new Map<string, IntrospectionSchema>();
   readonly #sockets = new Set<WsWebSocket>();

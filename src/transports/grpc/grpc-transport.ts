@@ -1,7 +1,7 @@
 import type { Client, Metadata } from '@grpc/grpc-js';
 import type { Method, Root, Service, Type } from 'protobufjs';
 import { TransportError, UtcpArgumentsError, UtcpError, type ValidationIssue } from '../../core/errors.js';
-import { abortError, createDeadline } from '../../core/deadline.js';
+import { abortError, createDeadline, scopeController } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { GrpcCallTemplate } from './template.js';
@@ -42,7 +42,7 @@ interface Prepared {
 export class GrpcTransport implements Transport<GrpcCallTemplate> {
   readonly type = 'grpc';
   readonly #ctx: TransportContext;
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   #mods: Promise<GrpcModules> | undefined;
   #utcpRoot: Root | undefined;
   readonly #channels = new Map<string, { client: Client; users: Set<string> }>();

@@ -6,7 +6,7 @@ import type {
   Transport as SdkTransport,
 } from '@modelcontextprotocol/client';
 import { ToolExecutionError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError, raceSignal } from '../../core/deadline.js';
+import { abortError, raceSignal, scopeController } from '../../core/deadline.js';
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
@@ -85,7 +85,7 @@ export class McpSession {
   readonly server: ResolvedServer;
   readonly fingerprint: string;
   readonly #opts: McpSessionOptions;
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   #current: Connection | undefined;
   #connecting: Promise<Connection> | undefined;
   #closed: Promise<void> | undefined;

@@ -1,3 +1,4 @@
+import { scopeController } from '../../core/deadline.js';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { UtcpError } from '../../core/errors.js';
@@ -39,7 +40,7 @@ export class RoutingDispatcher extends Dispatcher {
   readonly #proxy: EnvHttpProxyAgent | undefined;
   /** Set for a remote pool behind a proxy: resolves a target's name by the dial guard's rule before CONNECT. */
   readonly #proxyTargetCheck: LookupFunction | undefined;
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   #closed = false;
 
   constructor(options: RoutingDispatcherOptions = {}) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
-import { createDeadline, raceSignal } from '../../core/deadline.js';
+import { createDeadline, raceSignal, scopeController } from '../../core/deadline.js';
 import type { OAuth2Auth } from '../../core/types.js';
 import { assertUrlAllowed, isLoopbackLike, redactUrl } from '../../core/url-policy.js';
 import { headerValue, mediaType, utf8 } from './http-body.js';
@@ -75,7 +75,7 @@ class TokenStatusError extends TransportError {
 export class OAuth2TokenCache {
   readonly #entries = new Map<string, TokenEntry>();
   readonly #inflight = new Map<string, Promise<string>>();
-  readonly #closing = new AbortController();
+  readonly #closing = scopeController();
   /** The client's pool for a provenance: `remote` refuses loopback addresses after resolution. */
   readonly #dispatcher: (remote: boolean) => Dispatcher;
   readonly #now: () => number;

@@ -1,4 +1,4 @@
-import { createDeadline, type Deadline } from '../../core/deadline.js';
+import { createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
 
 /**
@@ -29,7 +29,7 @@ export class AbortScopes {
     this.assertOpen();
     let manual = this.#byManual.get(manualName);
     if (!manual) {
-      manual = new AbortController();
+      manual = scopeController();
       this.#byManual.set(manualName, manual);
     }
     return manual.signal;
