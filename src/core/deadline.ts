@@ -14,8 +14,12 @@ type MaybeSignal = AbortSignal | null | undefined;
 /** Deadlines whose signal other code may arm extra timers on (the client's per-call scope). */
 const armable = new WeakMap<AbortSignal, Deadline>();
 
+/** Node's largest timer (2^31 - 1 ms, about 24.8 days): a longer delay would fire after 1 ms, with a warning printed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A delay a timer is armed for: finite, positive and within Node's range (a longer one means no deadline). */
 function validMs(ms: number | null | undefined): ms is number {
-  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 && ms <= MAX_TIMER_MS;
 }
 
 /**

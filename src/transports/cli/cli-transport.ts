@@ -1,10 +1,10 @@
-import { scopeController } from '../../core/deadline.js';
+import { createDeadline, scopeController } from '../../core/deadline.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat, chmod, writeFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CliExitError, TransportError, UtcpArgumentsError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
+import { CliExitError, TransportError, UtcpArgumentsError, UtcpError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
@@ -311,26 +311,10 @@ export class CliTransport implements Transport<CliCallTemplate> {
     return full;
   }
 
-  /** Caller signal + template timeout + close(), combined; `dispose()` removes the listeners and the timer. */
+  /** Caller signal + template timeout + close(), combined (the one deadline helper); `dispose()` unlinks and stops the timer. */
   #callSignal(run: Execution): { signal: AbortSignal; dispose(): void } {
-    const controller = new AbortController();
-    const sources = [run.signal, this.#closing.signal];
-    const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
-    for (const source of sources) {
-      if (source.aborted) controller.abort(source.reason);
-      else source.addEventListener('abort', onAbort, { once: true });
-    }
-    const timer = setTimeout(
-      () => controller.abort(new UtcpTimeoutError(run.what, run.ownTimeoutMs)),
-      run.ownTimeoutMs,
-    );
-    return {
-      signal: controller.signal,
-      dispose: () => {
-        clearTimeout(timer);
-        for (const source of sources) source.removeEventListener('abort', onAbort);
-      },
-    };
+    const deadline = createDeadline([run.signal, this.#closing.signal], run.ownTimeoutMs, run.what);
+    return { signal: deadline.signal, dispose: () => deadline.dispose() };
   }
 
   #pruneLingering(): void {
