@@ -1,4 +1,4 @@
-import { createDeadline, scopeController } from '../../core/deadline.js';
+import { createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat, chmod, writeFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -312,9 +312,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
   }
 
   /** Caller signal + template timeout + close(), combined (the one deadline helper); `dispose()` unlinks and stops the timer. */
-  #callSignal(run: Execution): { signal: AbortSignal; dispose(): void } {
-    const deadline = createDeadline([run.signal, this.#closing.signal], run.ownTimeoutMs, run.what);
-    return { signal: deadline.signal, dispose: () => deadline.dispose() };
+  #callSignal(run: Execution): Deadline {
+    return createDeadline([run.signal, this.#closing.signal], run.ownTimeoutMs, run.what);
   }
 
   #pruneLingering(): void {

@@ -177,7 +177,11 @@ export function httpDispatcher(ctx: TransportContext, remote = false): RoutingDi
   );
 }
 
-/** The client-wide part of `httpExchange` options: its two pools, `max_redirects` and logger (memoised per client). */
+/**
+ * The client-wide part of `httpExchange` options: its two pools, `max_redirects` and logger (memoised per client).
+ * Call sites list these fields rather than spreading this shared object into the options: the spread put the
+ * options on a slow path that cost about 25 µs of CPU per tool call.
+ */
 export function exchangeDefaults(ctx: TransportContext): {
   dispatcher: (remote: boolean) => Dispatcher;
   maxRedirects: number;

@@ -32,13 +32,13 @@ export async function openStreamingResponse(
   ctx: TransportContext,
   options: OpenStreamOptions,
 ): Promise<StreamedHttpResponse> {
+  const defaults = exchangeDefaults(ctx);
   for (let attempt = 0; ; attempt++) {
     const spec = await build();
     const response = await httpExchange(spec, {
-      // Listed, not spread: a spread of the shared defaults object cost ~20 µs per call (V8 slow path).
-      dispatcher: exchangeDefaults(ctx).dispatcher,
-      maxRedirects: exchangeDefaults(ctx).maxRedirects,
-      logger: exchangeDefaults(ctx).logger,
+      dispatcher: defaults.dispatcher,
+      maxRedirects: defaults.maxRedirects,
+      logger: defaults.logger,
       mode: 'stream',
       signal: options.signal,
       timeoutMs: options.headersTimeoutMs,
