@@ -114,6 +114,7 @@ export {
   UtcpTimeoutError,
   UtcpAbortError,
   TransportError,
+  RepositoryError,
   isUtcpError,
 } from './core/errors.js';
 export { McpServerError } from './transports/mcp/mcp-server-error.js';

@@ -316,6 +316,13 @@ export interface RepositoryContext {
     logger: Required<Logger>;
     resolveValue(value: string): string;
 }
+// RepositoryError
+export declare class RepositoryError extends UtcpError {
+    name: string;
+    readonly operation: string;
+    readonly dbCode: string | undefined;
+    constructor(code: UtcpErrorCode, operation: string, message: string, dbCode?: string, options?: ErrorOptions);
+}
 // SaveManualInfo
 export interface SaveManualInfo {
     allowedProtocols?: readonly string[];
@@ -502,7 +509,7 @@ export declare class UtcpError extends Error {
     constructor(code: UtcpErrorCode, message: string, options?: ErrorOptions);
 }
 // UtcpErrorCode
-export type UtcpErrorCode = 'INVALID_CONFIG' | 'INVALID_MANUAL' | 'INVALID_ARGUMENTS' | 'TOOL_NOT_FOUND' | 'MANUAL_NOT_FOUND' | 'MANUAL_EXISTS' | 'UNKNOWN_TRANSPORT' | 'PROTOCOL_NOT_ALLOWED' | 'MISSING_VARIABLE' | 'URL_POLICY' | 'HEADER_INJECTION' | 'PATH_NOT_ALLOWED' | 'HTTP_STATUS' | 'TOOL_ERROR' | 'PROCESS_EXIT' | 'RESPONSE_TOO_LARGE' | 'PROTOCOL_ERROR' | 'TIMEOUT' | 'ABORTED' | 'TRANSPORT_FAILED' | 'DEPENDENCY_MISSING' | 'NOT_SUPPORTED' | 'CLIENT_CLOSED' | 'LIMIT_EXCEEDED';
+export type UtcpErrorCode = 'INVALID_CONFIG' | 'INVALID_MANUAL' | 'INVALID_ARGUMENTS' | 'TOOL_NOT_FOUND' | 'MANUAL_NOT_FOUND' | 'MANUAL_EXISTS' | 'UNKNOWN_TRANSPORT' | 'PROTOCOL_NOT_ALLOWED' | 'MISSING_VARIABLE' | 'URL_POLICY' | 'HEADER_INJECTION' | 'PATH_NOT_ALLOWED' | 'HTTP_STATUS' | 'TOOL_ERROR' | 'PROCESS_EXIT' | 'RESPONSE_TOO_LARGE' | 'PROTOCOL_ERROR' | 'TIMEOUT' | 'ABORTED' | 'TRANSPORT_FAILED' | 'DEPENDENCY_MISSING' | 'NOT_SUPPORTED' | 'CLIENT_CLOSED' | 'LIMIT_EXCEEDED' | 'TOOL_EXISTS' | 'REPOSITORY_UNAVAILABLE' | 'MIGRATION_FAILED' | 'REPOSITORY_FAILED';
 // UtcpLimitError
 export declare class UtcpLimitError extends UtcpError {
     name: string;

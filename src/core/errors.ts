@@ -27,7 +27,11 @@ export type UtcpErrorCode =
   | 'DEPENDENCY_MISSING'
   | 'NOT_SUPPORTED'
   | 'CLIENT_CLOSED'
-  | 'LIMIT_EXCEEDED';
+  | 'LIMIT_EXCEEDED'
+  | 'TOOL_EXISTS'
+  | 'REPOSITORY_UNAVAILABLE'
+  | 'MIGRATION_FAILED'
+  | 'REPOSITORY_FAILED';
 
 /** Base class of every error the library throws. */
 export class UtcpError extends Error {
@@ -233,6 +237,24 @@ export class TransportError extends UtcpError {
   override name = 'TransportError';
   constructor(message: string, options?: ErrorOptions & { code?: UtcpErrorCode }) {
     super(options?.code ?? 'TRANSPORT_FAILED', message, options);
+  }
+}
+
+/**
+ * A shared tool repository's database refused or failed (docs/design/repository-postgres.md#errors). Codes:
+ * `TOOL_EXISTS`, `REPOSITORY_UNAVAILABLE` (cannot connect, or the connection was lost), `MIGRATION_FAILED`,
+ * `TIMEOUT`, `REPOSITORY_FAILED`. Messages and `cause` never carry the connection string's password.
+ */
+export class RepositoryError extends UtcpError {
+  override name = 'RepositoryError';
+  /** The repository method that failed, e.g. `saveManual`. */
+  readonly operation: string;
+  /** The database's SQLSTATE (e.g. `23505`) or the system error code (e.g. `ECONNREFUSED`), when known. */
+  readonly dbCode: string | undefined;
+  constructor(code: UtcpErrorCode, operation: string, message: string, dbCode?: string, options?: ErrorOptions) {
+    super(code, message, options);
+    this.operation = operation;
+    this.dbCode = dbCode;
   }
 }
 

@@ -22,8 +22,6 @@ export interface SqlDriver extends SqlRunner {
   close(): Promise<void>;
 }
 
-const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
 /** Imports an optional peer, turning "not installed" into a clear typed error. */
 async function importDriver<M>(specifier: string, load: () => Promise<M>): Promise<M> {
   try {
@@ -49,12 +47,14 @@ export interface ServerDriverOptions {
   /** Server-side statement timeout. @default 120000 */
   statementTimeoutMs?: number;
   logger: Required<Logger>;
+  /** Error messages as they may be logged: the connection string's secrets hidden (docs/design/repository-postgres.md#errors). */
+  describeError(error: unknown): string;
 }
 
 /** A PostgreSQL server through a `pg` pool, plus one dedicated connection for LISTEN that reconnects. */
 export async function createServerDriver(options: ServerDriverOptions): Promise<SqlDriver> {
   const pg = (await importDriver('pg', () => import('pg'))).default;
-  const { logger } = options;
+  const { logger, describeError: messageOf } = options;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const clientConfig = {
     connectionString: options.connectionString,
@@ -84,6 +84,13 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
     async transaction(fn) {
       const client = await pool.connect();
       let broken = false;
+      // A connection that dies while checked out (server restart, terminated backend) emits 'error' after the
+      // running statement failed: without a listener that would crash the host. The statement's own error is
+      // what the caller sees; this one only marks the connection as not reusable.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn({ query: (sql, params) => run(client, sql, params) });
@@ -95,6 +102,7 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
         });
         throw error;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },

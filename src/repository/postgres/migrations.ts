@@ -94,11 +94,24 @@ async function trigramSchema(tx: SqlRunner): Promise<string | undefined> {
   return `"${ext.schema.replace(/"/g, '""')}"`;
 }
 
+/** A migration's statement failed; the repository reports it as MIGRATION_FAILED naming the migration. */
+export class MigrationFailure extends Error {
+  constructor(
+    readonly migration: Migration,
+    override readonly cause: unknown,
+  ) {
+    super(`Migration ${migration.version} failed`);
+  }
+}
+
 /** Fixed key of the advisory lock serialising migrations across processes. */
 const MIGRATION_LOCK = 0x75746370; // 'utcp'
 
-/** Creates the schema when missing and applies the migrations not yet recorded. Returns the schema version. */
-export async function migrate(driver: SqlDriver, S: string): Promise<number> {
+/**
+ * Creates the schema when missing and applies the migrations not yet recorded (`migrations`, by default all of
+ * them). Returns the schema version.
+ */
+export async function migrate(driver: SqlDriver, S: string, migrations = MIGRATIONS): Promise<number> {
   return driver.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await tx.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
@@ -109,11 +122,15 @@ export async function migrate(driver: SqlDriver, S: string): Promise<number> {
     )`);
     const rows = await tx.query<{ version: number }>(`SELECT version FROM ${S}.schema_migrations`);
     const applied = new Set(rows.map((r) => Number(r.version)));
-    for (const m of MIGRATIONS) {
+    for (const m of migrations) {
       if (applied.has(m.version)) continue;
-      await m.up(tx, S);
+      try {
+        await m.up(tx, S);
+      } catch (error) {
+        throw new MigrationFailure(m, error);
+      }
       await tx.query(`INSERT INTO ${S}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
     }
-    return Math.max(0, ...MIGRATIONS.map((m) => m.version), ...applied);
+    return Math.max(0, ...migrations.map((m) => m.version), ...applied);
   });
 }

@@ -4,7 +4,7 @@
  * See docs/design/repository-postgres.md.
  */
 import { randomUUID } from 'node:crypto';
-import { UtcpError } from '../../core/errors.js';
+import { RepositoryError, UtcpError } from '../../core/errors.js';
 import { completeLogger, type Logger } from '../../core/logger.js';
 import type {
   CatalogChangeEvent,
@@ -23,7 +23,8 @@ import {
   type PgliteDriverOptions,
   type SqlDriver,
 } from './driver.js';
-import { MIGRATIONS, migrate } from './migrations.js';
+import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './errors.js';
+import { MIGRATIONS, MigrationFailure, migrate } from './migrations.js';
 import { isVocabularyTerm, toolDocument } from './documents.js';
 
 export interface PostgresToolRepositoryOptions {
@@ -88,6 +89,7 @@ export class PostgresToolRepository implements ToolRepository {
   readonly #logger: Required<Logger>;
   readonly #S: string;
   readonly #channel: string;
+  readonly #scrub: SecretScrubber;
   readonly #origin = randomUUID();
   readonly #listeners = new Set<(event: CatalogChangeEvent) => void>();
   #opening: Promise<SqlDriver> | undefined;
@@ -119,6 +121,7 @@ export class PostgresToolRepository implements ToolRepository {
     this.discoveryTtlMs = ttl;
     this.#options = options;
     this.#logger = completeLogger(options.logger);
+    this.#scrub = new SecretScrubber(options.connectionString);
   }
 
   /** Connects, migrates the schema and starts listening. Every method calls it; calling it first surfaces connection errors early. */
@@ -147,12 +150,10 @@ export class PostgresToolRepository implements ToolRepository {
             poolMax: o.poolMax,
             connectTimeoutMs: o.connectTimeoutMs,
             logger: this.#logger,
+            describeError: (e) => this.#scrub.message(e),
           });
     } catch (error) {
-      if (error instanceof UtcpError) throw error;
-      throw new UtcpError('TRANSPORT_FAILED', `Cannot open the Postgres tool repository: ${messageOf(error)}`, {
-        cause: error,
-      });
+      throw repositoryError(error, { name: 'open' }, this.#scrub);
     }
     try {
       const version = await migrate(driver, this.#S);
@@ -175,13 +176,25 @@ export class PostgresToolRepository implements ToolRepository {
     } catch (error) {
       await this.#unlisten?.().catch(() => {});
       await driver.close().catch(() => {});
-      if (error instanceof UtcpError) throw error;
-      throw new UtcpError('TRANSPORT_FAILED', `Cannot prepare the Postgres tool repository: ${messageOf(error)}`, {
-        cause: error,
-      });
+      if (error instanceof MigrationFailure)
+        throw repositoryError(error.cause, { name: 'open' }, this.#scrub, {
+          code: 'MIGRATION_FAILED',
+          what: `Migration ${error.migration.version} ("${error.migration.name}") of schema ${this.#S} failed`,
+        });
+      throw repositoryError(error, { name: 'open' }, this.#scrub);
     }
     this.#driver = driver;
     return driver;
+  }
+
+  /** Runs one operation on the database, its failures typed (docs/design/repository-postgres.md#errors). */
+  async #run<T>(op: Operation, fn: (db: SqlDriver) => Promise<T>): Promise<T> {
+    const db = await this.#db();
+    try {
+      return await fn(db);
+    } catch (error) {
+      throw repositoryError(error, op, this.#scrub);
+    }
   }
 
   #onNotice(payload: string): void {
@@ -212,7 +225,42 @@ export class PostgresToolRepository implements ToolRepository {
   }
 
   async saveManual(name: string, template: CallTemplateBase, manual: UtcpManual, info?: SaveManualInfo): Promise<void> {
+    const op: Operation = { name: 'saveManual', manual: name };
+    const seen = new Set<string>();
+    for (const tool of manual.tools) {
+      if (seen.has(tool.name))
+        throw new RepositoryError(
+          'TOOL_EXISTS',
+          op.name,
+          `Cannot save manual "${name}": tool "${tool.name}" appears twice in it`,
+        );
+      seen.add(tool.name);
+    }
     const db = await this.#db();
+    try {
+      await this.#save(db, name, template, manual, info);
+    } catch (error) {
+      const dup = duplicateToolName(error);
+      if (dup === undefined) throw repositoryError(error, op, this.#scrub);
+      const [owner] = await db
+        .query<{ manual_name: string }>(`SELECT manual_name FROM ${this.#S}.tools WHERE name = $1`, [dup])
+        .catch(() => []);
+      throw new RepositoryError(
+        'TOOL_EXISTS',
+        op.name,
+        `Cannot save manual "${name}": tool "${dup}" is already registered${owner ? ` by manual "${owner.manual_name}"` : ''}; nothing was saved`,
+        '23505',
+      );
+    }
+  }
+
+  async #save(
+    db: SqlDriver,
+    name: string,
+    template: CallTemplateBase,
+    manual: UtcpManual,
+    info: SaveManualInfo | undefined,
+  ): Promise<void> {
     const S = this.#S;
     // Multi-row INSERTs with every value ready (docs/design/repository-postgres.md#bulk-insert): the tool documents
     // travel as one JSON array per chunk (split by the server, each element stored as written), the search columns
@@ -292,35 +340,37 @@ export class PostgresToolRepository implements ToolRepository {
   }
 
   async removeManual(name: string): Promise<boolean> {
-    const db = await this.#db();
     const S = this.#S;
     const notice: Notice = { op: 'removed', manual: name, origin: this.#origin };
-    return db.transaction(async (tx) => {
-      const gone = await tx.query(`DELETE FROM ${S}.manuals WHERE name = $1 RETURNING name`, [name]);
-      if (gone.length === 0) return false;
-      await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
-      await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
-      return true;
-    });
+    return this.#run({ name: 'removeManual', manual: name }, (db) =>
+      db.transaction(async (tx) => {
+        const gone = await tx.query(`DELETE FROM ${S}.manuals WHERE name = $1 RETURNING name`, [name]);
+        if (gone.length === 0) return false;
+        await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
+        await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+        return true;
+      }),
+    );
   }
 
   async getManual(name: string): Promise<StoredManual | undefined> {
-    const db = await this.#db();
     const S = this.#S;
     // One statement, so one snapshot: the manual row and its tools always belong together.
-    const [row] = await db.query<{
-      template: CallTemplateBase;
-      utcp_version: string;
-      manual_version: string;
-      allowed_protocols: string[] | null;
-      age_ms: number;
-      tools: Tool[] | null;
-    }>(
-      `SELECT m.template, m.utcp_version, m.manual_version, m.allowed_protocols,
+    const [row] = await this.#run({ name: 'getManual', manual: name }, (db) =>
+      db.query<{
+        template: CallTemplateBase;
+        utcp_version: string;
+        manual_version: string;
+        allowed_protocols: string[] | null;
+        age_ms: number;
+        tools: Tool[] | null;
+      }>(
+        `SELECT m.template, m.utcp_version, m.manual_version, m.allowed_protocols,
          (extract(epoch FROM clock_timestamp() - m.saved_at) * 1000)::float8 AS age_ms,
          (SELECT json_agg(t.tool ORDER BY t.seq) FROM ${S}.tools t WHERE t.manual_name = m.name) AS tools
        FROM ${S}.manuals m WHERE m.name = $1`,
-      [name],
+        [name],
+      ),
     );
     if (!row) return undefined;
     return {
@@ -333,10 +383,11 @@ export class PostgresToolRepository implements ToolRepository {
   }
 
   async getManualInfo(name: string): Promise<Omit<StoredManual, 'manual'> | undefined> {
-    const db = await this.#db();
-    const [row] = await db.query<{ template: CallTemplateBase; allowed_protocols: string[] | null; age_ms: number }>(
-      `SELECT template, allowed_protocols, (extract(epoch FROM clock_timestamp() - saved_at) * 1000)::float8 AS age_ms FROM ${this.#S}.manuals WHERE name = $1`,
-      [name],
+    const [row] = await this.#run({ name: 'getManualInfo', manual: name }, (db) =>
+      db.query<{ template: CallTemplateBase; allowed_protocols: string[] | null; age_ms: number }>(
+        `SELECT template, allowed_protocols, (extract(epoch FROM clock_timestamp() - saved_at) * 1000)::float8 AS age_ms FROM ${this.#S}.manuals WHERE name = $1`,
+        [name],
+      ),
     );
     if (!row) return undefined;
     return {
@@ -347,25 +398,31 @@ export class PostgresToolRepository implements ToolRepository {
   }
 
   async getManualNames(): Promise<string[]> {
-    const db = await this.#db();
-    const rows = await db.query<{ name: string }>(`SELECT name FROM ${this.#S}.manuals ORDER BY name`);
+    const rows = await this.#run({ name: 'getManualNames' }, (db) =>
+      db.query<{ name: string }>(`SELECT name FROM ${this.#S}.manuals ORDER BY name`),
+    );
     return rows.map((r) => r.name);
   }
 
   async getTool(name: string): Promise<Tool | undefined> {
-    const db = await this.#db();
-    const [row] = await db.query<{ tool: Tool }>(`SELECT tool FROM ${this.#S}.tools WHERE name = $1`, [name]);
+    const [row] = await this.#run({ name: 'getTool' }, (db) =>
+      db.query<{ tool: Tool }>(`SELECT tool FROM ${this.#S}.tools WHERE name = $1`, [name]),
+    );
     return row?.tool;
   }
 
   async getTools(): Promise<Tool[]> {
-    const db = await this.#db();
-    const rows = await db.query<{ tool: Tool }>(`SELECT tool FROM ${this.#S}.tools ORDER BY seq`);
+    const rows = await this.#run({ name: 'getTools' }, (db) =>
+      db.query<{ tool: Tool }>(`SELECT tool FROM ${this.#S}.tools ORDER BY seq`),
+    );
     return rows.map((r) => r.tool);
   }
 
-  async searchTools(query: string, options: SearchOptions & { limit: number }): Promise<Tool[]> {
-    const db = await this.#db();
+  searchTools(query: string, options: SearchOptions & { limit: number }): Promise<Tool[]> {
+    return this.#run({ name: 'searchTools' }, (db) => this.#search(db, query, options));
+  }
+
+  async #search(db: SqlDriver, query: string, options: SearchOptions & { limit: number }): Promise<Tool[]> {
     const S = this.#S;
     const limit = options.limit > 0 ? options.limit : null;
     const tags =

@@ -11,9 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UtcpClient } from '../../../src/index.js';
+import { RepositoryError, UtcpClient } from '../../../src/index.js';
 import type { CatalogChangeEvent } from '../../../src/core/repository.js';
 import { PostgresToolRepository } from '../../../src/repository/postgres/postgres-repository.js';
 import { freshSchema } from '../../helpers/pglite.js';
@@ -386,7 +387,11 @@ describe('one catalog on a real server', () => {
         const tools = Array.from({ length: 6000 }, (_, i) => tool(i === 5000 ? 'other.taken' : `big.t${i}`));
         await expect(
           repo.saveManual('big', template, { utcp_version: '1.0.0', manual_version: '2', tools }),
-        ).rejects.toThrow(/duplicate key|unique/);
+        ).rejects.toMatchObject({
+          code: 'TOOL_EXISTS',
+          message:
+            'Cannot save manual "big": tool "other.taken" is already registered by manual "other"; nothing was saved',
+        });
         const m = await repo.getManual('big');
         expect(m?.manual.manual_version).toBe('1');
         expect(m?.manual.tools.map((t) => t.name)).toEqual(['big.a']);
@@ -535,15 +540,92 @@ describe('one catalog on a real server', () => {
       }
     }, 60_000);
 
-    it('fails create() with a clear error when the server cannot be reached', async () => {
-      const err = await UtcpClient.create({
-        tool_repository: {
-          tool_repository_type: 'postgres',
-          connection_string: 'postgres://utcp@127.0.0.1:1/postgres',
+    it('fails create() with a typed error naming the server, never showing the password', async () => {
+      const logs: string[] = [];
+      const log = (...a: unknown[]) => logs.push(inspect(a, { depth: 10 }));
+      const err = await UtcpClient.create(
+        {
+          tool_repository: { tool_repository_type: 'postgres', connection_string: '${DATABASE_URL}' },
         },
-      }).catch((e) => e);
-      expect(err).toMatchObject({ code: 'TRANSPORT_FAILED' });
-      expect(err.message).toMatch(/Cannot open|Cannot prepare/);
+        {
+          env: { DATABASE_URL: 'postgres://utcp:pw-s3cret%21@127.0.0.1:1/postgres' },
+          logger: { debug: log, info: log, warn: log, error: log },
+        },
+      ).catch((e) => e);
+      expect(err).toBeInstanceOf(RepositoryError);
+      expect(err).toMatchObject({ code: 'REPOSITORY_UNAVAILABLE', operation: 'open', dbCode: 'ECONNREFUSED' });
+      expect(err.message).toMatch(
+        /^Cannot connect to the tool repository \(PostgreSQL utcp@127\.0\.0\.1:1\/postgres\)/,
+      );
+      const everything = `${inspect(err, { depth: 20 })}\n${logs.join('\n')}`;
+      expect(everything).not.toMatch(/s3cret/);
+
+      // Not a URL at all: a config error, the text not echoed back.
+      const bad = await new PostgresToolRepository({ connectionString: 'postgres://utcp:pw-s3cret@[::1/db' })
+        .open()
+        .catch((e) => e);
+      expect(bad).toMatchObject({ code: 'INVALID_CONFIG', operation: 'open' });
+      expect(inspect(bad, { depth: 20 })).not.toMatch(/s3cret/);
     });
+
+    it('a connection lost in the middle of saveManual: REPOSITORY_UNAVAILABLE, the old manual whole, the repository usable again', async () => {
+      const schema = freshSchema('lost');
+      const logs: string[] = [];
+      const log = (...a: unknown[]) => logs.push(inspect(a, { depth: 10 }));
+      // The password is not checked (trust authentication) but must never show.
+      const url = server.url.replace('utcp@', 'utcp:pw-s3cret@');
+      const repo = new PostgresToolRepository({
+        connectionString: url,
+        schema,
+        logger: { debug: log, info: log, warn: log, error: log },
+      });
+      const admin = new pg.Client({ connectionString: server.url });
+      await admin.connect();
+      const locker = new pg.Client({ connectionString: server.url });
+      await locker.connect();
+      try {
+        const tools = (v: string) => ({
+          utcp_version: '1.0.0',
+          manual_version: v,
+          tools: Array.from({ length: 50 }, (_, i) => ({
+            name: `lost.t${i}`,
+            description: v,
+            tags: [],
+            inputs: {},
+            outputs: {},
+            tool_call_template: { call_template_type: 'http' },
+          })),
+        });
+        await repo.saveManual('lost', { name: 'lost', call_template_type: 'http' }, tools('v1'));
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "${schema}".tools WHERE name = 'lost.t0' FOR UPDATE`);
+        const saving = repo.saveManual('lost', { name: 'lost', call_template_type: 'http' }, tools('v2'));
+        saving.catch(() => {});
+        const pid = await until('the save to block on the lock', async () => {
+          const { rows } = await admin.query(
+            `SELECT pid FROM pg_stat_activity WHERE application_name = 'utcp-kit' AND wait_event_type = 'Lock' AND query LIKE $1`,
+            [`DELETE FROM "${schema}".tools%`],
+          );
+          return rows[0]?.pid as number | undefined;
+        });
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        const err = await saving.catch((e) => e);
+        expect(err).toBeInstanceOf(RepositoryError);
+        expect(err).toMatchObject({ code: 'REPOSITORY_UNAVAILABLE', operation: 'saveManual', dbCode: '57P01' });
+        expect(err.message).toMatch(/lost the connection during saveManual\("lost"\)/);
+        await locker.query('ROLLBACK');
+        const m = await repo.getManual('lost');
+        expect(m?.manual.manual_version).toBe('v1');
+        expect(m?.manual.tools).toHaveLength(50);
+        // The pool replaced the dead connection: a save works again.
+        await repo.saveManual('lost', { name: 'lost', call_template_type: 'http' }, tools('v3'));
+        expect((await repo.getManual('lost'))?.manual.manual_version).toBe('v3');
+        expect(`${inspect(err, { depth: 20 })}\n${logs.join('\n')}`).not.toMatch(/s3cret/);
+      } finally {
+        await locker.end();
+        await admin.end();
+        await repo.close();
+      }
+    }, 60_000);
   });
 });
