@@ -83,6 +83,21 @@ describe('mcp through UtcpClient', () => {
     expect(await client.callTool('demo.fx.cancellations', {})).toBe(1);
   });
 
+  it('cancels a call when its deadline fires, and the next calls reuse the session', async () => {
+    const client = await newClient();
+    await client.registerManual(mcpTemplate('demo', { fx: fixtureServer() }));
+    for (let round = 1; round <= 2; round++) {
+      await expect(client.callTool('demo.fx.slow', { ms: 60_000 }, { timeoutMs: 300 })).rejects.toMatchObject({
+        code: 'TIMEOUT',
+      });
+      await vi.waitFor(async () => expect(await client.callTool('demo.fx.cancellations', {})).toBe(round), {
+        timeout: 10_000,
+        interval: 20,
+      });
+      expect(await client.callTool('demo.fx.echo', { text: 'still here' })).toBe('still here');
+    }
+  });
+
   it('streams one item', async () => {
     const client = await newClient();
     await client.registerManual(mcpTemplate('demo', { fx: fixtureServer() }));

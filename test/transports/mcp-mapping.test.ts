@@ -5,6 +5,7 @@ const buildChildEnv = (envVars: Record<string, string>, hostEnv: NodeJS.ProcessE
   buildSharedChildEnv({ hostEnv, envVars, platform, what: 'mcp' });
 import { mapContentItem, mapToolResult } from '../../src/transports/mcp/map-tool-result.js';
 import { resolveServerConfig } from '../../src/transports/mcp/resolve-server-config.js';
+import { isPlainResultResponse } from '../../src/transports/mcp/stdio-process-transport.js';
 
 describe('mcp result mapping (docs/design/transports.md#mcp-results)', () => {
   it('throws ToolExecutionError with the joined text when isError is true', () => {
@@ -149,5 +150,42 @@ describe('mcp child environment', () => {
   it('uses the Windows allowlist on win32', () => {
     const env = buildChildEnv({}, { SYSTEMROOT: 'C:\\Windows', HOME: '/h', PATHEXT: '.EXE' }, 'win32');
     expect(env).toEqual({ SYSTEMROOT: 'C:\\Windows', PATHEXT: '.EXE' });
+  });
+});
+
+describe('mcp stdio message fast path (docs/design/transports.md#mcp-call-path)', () => {
+  const lines = [
+    '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}',
+    '{"result":{"content":[],"structuredContent":{"a":1},"isError":false},"jsonrpc":"2.0","id":"abc"}',
+    '{"jsonrpc":"2.0","id":2,"result":{}}',
+    '{"jsonrpc":"2.0","id":2,"result":{"_meta":{"progressToken":1},"content":[]}}',
+    '{"jsonrpc":"2.0","id":2,"result":{"content":[]},"extra":1}',
+    '{"jsonrpc":"2.0","id":2.5,"result":{}}',
+    '{"jsonrpc":"2.0","id":9007199254740993,"result":{}}',
+    '{"jsonrpc":"2.0","id":null,"result":{}}',
+    '{"jsonrpc":"2.0","result":{}}',
+    '{"jsonrpc":"1.0","id":1,"result":{}}',
+    '{"jsonrpc":"2.0","id":1,"result":[1]}',
+    '{"jsonrpc":"2.0","id":1,"result":null}',
+    '{"jsonrpc":"2.0","id":1,"result":{},"__proto__":{"x":1}}',
+    '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}',
+    '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0}}',
+    '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    '[{"jsonrpc":"2.0","id":1,"result":{}}]',
+    '"text"',
+  ];
+
+  it('takes only results the SDK schema passes through unchanged, and leaves the rest to the schema', async () => {
+    const sdk = await import('@modelcontextprotocol/client');
+    let fast = 0;
+    for (const line of lines) {
+      const value: unknown = JSON.parse(line);
+      if (isPlainResultResponse(value)) {
+        fast++;
+        // Whatever the fast path takes, the SDK's own parser accepts as the same message.
+        expect(sdk.deserializeMessage(line), line).toEqual(value);
+      }
+    }
+    expect(fast).toBe(3);
   });
 });

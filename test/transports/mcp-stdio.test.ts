@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ToolExecutionError, UtcpError } from '../../src/core/errors.js';
 import type { ProgressEvent } from '../../src/core/transport.js';
 import { McpServerError } from '../../src/transports/mcp/index.js';
@@ -242,6 +242,47 @@ describe('mcp over stdio (fixture server)', () => {
     expect(await h.call(t, 'fx.cancellations')).toBe(1);
   });
 
+  it('keeps a call alive past the server timeout while the server reports progress', async () => {
+    const h = start();
+    const t = mcpTemplate('m', { fx: fixtureServer([], { timeout: 0.4 }) });
+    await h.register(t);
+    // No deadline of its own, then one longer than the server timeout: both ask for progress and outlive 0.4 s.
+    expect(await h.call(t, 'fx.slow', { ms: 1500, every: 100 })).toMatch(/^done after \d+ progress reports$/);
+    expect(await h.call(t, 'fx.slow', { ms: 1500, every: 100 }, { timeoutMs: 60_000 })).toMatch(/^done after/);
+    // A server that reports nothing still hits the server timeout.
+    await expect(h.call(t, 'fx.slow', { ms: 1500, every: 1e9 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  it('asks for progress only when the caller listens or the call may outlive the server timeout', async () => {
+    const h = start();
+    const t = mcpTemplate('m', { fx: fixtureServer([], { timeout: 10 }) });
+    await h.register(t);
+    const asked = async (options: Parameters<Harness['call']>[3]) =>
+      ((await h.call(t, 'fx.progress_token', {}, options)) as { asked: boolean }).asked;
+    expect(await asked({})).toBe(true);
+    expect(await asked({ timeoutMs: 60_000 })).toBe(true);
+    expect(await asked({ timeoutMs: 5_000 })).toBe(false);
+    expect(await asked({ timeoutMs: 10_000 })).toBe(false);
+    expect(await asked({ timeoutMs: 5_000, onProgress: () => {} })).toBe(true);
+  });
+
+  it('cancels aborted calls one by one and keeps the session usable after each', async () => {
+    const h = start();
+    const t = mcpTemplate('m', { fx: fixtureServer() });
+    await h.register(t);
+    for (let round = 1; round <= 3; round++) {
+      const controller = new AbortController();
+      const call = h.call(t, 'fx.slow', { ms: 60_000 }, { signal: controller.signal });
+      controller.abort();
+      await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
+      await vi.waitFor(async () => expect(await h.call(t, 'fx.cancellations')).toBe(round), {
+        timeout: 10_000,
+        interval: 20,
+      });
+      expect(await h.call(t, 'fx.echo', { text: `after ${round}` })).toBe(`after ${round}`);
+    }
+  });
+
   it('re-initialises a server that exited after a call, on the next call', async () => {
     const h = start();
     const t = mcpTemplate('m', { fx: fixtureServer() });
@@ -336,7 +377,7 @@ describe('mcp over stdio (fixture server)', () => {
   it('follows nextCursor through every page', async () => {
     const h = start();
     const result = await h.register(mcpTemplate('m', { fx: fixtureServer(['--paginate=pages']) }));
-    expect(toolNames(result)).toHaveLength(15);
+    expect(toolNames(result)).toHaveLength(17);
     expect(result.warnings).toEqual([]);
   });
 

@@ -11,6 +11,10 @@ export interface McpSdk {
   loadStdioClientTransport(): Promise<typeof StdioModule.StdioClientTransport>;
   deserializeMessage: typeof ClientModule.deserializeMessage;
   serializeMessage: typeof ClientModule.serializeMessage;
+  /** Validates an already parsed JSON-RPC message (the SDK's schema; throws on anything else). */
+  parseJSONRPCMessage: typeof ClientModule.parseJSONRPCMessage;
+  /** The SDK's public `CallToolResult` schema, passed to `request()` so the SDK skips its per-call schema lookup. */
+  callToolResultSchema: (typeof ClientModule.specTypeSchemas)['CallToolResult'];
   ProtocolError: typeof ClientModule.ProtocolError;
   SdkError: typeof ClientModule.SdkError;
   SdkHttpError: typeof ClientModule.SdkHttpError;
@@ -32,6 +36,8 @@ export async function loadMcpSdk(): Promise<McpSdk> {
       loadStdioClientTransport: async () => (await import('@modelcontextprotocol/client/stdio')).StdioClientTransport,
       deserializeMessage: sdk.deserializeMessage,
       serializeMessage: sdk.serializeMessage,
+      parseJSONRPCMessage: sdk.parseJSONRPCMessage,
+      callToolResultSchema: sdk.specTypeSchemas.CallToolResult,
       ProtocolError: sdk.ProtocolError,
       SdkError: sdk.SdkError,
       SdkHttpError: sdk.SdkHttpError,

@@ -6,7 +6,7 @@ import type {
   Transport as SdkTransport,
 } from '@modelcontextprotocol/client';
 import { ToolExecutionError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError, raceSignal, scopeController } from '../../core/deadline.js';
+import { type AbortSource, abortError, raceSignal, scopeController, subscribeAbort } from '../../core/deadline.js';
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
@@ -29,6 +29,8 @@ const TERMINATE_SESSION_WAIT_MS = 1000;
 /** Longest wait for the answer to the protocol version probe (a silent stdio server is a legacy one), in ms. */
 const PROBE_TIMEOUT_MS = 10_000;
 const CLIENT_INFO = { name: 'utcp-kit', version: '0.1.0' };
+/** Spare request signals kept per session for reuse (docs/design/transports.md#mcp-call-path). */
+const MAX_SPARE_CONTROLLERS = 16;
 
 /** One live MCP connection (a child process or an HTTP session) and what is known about its health. */
 interface Connection {
@@ -40,9 +42,14 @@ interface Connection {
   stdio?: StdioProcessTransport;
   stderr: () => string;
   http?: HttpConnectionState;
+  /** The SDK's `CallToolResult` schema, passed to `request()` (saves the SDK's per-call schema lookup). */
+  callToolResultSchema: McpSdk['callToolResultSchema'];
   /** A `tools/list` completed on this connection: later `list_changed` notifications are real changes. */
   listed: boolean;
 }
+
+/** What a transport factory provides; `#initialize` adds the client and the state. */
+type ConnectionParts = Omit<Connection, 'client' | 'closed' | 'listed' | 'callToolResultSchema'>;
 
 export interface McpSessionOptions {
   manualName: string;
@@ -61,12 +68,11 @@ export interface McpSessionOptions {
 
 /** Per-call settings. */
 export interface SessionCallOptions {
-  signal: AbortSignal;
-  /** The caller's deadline (already part of `signal`), for messages. */
+  /** What aborts the operation: the client's per-call deadline (no `AbortSignal` is built for it) or a signal. */
+  scope: AbortSource;
+  /** The caller's deadline (already part of `scope`), for messages and to decide whether progress is needed. */
   timeoutMs?: number;
   onProgress?: (event: ProgressEvent) => void;
-  /** The signal lives for this call only (the client's per-call signal): no need to shield it from SDK listeners. */
-  signalIsPerCall?: boolean;
 }
 
 /** What a paginated listing returns. */
@@ -93,6 +99,8 @@ export class McpSession {
   #resources: Map<string, Resource> | undefined;
   /** Set once a stdio server turned out to end on the version probe: later starts skip the probe. */
   #stdioEra: 'legacy' | undefined;
+  /** Request signals of finished requests, never aborted, that the SDK no longer listens to: reused by later requests. */
+  readonly #spareControllers: AbortController[] = [];
 
   constructor(opts: McpSessionOptions) {
     this.#opts = opts;
@@ -165,8 +173,12 @@ export class McpSession {
   /** `tools/call` with progress, cancellation and the server's per-request timeout. Returns the raw result. */
   async callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
     try {
-      return (await this.#run(`tools/call ${name}`, options, (conn, req) =>
-        conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, req),
+      return (await this.#run('tools/call', name, options, (conn, req) =>
+        conn.client.request(
+          { method: 'tools/call', params: { name, arguments: args } },
+          conn.callToolResultSchema,
+          req,
+        ),
       )) as McpToolResult;
     } catch (error) {
       // The server answered the call with a JSON-RPC error: the tool failed (docs/design/transports.md#mcp-errors).
@@ -194,7 +206,7 @@ export class McpSession {
 
   /** `resources/read`; returns `{contents}`. */
   async readResource(uri: string, options: SessionCallOptions): Promise<{ contents: unknown[] }> {
-    const result = await this.#run(`resources/read ${uri}`, options, (conn, req) =>
+    const result = await this.#run('resources/read', uri, options, (conn, req) =>
       conn.client.request({ method: 'resources/read', params: { uri } }, req),
     );
     return { contents: result.contents };
@@ -229,7 +241,7 @@ export class McpSession {
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let n = 0; n < maxPages; n++) {
-      const result = await this.#run(method, options, (conn, req) => page(conn, cursor, req));
+      const result = await this.#run(method, undefined, options, (conn, req) => page(conn, cursor, req));
       items.push(...result.items);
       const next = result.nextCursor;
       if (next === undefined || next === null || next === '') return { items, warnings: [] };
@@ -253,32 +265,31 @@ export class McpSession {
   /**
    * Runs one request on the live connection (opening it if needed). A connection failure
    * (process gone, transport closed, HTTP 404 for an expired session, reset, 401 with OAuth2)
-   * reopens the connection and retries once.
+   * reopens the connection and retries once. `method` and `subject` name the request in messages.
+   *
+   * The hot path (docs/design/transports.md#mcp-call-path) builds no `AbortSignal` for the caller's deadline: the
+   * SDK gets a reused controller of this session that the deadline aborts through a hook.
    */
   async #run<T>(
-    what: string,
+    method: string,
+    subject: string | undefined,
     options: SessionCallOptions,
     request: (conn: Connection, req: RequestOptions) => Promise<T>,
   ): Promise<T> {
-    const label = `MCP ${what} on server '${this.server.name}'`;
+    const scope = options.scope;
     for (let attempt = 0; ; attempt++) {
-      if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
+      if (scope.aborted) throw abortError(scope, this.#requestLabel(method, subject), options.timeoutMs);
       // The common case, an open session, needs no race against the signal.
       const open = !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
-      const conn = open ?? (await raceSignal(this.#connection(), options.signal, label, options.timeoutMs));
-      // A per-request signal, so the SDK's abort listener never outlives the request.
-      const link = options.signalIsPerCall ? { signal: options.signal, dispose() {} } : linkSignal(options.signal);
-      const onProgress = options.onProgress;
+      const conn =
+        open ?? (await raceSignal(this.#connection(), scope, this.#requestLabel(method, subject), options.timeoutMs));
+      const controller = this.#spareControllers.pop() ?? new AbortController();
+      const unlink = subscribeAbort(scope, (reason) => controller.abort(reason));
       try {
-        return await request(conn, {
-          signal: link.signal,
-          timeout: this.server.timeoutMs,
-          resetTimeoutOnProgress: true,
-          // Always ask for progress: servers that report it then keep long calls alive past `timeout`.
-          onprogress: (p) => onProgress?.({ progress: p.progress, total: p.total, message: p.message }),
-        });
+        return await request(conn, this.#requestOptions(controller.signal, options));
       } catch (error) {
-        if (options.signal.aborted) throw abortError(options.signal, label, options.timeoutMs);
+        if (scope.aborted) throw abortError(scope, this.#requestLabel(method, subject), options.timeoutMs);
+        const what = subject === undefined ? method : `${method} ${subject}`;
         if (attempt === 0 && !this.#closed && this.#isConnectionFailure(conn)) {
           this.#opts.ctx.logger.debug?.(`${this.#label}: connection failed during ${what}; reconnecting`, {
             manual: this.manualName,
@@ -288,9 +299,37 @@ export class McpSession {
         }
         throw await this.#mapError(error, conn, what);
       } finally {
-        link.dispose();
+        unlink();
+        // The SDK removed its listener when the request settled; an aborted controller is never reused.
+        if (!controller.signal.aborted && this.#spareControllers.length < MAX_SPARE_CONTROLLERS)
+          this.#spareControllers.push(controller);
       }
     }
+  }
+
+  #requestLabel(method: string, subject: string | undefined): string {
+    return `MCP ${subject === undefined ? method : `${method} ${subject}`} on server '${this.server.name}'`;
+  }
+
+  /**
+   * The SDK's options for one request. Progress is asked for (a progress token in `_meta`) when the caller
+   * listens to it, or when the call may outlive the per-request timeout: a server that reports progress then keeps
+   * a long call alive past `timeout` (docs/design/transports.md#mcp-progress). A call whose own deadline ends
+   * first has no use for it, and the token costs both sides work on every request.
+   */
+  #requestOptions(signal: AbortSignal, options: SessionCallOptions): RequestOptions {
+    const timeout = this.server.timeoutMs;
+    const onProgress = options.onProgress;
+    const deadline = options.timeoutMs;
+    if (onProgress === undefined && deadline !== undefined && deadline <= timeout) return { signal, timeout };
+    return {
+      signal,
+      timeout,
+      resetTimeoutOnProgress: true,
+      onprogress: onProgress
+        ? (p) => onProgress({ progress: p.progress, total: p.total, message: p.message })
+        : ignoreProgress,
+    };
   }
 
   #isConnectionFailure(conn: Connection): boolean {
@@ -436,7 +475,7 @@ export class McpSession {
     }
   }
 
-  async #stdioTransport(sdk: McpSdk, server: StdioServer): Promise<Omit<Connection, 'client' | 'closed' | 'listed'>> {
+  async #stdioTransport(sdk: McpSdk, server: StdioServer): Promise<ConnectionParts> {
     const env = buildChildEnv({
       hostEnv: process.env,
       envVars: server.env,
@@ -473,11 +512,7 @@ export class McpSession {
     return { transport: stdio, kind: 'stdio', stdio, stderr: () => stdio.stderrTail };
   }
 
-  #httpTransport(
-    sdk: McpSdk,
-    server: HttpServer,
-    kind: 'streamable-http' | 'sse',
-  ): Omit<Connection, 'client' | 'closed' | 'listed'> {
+  #httpTransport(sdk: McpSdk, server: HttpServer, kind: 'streamable-http' | 'sse'): ConnectionParts {
     const http = newHttpConnectionState();
     let transport: SdkTransport | undefined;
     // A message over the cap drops the connection at once, so calls waiting on it fail now (docs/design/transports.md#mcp-http-bounds).
@@ -499,11 +534,7 @@ export class McpSession {
    * a `server/discover` probe selects the 2026-07-28 era when the server offers it, and anything else
    * falls back to the `initialize` handshake of the 2024-11-05 … 2025-11-25 era.
    */
-  async #initialize(
-    sdk: McpSdk,
-    parts: Omit<Connection, 'client' | 'closed' | 'listed'>,
-    mode: 'auto' | 'legacy',
-  ): Promise<Connection> {
+  async #initialize(sdk: McpSdk, parts: ConnectionParts, mode: 'auto' | 'legacy'): Promise<Connection> {
     let conn: Connection | undefined;
     const onChanged = () => {
       if (!conn || !conn.listed || conn.closed || this.#closed) return;
@@ -515,7 +546,7 @@ export class McpSession {
       versionNegotiation: { mode, probe: { timeoutMs: Math.min(this.#initTimeoutMs, PROBE_TIMEOUT_MS) } },
       listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged } },
     });
-    conn = { ...parts, client, closed: false, listed: false };
+    conn = { ...parts, client, closed: false, listed: false, callToolResultSchema: sdk.callToolResultSchema };
     const live = conn;
     client.onclose = () => {
       live.closed = true;
@@ -643,6 +674,8 @@ function messageOf(error: unknown): string {
   }
   return code && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
 }
+
+function ignoreProgress(): void {}
 
 function bounded(text: string, max = 500): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;

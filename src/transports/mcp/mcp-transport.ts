@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError, isOperationSignal } from '../../core/deadline.js';
+import { abortError, callScope } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, JsonSchema, Tool } from '../../core/types.js';
 import type { McpCallTemplate, McpServerConfig } from './template.js';
@@ -17,6 +17,19 @@ const RESOURCE_OUTPUTS: JsonSchema = Object.freeze({
   type: 'object',
   properties: { contents: { type: 'array' } },
 }) as JsonSchema;
+
+/** Where a tool's calls go, worked out once per stored tool (docs/design/transports.md#mcp-call-path). */
+interface CallTarget {
+  manualName: string;
+  template: McpCallTemplate;
+  /** The servers that may have the tool: the one its name starts with, else every server in config order. */
+  candidates: string[];
+  named: boolean;
+  /** The tool's name on the server. */
+  toolName: string;
+  /** `<server>.<tool>` for messages, when the server is known from the name. */
+  label: string | undefined;
+}
 
 interface DiscoveredServer {
   tools: Tool[];
@@ -45,6 +58,8 @@ export class McpTransport implements Transport<McpCallTemplate> {
     McpCallTemplate,
     Map<string, { server: ResolvedServer; fingerprint: string }>
   >();
+  /** Call targets per stored tool; an entry is used only for the same manual name and template object. */
+  readonly #targets = new WeakMap<Tool, CallTarget>();
   /** Manuals whose refresh was requested and has not started yet (coalesces `list_changed` bursts). */
   readonly #refreshRequested = new Set<string>();
   /** Sessions being closed in the background (replaced or removed from the config); awaited by close(). */
@@ -84,8 +99,8 @@ export class McpTransport implements Transport<McpCallTemplate> {
         ),
       ),
     );
-    if (options.signal.aborted)
-      throw abortError(options.signal, `MCP discovery of manual ${manualName}`, options.timeoutMs);
+    const scope = callScope(options);
+    if (scope.aborted) throw abortError(scope, `MCP discovery of manual ${manualName}`, options.timeoutMs);
     const tools: Tool[] = [];
     const warnings: string[] = [];
     const failures: string[] = [];
@@ -117,7 +132,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
   ): Promise<DiscoveredServer> {
     const server = resolveServerConfig(name, config, this.#ctx.rootDir);
     const session = this.#session(options.manualName, server, template);
-    const callOptions: SessionCallOptions = { signal: options.signal, timeoutMs: options.timeoutMs };
+    const callOptions: SessionCallOptions = { scope: callScope(options), timeoutMs: options.timeoutMs };
     const listing = await session.listTools(callOptions);
     const raw = options.rawTemplate;
     const tools: Tool[] = listing.items.map((t) => ({
@@ -144,7 +159,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
           });
         }
       } catch (error) {
-        if (options.signal.aborted) throw error;
+        if (callOptions.scope.aborted) throw error;
         warnings.push(`MCP server '${name}': listing resources failed: ${messageOf(error)}`);
       }
     }
@@ -156,22 +171,15 @@ export class McpTransport implements Transport<McpCallTemplate> {
   async callTool(tool: Tool, args: JsonObject, template: McpCallTemplate, options: CallOptions): Promise<unknown> {
     this.#assertOpen();
     const manualName = options.manualName;
-    const rest = tool.name.startsWith(`${manualName}.`) ? tool.name.slice(manualName.length + 1) : tool.name;
-    const { entries, configs } = this.#servers(template);
-    const dot = rest.indexOf('.');
-    const named = dot > 0 && configs.has(rest.slice(0, dot));
-    const candidates = named ? [rest.slice(0, dot)] : entries.map(([name]) => name);
-    const toolName = named ? rest.slice(dot + 1) : rest;
+    const target = this.#target(tool, template, manualName);
+    const { candidates, toolName } = target;
     const callOptions: SessionCallOptions = {
-      signal: options.signal,
+      scope: callScope(options),
       timeoutMs: options.timeoutMs,
       onProgress: options.onProgress,
-      signalIsPerCall: isOperationSignal(options.signal),
     };
-    const sessionOf = (name: string) => {
-      const { server, fingerprint } = this.#resolve(template, name, configs.get(name) as McpServerConfig | undefined);
-      return this.#session(manualName, server, template, fingerprint, options.remoteSource === true);
-    };
+    const remoteSource = options.remoteSource === true;
+    const sessionOf = (name: string) => this.#sessionFor(manualName, template, name, remoteSource);
 
     if (template.register_resources_as_tools === true && toolName.startsWith(RESOURCE_PREFIX)) {
       const resourceName = toolName.slice(RESOURCE_PREFIX.length);
@@ -185,16 +193,45 @@ export class McpTransport implements Transport<McpCallTemplate> {
       return found.session.readResource(found.uri, callOptions);
     }
 
-    const found = named
-      ? { session: sessionOf(candidates[0]) }
-      : await this.#search(candidates, callOptions, async (name) => {
-          const session = sessionOf(name);
-          return (await session.hasTool(toolName, callOptions)) ? { session } : undefined;
-        });
-    if (!found) throw new UtcpError('TOOL_NOT_FOUND', `Tool '${toolName}' not found in any configured server`);
-    const result = await found.session.callTool(toolName, args, callOptions);
+    const session = target.named
+      ? sessionOf(candidates[0])
+      : (
+          await this.#search(candidates, callOptions, async (name) => {
+            const candidate = sessionOf(name);
+            return (await candidate.hasTool(toolName, callOptions)) ? { session: candidate } : undefined;
+          })
+        )?.session;
+    if (!session) throw new UtcpError('TOOL_NOT_FOUND', `Tool '${toolName}' not found in any configured server`);
+    const result = await session.callTool(toolName, args, callOptions);
     if (options.raw) return result;
-    return mapToolResult(result, `${found.session.server.name}.${toolName}`);
+    return mapToolResult(result, target.label ?? `${session.server.name}.${toolName}`);
+  }
+
+  /** Splits `<manual>.<server>.<tool>` (or `<manual>.<tool>`) once per stored tool. */
+  #target(tool: Tool, template: McpCallTemplate, manualName: string): CallTarget {
+    const known = this.#targets.get(tool);
+    if (known && known.template === template && known.manualName === manualName) return known;
+    const rest = tool.name.startsWith(`${manualName}.`) ? tool.name.slice(manualName.length + 1) : tool.name;
+    const { entries, configs } = this.#servers(template);
+    const dot = rest.indexOf('.');
+    const named = dot > 0 && configs.has(rest.slice(0, dot));
+    const toolName = named ? rest.slice(dot + 1) : rest;
+    const target: CallTarget = {
+      manualName,
+      template,
+      candidates: named ? [rest.slice(0, dot)] : entries.map(([name]) => name),
+      named,
+      toolName,
+      label: named ? `${rest.slice(0, dot)}.${toolName}` : undefined,
+    };
+    this.#targets.set(tool, target);
+    return target;
+  }
+
+  #sessionFor(manualName: string, template: McpCallTemplate, name: string, remoteSource: boolean): McpSession {
+    const { configs } = this.#servers(template);
+    const { server, fingerprint } = this.#resolve(template, name, configs.get(name) as McpServerConfig | undefined);
+    return this.#session(manualName, server, template, fingerprint, remoteSource);
   }
 
   /** Tries servers in config order; a server that fails to answer is skipped unless none has the item. */
@@ -209,7 +246,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
         const hit = await probe(name);
         if (hit) return hit;
       } catch (error) {
-        if (options.signal.aborted) throw error;
+        if (options.scope.aborted) throw error;
         firstError ??= error;
       }
     }

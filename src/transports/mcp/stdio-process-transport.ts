@@ -28,6 +28,27 @@ export interface StdioProcessOptions {
   maxMessageBytes: number;
 }
 
+/**
+ * True for `{"jsonrpc":"2.0","id":<string or integer>,"result":{...}}` with nothing else and no `_meta` in the
+ * result: exactly the messages the SDK's JSON-RPC schema accepts as a result response whose result it passes through
+ * unchanged. Everything else (requests, notifications, errors, results with `_meta`) goes through that schema.
+ */
+export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as { jsonrpc?: unknown; id?: unknown; result?: unknown };
+  const id = m.id;
+  const result = m.result;
+  return (
+    m.jsonrpc === '2.0' &&
+    (typeof id === 'string' || Number.isSafeInteger(id)) &&
+    typeof result === 'object' &&
+    result !== null &&
+    !Array.isArray(result) &&
+    !Object.hasOwn(result, '_meta') &&
+    Object.keys(value).length === 3
+  );
+}
+
 /** Why the reader dropped the connection, in words. */
 function describeFailure(failure: LineReaderFailure): string {
   return failure.kind === 'line-too-long'
@@ -50,7 +71,7 @@ export class StdioProcessTransport implements SdkTransport {
   readonly #options: StdioProcessOptions;
   readonly #reader: StdioLineReader;
   readonly #serialize: McpSdk['serializeMessage'];
-  readonly #deserialize: McpSdk['deserializeMessage'];
+  readonly #validate: McpSdk['parseJSONRPCMessage'];
   #child: ChildProcess | undefined;
   /** The server's process tree: its group plus, on Linux, everything carrying its marker (docs/design/threat-model.md#process-trees). */
   #group: ProcessGroup | undefined;
@@ -66,7 +87,7 @@ export class StdioProcessTransport implements SdkTransport {
   /** Ids of our requests still waiting for a response: while there are none, the server does not keep the host alive. */
   readonly #pending = new Set<string | number>();
 
-  constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'deserializeMessage' | 'serializeMessage'>) {
+  constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'parseJSONRPCMessage' | 'serializeMessage'>) {
     this.#options = options;
     this.#reader = new StdioLineReader({
       maxLineBytes: options.maxMessageBytes,
@@ -74,7 +95,7 @@ export class StdioProcessTransport implements SdkTransport {
       maxJunkBytesPerSecond: MAX_JUNK_BYTES_PER_SECOND,
     });
     this.#serialize = sdk.serializeMessage;
-    this.#deserialize = sdk.deserializeMessage;
+    this.#validate = sdk.parseJSONRPCMessage;
   }
 
   /** The child's stderr stream (also marks this transport as a stdio one for the SDK's version probe). */
@@ -180,15 +201,21 @@ export class StdioProcessTransport implements SdkTransport {
 
   /**
    * An idle server must not keep the host process alive (a script that forgets `close()` still exits, as it does
-   * with HTTP tools): the child and its pipes are unref'd whenever no request of ours awaits a response.
+   * with HTTP tools): the child and its pipes are unref'd whenever no request of ours awaits a response. The child
+   * handle, stdin and stderr stay unref'd; stdout alone holds the host while a response is awaited (one handle to
+   * toggle per request instead of four).
    */
   #holdProcess(hold: boolean): void {
     const child = this.#child;
     if (!child) return;
-    const method = hold ? 'ref' : 'unref';
-    child[method]();
+    const stdout = child.stdout as unknown as { ref?(): void; unref?(): void } | null;
+    if (hold) {
+      stdout?.ref?.();
+      return;
+    }
+    child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr])
-      (stream as unknown as { ref?(): void; unref?(): void } | null)?.[method]?.();
+      (stream as unknown as { unref?(): void } | null)?.unref?.();
   }
 
   #track(message: JSONRPCMessage, outgoing: boolean): void {
@@ -211,7 +238,9 @@ export class StdioProcessTransport implements SdkTransport {
     const failure = this.#reader.push(chunk, (line) => {
       let message: JSONRPCMessage;
       try {
-        message = this.#deserialize(line);
+        const value: unknown = JSON.parse(line);
+        // A plain result response (the answer to almost every request) needs no schema run: its shape is checked here.
+        message = isPlainResultResponse(value) ? value : this.#validate(value);
       } catch (error) {
         // A line that is not JSON-RPC (a stray log line on stdout): report it and go on, within the budget.
         this.onerror?.(error as Error);
