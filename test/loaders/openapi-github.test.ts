@@ -43,6 +43,7 @@ describe('the real GitHub REST spec (@octokit/openapi)', () => {
   it('resolves every $ref inside each tool schema', () => {
     let refs = 0;
     const dangling: string[] = [];
+    const outside: string[] = [];
     for (const t of result.manual.tools) {
       for (const [which, schema] of [
         ['inputs', t.inputs],
@@ -51,6 +52,7 @@ describe('the real GitHub REST spec (@octokit/openapi)', () => {
         for (const r of collectRefs(schema)) {
           refs++;
           if (resolveInside(schema, r.ref) === undefined) dangling.push(`${t.name}.${which} ${r.ref} at ${r.at}`);
+          if (!r.ref.startsWith('#/$defs/')) outside.push(`${t.name}.${which} ${r.ref} at ${r.at}`);
         }
       }
     }
@@ -61,7 +63,9 @@ describe('the real GitHub REST spec (@octokit/openapi)', () => {
         r.ref.startsWith('#/components/'),
       ),
     ).toEqual([]);
-    expect(refs).toBe(collectRefs(result.manual.tools.map((t) => [t.inputs, t.outputs])).length);
+    // Every ref of a tool schema points into that schema's own `$defs`.
+    expect(outside).toEqual([]);
+    expect(refs).toBeGreaterThan(0);
   });
 
   it('targets api.github.com with path placeholders and component parameters resolved', () => {

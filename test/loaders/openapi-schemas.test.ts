@@ -181,7 +181,28 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
   });
 
   it('stops inlining at max_schema_nodes and emits further refs as $defs references', async () => {
-    // A binary tree of distinct schemas: full inlining would need 2^12 nodes per level pair.
+    // 40 distinct definitions, each referenced once (so inlined while the budget lasts), 11 nodes each.
+    const schemas: Record<string, unknown> = {};
+    const props: Record<string, unknown> = {};
+    for (let i = 0; i < 40; i++) {
+      schemas[`T${i}`] = {
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: 10 }, (_, k) => [`f${k}`, { type: 'string' }])),
+      };
+      props[`p${i}`] = { $ref: `#/components/schemas/T${i}` };
+    }
+    schemas.Root = { type: 'object', properties: props };
+    const doc = withSchemas(schemas, { $ref: '#/components/schemas/Root' });
+    const unlimited = (await convert(doc, { limits: { max_schema_nodes: 1_000_000 } })).manual.tools[0].outputs;
+    expect(unlimited.$defs).toBeUndefined();
+    const capped = (await convert(doc, { limits: { max_schema_nodes: 100 } })).manual.tools[0].outputs as any;
+    expect(Object.keys(capped.$defs).length).toBeGreaterThan(30);
+    expect(capped.properties.p39).toEqual({ $ref: '#/$defs/T39' });
+    expectRefsResolve(capped);
+  });
+
+  it('emits a large definition used in several places once in $defs instead of copying it per use (docs/design/openapi.md#shared-definitions)', async () => {
+    // A binary tree of distinct schemas: copying each shared definition at every use needs 2^13 nodes.
     const schemas: Record<string, unknown> = {};
     for (let i = 0; i < 12; i++) {
       schemas[`L${i}`] = {
@@ -191,12 +212,39 @@ describe('$ref resolution and cycles (docs/design/openapi.md#refs)', () => {
     }
     schemas.L12 = { type: 'string' };
     const doc = withSchemas(schemas, { $ref: '#/components/schemas/L0' });
-    const unlimited = (await convert(doc, { limits: { max_schema_nodes: 1_000_000 } })).manual.tools[0].outputs;
-    expect(unlimited.$defs).toBeUndefined();
-    const capped = (await convert(doc, { limits: { max_schema_nodes: 100 } })).manual.tools[0].outputs;
-    expect(capped.$defs).toBeDefined();
-    expectRefsResolve(capped);
-    expect(JSON.stringify(capped).length).toBeLessThan(JSON.stringify(unlimited).length / 10);
+    const out = (await convert(doc, { limits: { max_schema_nodes: 1_000_000 } })).manual.tools[0].outputs as any;
+    // The root's own ref is inlined; L1..L7 (more than 32 nodes each once expanded) are defined once and
+    // referenced from both places; L8..L12 (31 nodes and fewer) stay inline.
+    expect(out.properties.a).toEqual({ $ref: '#/$defs/L1' });
+    expect(out.properties.b).toEqual({ $ref: '#/$defs/L1' });
+    expect(Object.keys(out.$defs).sort()).toEqual(['L1', 'L2', 'L3', 'L4', 'L5', 'L6', 'L7']);
+    expect(out.$defs.L7.properties.a.properties.a.type).toBe('object');
+    expectRefsResolve(out);
+    expect(JSON.stringify(out).length).toBeLessThan(10_000);
+
+    // A small shared definition and a large one used once are still inlined.
+    const once = withSchemas(
+      {
+        Small: { type: 'string', enum: ['x', 'y'] },
+        Big: {
+          type: 'object',
+          properties: Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`f${k}`, { type: 'string' }])),
+        },
+        Holder: {
+          type: 'object',
+          properties: {
+            s1: { $ref: '#/components/schemas/Small' },
+            s2: { $ref: '#/components/schemas/Small' },
+            big: { $ref: '#/components/schemas/Big' },
+          },
+        },
+      },
+      { $ref: '#/components/schemas/Holder' },
+    );
+    const inlined = (await convert(once)).manual.tools[0].outputs as any;
+    expect(inlined.$defs).toBeUndefined();
+    expect(inlined.properties.s2).toEqual({ type: 'string', enum: ['x', 'y'] });
+    expect(Object.keys(inlined.properties.big.properties)).toHaveLength(40);
   });
 
   it('keeps the default 10,000-node budget on an exponential schema (fast, small, resolvable)', async () => {

@@ -18,7 +18,7 @@ import { outputSchema } from './output-schema.js';
 import { collectParameters } from './collect-parameters.js';
 import { derefObject, isPlainObject, own, RefResolver, setOwn } from './ref-resolver.js';
 import { oas3RequestBody, swagger2RequestBody, type RequestBody } from './request-body.js';
-import { countDocumentNodes, ExpansionBudget, SchemaExpander, type SchemaProblems } from './schema-expander.js';
+import { ExpansionBudget, SchemaExpander, type SchemaProblems, surveyDocument } from './schema-expander.js';
 import { SecurityMapper, type OperationAuth } from './security-mapper.js';
 import { explicitlyPublic, resolveManualAuth } from './manual-auth.js';
 import { NameAllocator, nameSource, toolBaseName } from './tool-name.js';
@@ -133,18 +133,21 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
       report.change(where, construct, reason);
     },
   };
-  const budget = new ExpansionBudget(limits, countDocumentNodes(doc));
+  const survey = surveyDocument(doc);
+  const budget = new ExpansionBudget(limits, survey.nodes);
   const inputs = new SchemaExpander(resolver, {
     maxNodes: limits.max_schema_nodes,
     direction: 'input',
     budget,
     problems,
+    refUses: survey.refUses,
   });
   const outputs = new SchemaExpander(resolver, {
     maxNodes: limits.max_schema_nodes,
     direction: 'output',
     budget,
     problems,
+    refUses: survey.refUses,
   });
   const filter = new OperationFilter(options.filter, (key) =>
     report.drop('template', `openapi_filter.${key}`, 'unknown filter key; ignored'),

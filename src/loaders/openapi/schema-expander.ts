@@ -3,8 +3,10 @@
  * #ref-expansion, #expansion-limits).
  *
  * One `SchemaRoot` per generated `inputs`/`outputs`: refs are inlined along a branch-local chain
- * (push on enter, pop on leave); a ref met again on its own branch, or any ref once the per-schema
- * node budget is spent, becomes `{"$ref":"#/$defs/<Name>"}` and its target lands in that root's `$defs`.
+ * (push on enter, pop on leave); a ref met again on its own branch, any ref once the per-schema
+ * node budget is spent, and a large shared definition met inside another definition
+ * (docs/design/openapi.md#shared-definitions) become `{"$ref":"#/$defs/<Name>"}` and the target lands
+ * in that root's `$defs`.
  * `$defs` names are per document and direction, so a ref expansion is memoised together with the refs
  * it points to (also when the node budget cut it short) and reused, shared and never copied or
  * mutated, by every later root: each ref is translated at most once per document and direction.
@@ -49,6 +51,13 @@ const DROP = Symbol('drop');
  * recursively (Ajv overflows its stack on a few hundred nested levels).
  */
 export const MAX_INLINE_DEPTH = 16;
+/**
+ * A definition referenced from more than one place in the document, met inside another definition, is
+ * inlined only when its translation has at most this many schema nodes; a larger one is emitted once per
+ * root in `$defs` (docs/design/openapi.md#shared-definitions). Inlining every use copied it once per use
+ * and multiplied: megabytes of schema per tool that hosts and models must read and Ajv must compile.
+ */
+export const SHARED_INLINE_MAX_NODES = 32;
 
 /** Per-document bound on translation work and output size (docs/design/openapi.md#expansion-limits). */
 export class ExpansionBudget {
@@ -98,19 +107,31 @@ export class ExpansionBudget {
   }
 }
 
-/** Counts the objects of a parsed document (each shared object once); the output allowance scales with it. */
-export function countDocumentNodes(doc: unknown): number {
-  let n = 0;
+export interface DocumentSurvey {
+  /** Objects of the document, each shared object once (the output allowance scales with it). */
+  nodes: number;
+  /** How many `$ref` keywords of the document name each reference, as written. */
+  refUses: Map<string, number>;
+}
+
+/** One walk over a parsed document: its object count and how often each `$ref` is written. */
+export function surveyDocument(doc: unknown): DocumentSurvey {
+  let nodes = 0;
+  const refUses = new Map<string, number>();
   const seen = new Set<object>();
   const stack: unknown[] = [doc];
   while (stack.length > 0) {
     const x = stack.pop();
-    if (typeof x !== 'object' || x === null || seen.has(x)) continue;
+    if (typeof x !== 'object' || x === null) continue;
+    const ref = Array.isArray(x) ? undefined : (x as Record<string, unknown>).$ref;
+    // A YAML alias shares one object between places: each place uses its ref.
+    if (typeof ref === 'string') refUses.set(ref, (refUses.get(ref) ?? 0) + 1);
+    if (seen.has(x)) continue;
     seen.add(x);
-    if (!Array.isArray(x)) n++;
+    if (!Array.isArray(x)) nodes++;
     for (const v of Object.values(x)) if (typeof v === 'object' && v !== null) stack.push(v);
   }
-  return n;
+  return { nodes, refUses };
 }
 
 export interface SchemaExpanderOptions {
@@ -118,6 +139,8 @@ export interface SchemaExpanderOptions {
   direction: SchemaDirection;
   budget: ExpansionBudget;
   problems: SchemaProblems;
+  /** `surveyDocument(doc).refUses`: refs written more than once are shared definitions. */
+  refUses: ReadonlyMap<string, number>;
 }
 
 /**
@@ -130,6 +153,7 @@ export class SchemaExpander {
   readonly direction: SchemaDirection;
   readonly budget: ExpansionBudget;
   readonly problems: SchemaProblems;
+  readonly refUses: ReadonlyMap<string, number>;
   readonly cache = new Map<string, CacheEntry>();
   readonly #defNames = new Map<string, string>();
   readonly #usedNames = new Set<string>();
@@ -141,6 +165,7 @@ export class SchemaExpander {
     this.direction = options.direction;
     this.budget = options.budget;
     this.problems = options.problems;
+    this.refUses = options.refUses;
   }
 
   /** Starts a new root schema (one tool's `inputs` or `outputs`). */
@@ -200,6 +225,8 @@ export class SchemaRoot {
   readonly #depFrames: Set<string>[] = [];
   /** One entry per ref being expanded: the deepest inlined-ref nesting met inside it so far. */
   readonly #depthFrames: number[] = [];
+  /** Refs expanded by this root (their nodes charged) but referenced through `$defs`, not inlined. */
+  readonly #charged = new Set<string>();
 
   /** `exhausted`: a root whose budget is already spent (every ref becomes a `$defs` reference). */
   constructor(expander: SchemaExpander, exhausted = false) {
@@ -246,13 +273,14 @@ export class SchemaRoot {
       let body: unknown;
       // Once the budget is spent, definitions are shallow (memoised per document); before that they
       // are expanded like any ref, charging the budget.
-      const cached = this.#spent() ? x.shallowDefinition(ref) : x.cache.get(ref);
+      const full = x.cache.get(ref);
+      const cached = this.#spent() ? x.shallowDefinition(ref) : full;
       if (cached) {
-        this.#reuse(cached);
+        if (!(cached === full && this.#charged.has(ref))) this.#reuse(cached);
         for (const dep of cached.deps) this.#scheduled.add(dep);
         body = cached.value;
       } else {
-        body = this.#expandTarget(ref, x.resolver.resolve(ref), new Set());
+        body = this.#expandEntry(ref, x.resolver.resolve(ref), new Set()).value;
       }
       setOwn(defs, x.defName(ref), body);
     }
@@ -337,20 +365,39 @@ export class SchemaRoot {
     }
     if (chain.has(ref)) return this.#defRef(ref);
     if (this.#spent() || chain.size >= MAX_INLINE_DEPTH) return this.#defRef(ref);
+    // Inside a definition (never at the top of a root), a large definition written more than once in the
+    // document goes to `$defs`; the decision depends only on the ref, so memoised expansions hold it.
+    const shared = this.#depFrames.length > 0 && (x.refUses.get(ref) ?? 0) > 1;
     const cached = x.cache.get(ref);
     if (cached) {
-      if (this.#nodes + cached.nodes > x.maxNodes || chain.size + cached.depth > MAX_INLINE_DEPTH)
+      if (
+        (shared && cached.nodes > SHARED_INLINE_MAX_NODES) ||
+        this.#nodes + cached.nodes > x.maxNodes ||
+        chain.size + cached.depth > MAX_INLINE_DEPTH
+      )
         return this.#defRef(ref);
       this.#reuse(cached);
-      this.#noteDepth(cached.depth);
-      const frame = this.#depFrames[this.#depFrames.length - 1];
-      for (const dep of cached.deps) {
-        this.#scheduled.add(dep);
-        frame?.add(dep);
-      }
+      this.#inlined(cached);
       return cached.value;
     }
-    return this.#expandTarget(ref, target, chain);
+    const entry = this.#expandEntry(ref, target, chain);
+    if (shared && entry.nodes > SHARED_INLINE_MAX_NODES) {
+      // Its nodes are charged already: `finish` puts the memoised value into `$defs` without charging again.
+      this.#charged.add(ref);
+      return this.#defRef(ref);
+    }
+    this.#inlined(entry);
+    return entry.value;
+  }
+
+  /** Bookkeeping for an expansion inlined where it was met: its depth and the `$defs` refs it needs. */
+  #inlined(entry: CacheEntry): void {
+    this.#noteDepth(entry.depth);
+    const frame = this.#depFrames[this.#depFrames.length - 1];
+    for (const dep of entry.deps) {
+      this.#scheduled.add(dep);
+      frame?.add(dep);
+    }
   }
 
   /**
@@ -358,7 +405,7 @@ export class SchemaRoot {
    * refs it needs. Any such result is valid in every root: names are per document, and a root
    * reusing it schedules those refs.
    */
-  #expandTarget(ref: string, target: unknown, chain: Set<string>): unknown {
+  #expandEntry(ref: string, target: unknown, chain: Set<string>): CacheEntry {
     const nodesBefore = this.#nodes;
     const frame = new Set<string>();
     this.#depFrames.push(frame);
@@ -372,18 +419,16 @@ export class SchemaRoot {
     chain.delete(ref);
     this.#depFrames.pop();
     const depth = 1 + this.#depthFrames.pop()!;
-    this.#noteDepth(depth);
-    const parent = this.#depFrames[this.#depFrames.length - 1];
-    if (parent) for (const dep of frame) parent.add(dep);
     // Memoised even when the node budget cut it short: the cut refs are among its deps, so the value is
     // valid in every root that schedules them. Each ref is thus translated once per document and direction.
-    this.#x.cache.set(ref, {
+    const entry: CacheEntry = {
       value,
       nodes: this.#nodes - nodesBefore,
       deps: frame.size > 0 ? [...frame] : NO_DEPS,
       depth,
-    });
-    return value;
+    };
+    this.#x.cache.set(ref, entry);
+    return entry;
   }
 
   /** A list of subschemas; entries that are not schemas are dropped. */
