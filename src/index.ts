@@ -158,6 +158,7 @@ export type {
   TransportContext,
   TransportFactory,
   TransportDefinition,
+  PrecompiledTemplate,
   CallOptions,
   DiscoveryResult,
   ProgressEvent,

@@ -290,6 +290,11 @@ export interface PostProcessContext {
 export type PostProcessorConfig = FilterDictConfig | LimitStringsConfig;
 // PostProcessorFn
 export type PostProcessorFn = (result: unknown, context: PostProcessContext) => unknown;
+// PrecompiledTemplate
+export interface PrecompiledTemplate {
+    readonly schema: string;
+    readonly validate: (value: unknown) => boolean;
+}
 // ProgressEvent
 export interface ProgressEvent {
     progress: number;
@@ -439,6 +444,7 @@ export interface TransportContext {
 export interface TransportDefinition<T extends CallTemplateBase = CallTemplateBase> {
     create(context: TransportContext): Transport<T> | Promise<Transport<T>>;
     template?(): CallTemplateSpec<T> | Promise<CallTemplateSpec<T>>;
+    precompiledTemplate?(): Promise<PrecompiledTemplate | undefined>;
     legacyTypes?: readonly string[];
 }
 // TransportError

@@ -165,6 +165,18 @@ function requireString(value: unknown, what: string): string {
   return value;
 }
 
+/** The call template types a manual document names (its own and its tools' `call_template_type`), each once. */
+function namedTypes(doc: unknown): Set<unknown> {
+  const types = new Set<unknown>([documentType(doc)]);
+  const tools = (doc as { tools?: unknown } | null)?.tools;
+  if (Array.isArray(tools))
+    for (const t of tools)
+      types.add(
+        (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template?.call_template_type,
+      );
+  return types;
+}
+
 /** Per-call options from JavaScript callers may be anything: wrong types are INVALID_ARGUMENTS, before any work. */
 function assertCallOptions(options: CallToolOptions, name: string): void {
   const bad = (what: string) => new UtcpError('INVALID_ARGUMENTS', `Call of tool ${name}: ${what}`);
@@ -491,16 +503,8 @@ export class UtcpClientBase {
           notes,
         };
       },
-      ({ doc }) => [
-        documentType(doc),
-        ...(Array.isArray(doc?.tools)
-          ? doc.tools.map(
-              (t) =>
-                (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template
-                  ?.call_template_type,
-            )
-          : []),
-      ],
+      ({ doc }) => namedTypes(doc),
+      namedTypes(result.manual),
     );
     warnings.push(...normalized.notes);
     const doc = normalized.doc;

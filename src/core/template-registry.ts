@@ -66,7 +66,7 @@ export class TemplateRegistry implements TemplateLookup, LegacyHooks {
               'INVALID_CONFIG',
               `The template spec registered for "${type}" describes "${spec.type}"`,
             );
-          return compileTemplate(spec);
+          return compileTemplate(spec, definition.precompiledTemplate?.bind(definition));
         })
         .then((c) => void this.#compiled.set(type, c))
         .finally(() => this.#loading.delete(type));
@@ -75,8 +75,15 @@ export class TemplateRegistry implements TemplateLookup, LegacyHooks {
     return loading;
   }
 
-  /** Runs `run` until every type it reports is loaded (legacy rewrites may reveal new types). */
-  async prepared<R>(run: () => R, typesOf: (result: R) => Iterable<unknown>): Promise<R> {
+  /**
+   * Runs `run` until every type it reports is loaded (legacy rewrites may reveal new types). `seed` names types
+   * to load before the first run: without it, a cold client ran `run` (normalising every tool of a manual) twice.
+   */
+  async prepared<R>(run: () => R, typesOf: (result: R) => Iterable<unknown>, seed?: Iterable<unknown>): Promise<R> {
+    if (seed) {
+      const missing = [...new Set(seed)].filter((t) => this.needsLoad(t)) as string[];
+      if (missing.length > 0) await Promise.all(missing.map((t) => this.load(t)));
+    }
     for (;;) {
       const result = run();
       const missing = [...new Set(typesOf(result))].filter((t) => this.needsLoad(t)) as string[];

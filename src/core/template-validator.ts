@@ -8,6 +8,7 @@
  */
 import type { ValidationIssue } from './errors.js';
 import type { CallTemplateSpec } from './template.js';
+import type { PrecompiledTemplate } from './transport.js';
 import { validateAuth } from './validate.js';
 
 /** Marks a property checked as an auth object (set by `authField()` in template-schema.ts). */
@@ -36,33 +37,70 @@ export interface CompiledTemplate {
 let ajv: Promise<AjvLike> | undefined;
 const compiled = new WeakMap<CallTemplateSpec, Promise<CompiledTemplate>>();
 
+/**
+ * The Ajv options of template validation, shared by the run-time compile below and the build step that generates
+ * the built-in transports' validators (scripts/precompile-templates.mjs), so both validate and report alike.
+ * validateSchema: false: template schemas are the transports' own constants, checked against the 2020-12
+ * meta-schema by test/core/template-schemas.test.ts; checking them again here would compile the meta-schema on
+ * every cold start (about 40 ms of the first registration). logger: false: the library prints nothing.
+ */
+export const TEMPLATE_AJV_OPTIONS = {
+  validateSchema: false,
+  allErrors: true,
+  verbose: true,
+  strict: true,
+  allowUnionTypes: true,
+  validateFormats: false,
+  logger: false,
+} as const;
+
+/** Adds the keywords template schemas use beyond JSON Schema (the auth marker) to an Ajv instance. */
+export function addTemplateKeywords(instance: AjvLike): void {
+  instance.addKeyword({ keyword: AUTH_FIELD, schemaType: 'boolean' });
+}
+
 function loadAjv(): Promise<AjvLike> {
   ajv ??= import('ajv/dist/2020.js').then((mod) => {
     const Ajv = (mod as unknown as { default: new (o: object) => AjvLike }).default;
-    // logger: false: the library prints nothing (Ajv logs warnings to the console by default).
-    // validateSchema: false: template schemas are the transports' own constants, checked against the 2020-12
-    // meta-schema by test/core/template-schemas.test.ts; checking them again here would compile the meta-schema
-    // on every cold start (about 40 ms of the first registration).
-    const instance = new Ajv({
-      validateSchema: false,
-      allErrors: true,
-      verbose: true,
-      strict: true,
-      allowUnionTypes: true,
-      validateFormats: false,
-      logger: false,
-    });
-    instance.addKeyword({ keyword: AUTH_FIELD, schemaType: 'boolean' });
+    const instance = new Ajv(TEMPLATE_AJV_OPTIONS);
+    addTemplateKeywords(instance);
     return instance;
   });
   return ajv;
 }
 
-/** Compiles `spec` (once per spec object). Throws when the schema itself is invalid: a bug in the transport. */
-export function compileTemplate(spec: CallTemplateSpec): Promise<CompiledTemplate> {
+/**
+ * The build-time validator of `spec`, when one was generated from this very schema; undefined otherwise (a
+ * source checkout has none: only the build writes them). Importing Ajv and compiling the schema was about a
+ * quarter of a cold 10,000-tool registration (docs/design/performance.md#precompiled-templates).
+ */
+async function precompiled(
+  spec: CallTemplateSpec,
+  load: () => Promise<PrecompiledTemplate | undefined>,
+): Promise<ValidateFn | undefined> {
+  let found: PrecompiledTemplate | undefined;
+  try {
+    found = await load();
+  } catch (error) {
+    if ((error as { code?: unknown })?.code === 'ERR_MODULE_NOT_FOUND') return undefined;
+    throw error;
+  }
+  return found && found.schema === JSON.stringify(spec.schema) ? (found.validate as ValidateFn) : undefined;
+}
+
+/**
+ * Compiles `spec` (once per spec object), or takes its build-time validator when `load` gives one generated from
+ * the same schema. Throws when the schema itself is invalid: a bug in the transport.
+ */
+export function compileTemplate(
+  spec: CallTemplateSpec,
+  load?: () => Promise<PrecompiledTemplate | undefined>,
+): Promise<CompiledTemplate> {
   let entry = compiled.get(spec);
   if (!entry) {
-    entry = loadAjv().then((instance) => build(spec, instance.compile(spec.schema)));
+    entry = (load ? precompiled(spec, load) : Promise.resolve(undefined)).then(async (fn) =>
+      build(spec, fn ?? (await loadAjv()).compile(spec.schema)),
+    );
     entry.catch(() => compiled.delete(spec));
     compiled.set(spec, entry);
   }

@@ -138,11 +138,25 @@ export type TransportFactory = (context: TransportContext) => Transport<any> | P
  * A transport as the client receives it: how to create it, and the spec of its call template (loaded on first
  * use, so heavy schema code never runs at import). Built-ins are listed in `src/transports/builtin.ts`.
  */
+/** A template validator generated at build time (see `TransportDefinition.precompiledTemplate`). */
+export interface PrecompiledTemplate {
+  /** `JSON.stringify` of the schema the validator was generated from. */
+  readonly schema: string;
+  /** The generated validator (Ajv's calling convention: returns whether valid, sets `errors` when not). */
+  readonly validate: (value: unknown) => boolean;
+}
+
 export interface TransportDefinition<T extends CallTemplateBase = CallTemplateBase> {
   /** Creates the transport for one client. */
   create(context: TransportContext): Transport<T> | Promise<Transport<T>>;
   /** The template spec (core/template.ts). Without one, only the base fields are validated. */
   template?(): CallTemplateSpec<T> | Promise<CallTemplateSpec<T>>;
+  /**
+   * A validator of the template schema generated at build time (Ajv standalone code), loaded instead of compiling
+   * the schema with Ajv at run time; used only when its `schema` text equals the spec's schema, else ignored. The
+   * built-in transports have one (docs/design/performance.md#precompiled-templates); other transports leave it out.
+   */
+  precompiledTemplate?(): Promise<PrecompiledTemplate | undefined>;
   /** Legacy v0.1 names of this type (`http_sse` for `sse`), rewritten before validation. */
   legacyTypes?: readonly string[];
 }

@@ -44,6 +44,15 @@ const BASE_FIELDS: Record<string, FieldSpec> = {
 
 const BASE_ENTRIES = Object.entries(BASE_FIELDS);
 
+const TOOL_ENTRIES: ReadonlyArray<readonly [string, FieldSpec]> = [
+  ['name', req('nonempty')],
+  ['description', opt('string')],
+  ['inputs', opt('object')],
+  ['outputs', opt('object')],
+  ['tags', opt('string[]')],
+  ['average_response_size', opt('integer')],
+];
+
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -68,11 +77,45 @@ function checkFields(
     const [key, spec] = fields[i];
     const v = obj[key];
     if (v === undefined && !spec.required) continue;
-    checkField(v, spec, prefix ? `${prefix}.${key}` : key, issues);
+    checkField(v, spec, prefix, key, issues);
   }
 }
 
-function checkField(value: unknown, spec: FieldSpec, path: string, issues: ValidationIssue[]): void {
+/**
+ * Checks one field. The path (`prefix.key`) is built only when there is an issue: registration checks every field
+ * of every tool (10,000 for a large manual), and building each path up front was a measurable part of a cold
+ * registration (docs/design/performance.md#cold-registration).
+ */
+function checkField(value: unknown, spec: FieldSpec, prefix: string, key: string, issues: ValidationIssue[]): void {
+  if (value !== undefined && value !== null) {
+    if (fieldOk(value, spec)) return;
+  } else if (value === undefined ? !spec.required : spec.nullable) return;
+  reportField(value, spec, prefix ? `${prefix}.${key}` : key, issues);
+}
+
+/** The fast path of checkField: whether a present, non-null value is fine. */
+function fieldOk(value: unknown, spec: FieldSpec): boolean {
+  let ok: boolean;
+  switch (spec.kind) {
+    case 'string':
+      ok = typeof value === 'string';
+      break;
+    case 'nonempty':
+      ok = typeof value === 'string' && value.trim() !== '';
+      break;
+    case 'object':
+      ok = isPlainObject(value);
+      break;
+    case 'string[]':
+      ok = Array.isArray(value) && value.every((v) => typeof v === 'string');
+      break;
+    default:
+      return false; // the rarer kinds go through reportField, which finds nothing to report when they are fine
+  }
+  return ok && (!spec.oneOf || spec.oneOf.includes(value));
+}
+
+function reportField(value: unknown, spec: FieldSpec, path: string, issues: ValidationIssue[]): void {
   if (value === undefined) {
     if (spec.required) issues.push({ path, message: 'required' });
     return;
@@ -238,12 +281,7 @@ export interface ToolValidationResult {
 export function validateTool(value: unknown, path: string, options: TemplateValidationOptions): ToolValidationResult {
   const issues: ValidationIssue[] = [];
   if (!isPlainObject(value)) return { issues: [{ path, message: `expected a tool object, got ${typeName(value)}` }] };
-  checkField(value.name, req('nonempty'), `${path}.name`, issues);
-  checkField(value.description, opt('string'), `${path}.description`, issues);
-  checkField(value.inputs, opt('object'), `${path}.inputs`, issues);
-  checkField(value.outputs, opt('object'), `${path}.outputs`, issues);
-  checkField(value.tags, opt('string[]'), `${path}.tags`, issues);
-  checkField(value.average_response_size, opt('integer'), `${path}.average_response_size`, issues);
+  checkFields(value, TOOL_ENTRIES, path, issues);
   if (value.tool_call_template === undefined || value.tool_call_template === null) {
     issues.push({ path: `${path}.tool_call_template`, message: 'required' });
   } else {

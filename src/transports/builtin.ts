@@ -3,8 +3,9 @@
  * is created, and the type's legacy v0.1 names. Both modules are imported on first use, so `import 'utcp-kit'`
  * loads none of them. Adding a transport: docs/design/adding-a-transport.md.
  */
+import { existsSync } from 'node:fs';
 import type { CallTemplateSpec, TemplateOf } from '../core/template.js';
-import type { Transport, TransportContext, TransportDefinition } from '../core/transport.js';
+import type { PrecompiledTemplate, Transport, TransportContext, TransportDefinition } from '../core/transport.js';
 import type { CallTemplateBase } from '../core/types.js';
 
 function builtin<T extends CallTemplateBase>(
@@ -12,7 +13,18 @@ function builtin<T extends CallTemplateBase>(
   create: (ctx: TransportContext) => Promise<Transport<NoInfer<T>>>,
   legacyTypes?: readonly string[],
 ): TransportDefinition<T> {
-  return { template: async () => (await spec()).template, create, legacyTypes };
+  return {
+    template: async () => (await spec()).template,
+    // Written by the build (scripts/precompile-templates.mjs) next to this module, one file per type; a source
+    // checkout has none, and the template is then compiled at run time (docs/design/performance.md#precompiled-templates).
+    precompiledTemplate: async () => {
+      const file = new URL(`./precompiled/${(await spec()).template.type}.js`, import.meta.url);
+      if (!existsSync(file)) return undefined;
+      return (await import(/* @vite-ignore */ file.href)) as PrecompiledTemplate;
+    },
+    create,
+    legacyTypes,
+  };
 }
 
 export const builtinTransports = {
