@@ -516,8 +516,10 @@ export class UtcpClientBase {
     const seen = new Set<string>();
     const dropped = new Map<string, string>();
     const protocolFix = `add them to the manual template's allowed_communication_protocols`;
+    const validation = { templates: this.#templates };
+    const prefix = `${name}.`;
     (doc.tools as unknown[]).forEach((value, i) => {
-      const { tool, issues } = validateTool(value, `tools[${i}]`, { templates: this.#templates });
+      const { tool, issues } = validateTool(value, i, validation);
       if (!tool) {
         warnings.push(
           `Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`,
@@ -525,7 +527,7 @@ export class UtcpClientBase {
         return;
       }
       const type = tool.tool_call_template.call_template_type;
-      const full = tool.name.startsWith(`${name}.`) ? tool.name : `${name}.${tool.name}`;
+      const full = tool.name.startsWith(prefix) ? tool.name : prefix + tool.name;
       if (!allowed.has(type)) {
         const reason = `protocol "${type}" is not in allowed_communication_protocols [${[...allowed].join(', ')}] of manual ${name}`;
         warnings.push(`Dropped tool ${tool.name}: ${reason}; to keep such tools, ${protocolFix}`);

@@ -254,22 +254,32 @@ export function validateCallTemplate(
   options: TemplateValidationOptions,
 ): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
+  checkCallTemplate(value, path, options, issues);
+  return issues;
+}
+
+function checkCallTemplate(
+  value: unknown,
+  path: string,
+  options: TemplateValidationOptions,
+  issues: ValidationIssue[],
+): void {
   if (!isPlainObject(value)) {
     issues.push({ path, message: `expected a call template object, got ${typeName(value)}` });
-    return issues;
+    return;
   }
+  const before = issues.length;
   checkFields(value, BASE_ENTRIES, path, issues);
   const type = value.call_template_type;
-  if (typeof type !== 'string' || issues.length > 0) return issues;
+  if (typeof type !== 'string' || issues.length > before) return;
   if (!options.templates.isKnown(type)) {
     issues.push({
       path: path ? `${path}.call_template_type` : 'call_template_type',
       message: `unknown call_template_type ${JSON.stringify(type)}`,
     });
-    return issues;
+    return;
   }
   options.templates.compiled(type)?.validate(value, path, issues);
-  return issues;
 }
 
 export interface ToolValidationResult {
@@ -278,24 +288,39 @@ export interface ToolValidationResult {
 }
 
 /** Validates one tool and fills its defaults (description "", inputs {}, outputs {}, tags []). Does not mutate the input. */
-export function validateTool(value: unknown, path: string, options: TemplateValidationOptions): ToolValidationResult {
+export function validateTool(value: unknown, index: number, options: TemplateValidationOptions): ToolValidationResult {
   const issues: ValidationIssue[] = [];
-  if (!isPlainObject(value)) return { issues: [{ path, message: `expected a tool object, got ${typeName(value)}` }] };
-  checkFields(value, TOOL_ENTRIES, path, issues);
-  if (value.tool_call_template === undefined || value.tool_call_template === null) {
-    issues.push({ path: `${path}.tool_call_template`, message: 'required' });
-  } else {
-    issues.push(...validateCallTemplate(value.tool_call_template, `${path}.tool_call_template`, options));
+  // Checked first without paths (no strings built for the 10,000 tools that pass); a tool with issues is checked
+  // again with its path `tools[i]`, so every issue names it (docs/design/performance.md#cold-registration).
+  checkTool(value, '', options, issues);
+  if (issues.length > 0) {
+    issues.length = 0;
+    checkTool(value, `tools[${index}]`, options, issues);
+    return { issues };
   }
-  if (issues.length > 0) return { issues };
+  const v = value as Record<string, unknown>;
   const tool: Tool = {
-    ...(value as object),
-    name: value.name as string,
-    description: (value.description as string | undefined) ?? '',
-    inputs: (value.inputs as JsonSchema | undefined) ?? {},
-    outputs: (value.outputs as JsonSchema | undefined) ?? {},
-    tags: (value.tags as string[] | undefined) ?? [],
-    tool_call_template: value.tool_call_template as CallTemplateBase,
+    ...v,
+    name: v.name as string,
+    description: (v.description as string | undefined) ?? '',
+    inputs: (v.inputs as JsonSchema | undefined) ?? {},
+    outputs: (v.outputs as JsonSchema | undefined) ?? {},
+    tags: (v.tags as string[] | undefined) ?? [],
+    tool_call_template: v.tool_call_template as CallTemplateBase,
   };
   return { tool, issues };
+}
+
+function checkTool(value: unknown, path: string, options: TemplateValidationOptions, issues: ValidationIssue[]): void {
+  if (!isPlainObject(value)) {
+    issues.push({ path, message: `expected a tool object, got ${typeName(value)}` });
+    return;
+  }
+  checkFields(value, TOOL_ENTRIES, path, issues);
+  const at = path ? `${path}.tool_call_template` : 'tool_call_template';
+  if (value.tool_call_template === undefined || value.tool_call_template === null) {
+    issues.push({ path: at, message: 'required' });
+  } else {
+    checkCallTemplate(value.tool_call_template, at, options, issues);
+  }
 }

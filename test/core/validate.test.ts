@@ -94,18 +94,16 @@ describe('validateCallTemplate', () => {
 describe('validateTool', () => {
   it('fills defaults without mutating the input', () => {
     const input = { name: 'echo', tool_call_template: { call_template_type: 'text', content: 'x' } };
-    const { tool, issues } = validateTool(input, 'tools[0]', { templates });
+    const { tool, issues } = validateTool(input, 0, { templates });
     expect(issues).toEqual([]);
     expect(tool).toMatchObject({ name: 'echo', description: '', inputs: {}, outputs: {}, tags: [] });
     expect(input).toEqual({ name: 'echo', tool_call_template: { call_template_type: 'text', content: 'x' } });
   });
 
   it('lists every problem with its path', () => {
-    const { tool, issues } = validateTool(
-      { tags: 'x', tool_call_template: { call_template_type: 'http' } },
-      'tools[3]',
-      { templates },
-    );
+    const { tool, issues } = validateTool({ tags: 'x', tool_call_template: { call_template_type: 'http' } }, 3, {
+      templates,
+    });
     expect(tool).toBeUndefined();
     expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
       'tools[3].name: required',
