@@ -2,7 +2,7 @@
  * The Postgres tool repository next to the in-memory one: registration (saveManual) and search p50 at 100,000 tools
  * on PGlite (in-process) and on a real PostgreSQL server (started here with initdb + pg_ctl, as the tests do),
  * bulk insert of 10,000 tools, and how fast a second client sees a registration (NOTIFY → search).
- * Run alone: node --import tsx bench/postgres.ts [--quick]   (prints the rows and a markdown table)
+ * Run alone: node --import tsx bench/postgres.ts [--quick] [--only=bulk|100k]   (prints the rows and a markdown table)
  */
 import { fileURLToPath } from 'node:url';
 import type { ToolRepository } from '../src/core/repository.js';
@@ -10,6 +10,7 @@ import type { Tool, UtcpManual } from '../src/core/types.js';
 import { Bm25Search } from '../src/repository/bm25-search.js';
 import { InMemoryToolRepository } from '../src/repository/in-memory-repository.js';
 import { PostgresToolRepository } from '../src/repository/postgres/postgres-repository.js';
+import { startPglite } from '../test/helpers/pglite.js';
 import { startPostgres } from '../test/helpers/postgres-server.js';
 import { fmt, stats, type Row } from './lib.js';
 import { syntheticManual } from './search.js';
@@ -22,9 +23,13 @@ const QUERIES = [
   'delete the cache queue topic',
 ];
 
-function manualOf(n: number, prefix: string): UtcpManual {
+/** `variant` changes every description, so saving variant 2 over variant 1 rewrites every row. */
+function manualOf(n: number, prefix: string, variant = 1): UtcpManual {
   const m = syntheticManual(n) as unknown as UtcpManual;
-  for (const t of m.tools as Tool[]) t.name = `${prefix}.${t.name}`;
+  for (const t of m.tools as Tool[]) {
+    t.name = `${prefix}.${t.name}`;
+    if (variant !== 1) t.description = `${t.description} (variant ${variant})`;
+  }
   return m;
 }
 
@@ -39,18 +44,32 @@ async function measureRepo(
   const repo = await make();
   try {
     await repo.open?.();
-    const manual = manualOf(n, 'bench');
     const template = { name: 'bench', call_template_type: 'text' };
+    // The first save, then replacements by a changed manual (every row rewritten, the old ones deleted); the searches
+    // start right after the last save returns (a VACUUM started by it may still run: see
+    // docs/design/repository-postgres.md#maintenance).
+    const replacements = rounds >= 10 ? 3 : 1;
     const reg: number[] = [];
-    for (let i = 0; i < (rounds >= 10 ? 3 : 1); i++) {
+    for (let i = 0; i <= replacements; i++) {
+      const manual = manualOf(n, 'bench', 1 + (i % 2));
       const t0 = performance.now();
       await repo.saveManual('bench', template, manual);
       reg.push(performance.now() - t0);
     }
-    const r = stats(reg);
+    const [first, ...replaced] = reg;
     rows.push({
       suite: 'postgres',
-      case: `register ${n} tools (saveManual)`,
+      case: `register ${n} tools (saveManual), first save`,
+      subject,
+      unit: 'ms',
+      value: first,
+      rounds: 1,
+      note,
+    });
+    const r = stats(replaced);
+    rows.push({
+      suite: 'postgres',
+      case: `register ${n} tools, replacing a changed manual`,
       subject,
       unit: 'ms',
       value: r.median,
@@ -70,7 +89,7 @@ async function measureRepo(
     const s = stats(samples);
     rows.push({
       suite: 'postgres',
-      case: `search p50, ${n} tools, limit 10`,
+      case: `search p50, ${n} tools, limit 10, after ${replacements} replacement${replacements > 1 ? 's' : ''}`,
       subject,
       unit: 'ms',
       value: s.median,
@@ -84,43 +103,49 @@ async function measureRepo(
 }
 
 /**
- * Bulk insert of 10,000 tools (the issue's target: well under a second): the first save of the manual, then saves
- * replacing it (each deletes the previous 10,000 rows and inserts 10,000 new ones).
+ * Bulk insert of 10,000 tools (the issue's target: well under a second): first saves (each into a new schema),
+ * saves replacing the manual by a changed one (each deletes the previous 10,000 rows and inserts 10,000 new ones),
+ * and saves of an unchanged manual (a refresh: the stored rows are kept).
  */
 async function measureBulk(
   subject: string,
-  make: () => Promise<PostgresToolRepository>,
+  make: (schema: string) => Promise<PostgresToolRepository>,
   rounds: number,
   rows: Row[],
   note?: string,
 ) {
-  const repo = await make();
-  try {
-    await repo.open();
-    const manual = manualOf(10_000, 'ten');
-    const template = { name: 'ten', call_template_type: 'text' };
-    const samples: number[] = [];
-    for (let i = 0; i <= rounds; i++) {
-      const t0 = performance.now();
-      await repo.saveManual('ten', template, manual);
-      samples.push(performance.now() - t0);
+  const manuals = [manualOf(10_000, 'ten', 1), manualOf(10_000, 'ten', 2)];
+  const template = { name: 'ten', call_template_type: 'text' };
+  const firsts: number[] = [];
+  const replaces: number[] = [];
+  const refreshes: number[] = [];
+  const save = async (repo: PostgresToolRepository, manual: UtcpManual, into: number[]) => {
+    const t0 = performance.now();
+    await repo.saveManual('ten', template, manual);
+    into.push(performance.now() - t0);
+  };
+  for (let i = 0; i < Math.max(3, Math.ceil(rounds / 2)); i++) {
+    const repo = await make(`b10k_${i}`);
+    try {
+      await repo.open();
+      await save(repo, manuals[0], firsts);
+      for (let j = 1; j <= 2; j++) {
+        await save(repo, manuals[j % 2], replaces);
+        await save(repo, manuals[j % 2], refreshes);
+      }
+    } finally {
+      await repo.close();
     }
-    const [first, ...replace] = samples;
+  }
+  for (const [label, samples] of [
+    ['first save', firsts],
+    ['replacing a changed manual', replaces],
+    ['saving it unchanged (refresh)', refreshes],
+  ] as const) {
+    const s = stats(samples);
     rows.push({
       suite: 'postgres',
-      case: 'register 10000 tools, first save',
-      subject,
-      unit: 'ms',
-      value: first,
-      rounds: 1,
-      target: '< 1000 ms',
-      met: first < 1000,
-      note,
-    });
-    const s = stats(replace);
-    rows.push({
-      suite: 'postgres',
-      case: 'register 10000 tools, replacing them',
+      case: `register 10000 tools, ${label}`,
       subject,
       unit: 'ms',
       value: s.median,
@@ -130,12 +155,11 @@ async function measureBulk(
       met: s.median < 1000,
       note,
     });
-  } finally {
-    await repo.close();
   }
 }
 
-export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[]> {
+/** `only`: 'bulk' runs only the 10,000-tool saves (side by side on both engines), '100k' only the 100k rows. */
+export async function benchPostgres({ quick, only }: { quick: boolean; only?: 'bulk' | '100k' }): Promise<Row[]> {
   const rows: Row[] = [];
   // Each row is printed as soon as it is measured (a 100k-tool run takes minutes).
   const push = rows.push.bind(rows);
@@ -148,40 +172,53 @@ export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[
   };
   const n = 100_000;
   const rounds = quick ? 3 : 10;
-  await measureRepo('in-memory (BM25)', async () => new InMemoryToolRepository(new Bm25Search()), n, rounds, rows);
-  await measureRepo(
-    'PGlite (in-process)',
-    async () => new PostgresToolRepository({ pglite: {}, listen: false }),
-    n,
-    rounds,
-    rows,
-    'in-memory PGlite; first start not included',
-  );
-  await measureBulk(
-    'PGlite (in-process)',
-    async () => new PostgresToolRepository({ pglite: {}, listen: false }),
-    rounds,
-    rows,
-  );
-  const server = await startPostgres({ fsync: true });
-  try {
+  const big = only !== 'bulk';
+  const small = only !== '100k';
+  if (big)
+    await measureRepo('in-memory (BM25)', async () => new InMemoryToolRepository(new Bm25Search()), n, rounds, rows);
+  if (big)
     await measureRepo(
-      'PostgreSQL 127.0.0.1',
-      async () => new PostgresToolRepository({ connectionString: server.url, schema: 'b100k', listen: false }),
+      'PGlite (in-process)',
+      async () => new PostgresToolRepository({ pglite: {}, listen: false }),
       n,
       rounds,
       rows,
-      'local server, default settings (fsync on)',
+      'in-memory PGlite; first start not included',
     );
+  const pglite = small ? await startPglite() : undefined;
+  if (pglite)
+    try {
+      await measureBulk(
+        'PGlite (in-process)',
+        async (schema) => new PostgresToolRepository({ pglite: { instance: pglite as never }, schema, listen: false }),
+        rounds,
+        rows,
+      );
+    } finally {
+      await pglite.close();
+    }
+  const server = await startPostgres({ fsync: true });
+  try {
+    if (big)
+      await measureRepo(
+        'PostgreSQL 127.0.0.1',
+        async () => new PostgresToolRepository({ connectionString: server.url, schema: 'b100k', listen: false }),
+        n,
+        rounds,
+        rows,
+        'local server, default settings (fsync on)',
+      );
 
-    await measureBulk(
-      'PostgreSQL 127.0.0.1',
-      async () => new PostgresToolRepository({ connectionString: server.url, schema: 'b10k', listen: false }),
-      rounds,
-      rows,
-      'fsync on',
-    );
+    if (small)
+      await measureBulk(
+        'PostgreSQL 127.0.0.1',
+        async (schema) => new PostgresToolRepository({ connectionString: server.url, schema, listen: false }),
+        rounds,
+        rows,
+        'fsync on',
+      );
 
+    if (only) return rows;
     // A second repository sees a registration: from saveManual's commit to its NOTIFY event and a search that finds the tool.
     const a = new PostgresToolRepository({ connectionString: server.url, schema: 'bshare' });
     const b = new PostgresToolRepository({ connectionString: server.url, schema: 'bshare' });
@@ -227,7 +264,9 @@ export async function benchPostgres({ quick }: { quick: boolean }): Promise<Row[
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const rows = await benchPostgres({ quick: process.argv.includes('--quick') });
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
+  if (only !== undefined && only !== 'bulk' && only !== '100k') throw new Error('--only= takes bulk or 100k');
+  const rows = await benchPostgres({ quick: process.argv.includes('--quick'), only });
   console.log('| case | subject | median | p90 | rounds | note |\n| --- | --- | ---: | ---: | ---: | --- |');
   for (const r of rows)
     console.log(

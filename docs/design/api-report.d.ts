@@ -1198,7 +1198,9 @@ export interface PgliteLike {
         rows: T[];
     }>;
     transaction<T>(fn: (tx: {
-        query<R>(sql: string, params?: unknown[]): Promise<{
+        query<R>(sql: string, params?: unknown[], options?: {
+            blob?: Blob;
+        }): Promise<{
             rows: R[];
         }>;
     }) => Promise<T>): Promise<T>;

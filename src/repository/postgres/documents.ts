@@ -6,6 +6,13 @@
 import type { Tool } from '../../core/types.js';
 import { tokenize } from '../bm25-search.js';
 
+/**
+ * Version of how tool rows are derived from a tool (terms, weights, literals). A save whose tools are byte for byte
+ * the stored ones keeps the stored rows; this number is part of that fingerprint, so bump it whenever the derived
+ * columns change (including the tokenizer's behaviour), and every manual is rewritten on its next save.
+ */
+export const DOCUMENT_FORMAT = 1;
+
 /** PostgreSQL's limits: positions 1..16383, at most 255 kept per lexeme, a lexeme under 2048 bytes, 1 MB in all. */
 const MAX_POS = 16383;
 const MAX_POSITIONS = 255;

@@ -3,6 +3,8 @@
  * (PostgreSQL compiled to WebAssembly, in-process). Each driver module is imported only when used.
  * See docs/design/repository-postgres.md.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 
@@ -11,9 +13,18 @@ export interface SqlRunner {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
 }
 
+/** A transaction: statements, plus COPY of rows in PostgreSQL's text format. */
+export interface SqlTransaction extends SqlRunner {
+  /**
+   * Runs `COPY … FROM STDIN` (`sql` without the `FROM` part) with `data`: lines of tab-separated, escaped values.
+   * The data is pulled as the server takes it, so building the next piece overlaps with the server's work.
+   */
+  copyFrom(sql: string, data: Iterable<string>): Promise<void>;
+}
+
 export interface SqlDriver extends SqlRunner {
   /** Runs `fn` in one transaction (BEGIN … COMMIT, ROLLBACK on any error). */
-  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /**
    * Listens on a channel. `onPayload` gets each notification; `onResync` is called after a lost listener
    * connection was re-established (notifications may have been missed meanwhile).
@@ -93,7 +104,13 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn({ query: (sql, params) => run(client, sql, params) });
+        const result = await fn({
+          query: (sql, params) => run(client, sql, params),
+          async copyFrom(sql, data) {
+            const { from } = await importDriver('pg-copy-streams', () => import('pg-copy-streams'));
+            await pipeline(Readable.from(data), client.query(from(`${sql} FROM STDIN`)));
+          },
+        });
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -193,7 +210,9 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
 export interface PgliteLike {
   query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
   transaction<T>(
-    fn: (tx: { query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> }) => Promise<T>,
+    fn: (tx: {
+      query<R>(sql: string, params?: unknown[], options?: { blob?: Blob }): Promise<{ rows: R[] }>;
+    }) => Promise<T>,
   ): Promise<T>;
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -227,7 +246,13 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
     },
     transaction(fn) {
       return db.transaction((tx) =>
-        fn({ query: async (sql, params) => (await tx.query(sql, params)).rows as never[] }),
+        fn({
+          query: async (sql, params) => (await tx.query(sql, params)).rows as never[],
+          // PGlite reads COPY data from the blob given with the statement.
+          async copyFrom(sql, data) {
+            await tx.query(`${sql} FROM '/dev/blob'`, [], { blob: new Blob([...data]) });
+          },
+        }),
       );
     },
     async listen(channel, onPayload) {

@@ -72,6 +72,14 @@ export const MIGRATIONS: readonly Migration[] = [
       if (T) await tx.query(`CREATE INDEX name_terms_trgm_idx ON ${S}.name_terms USING gin (term ${T}.gin_trgm_ops)`);
     },
   },
+  {
+    version: 4,
+    name: "fingerprint of each manual's tools",
+    // A save whose tools match the fingerprint keeps the stored rows (docs/design/repository-postgres.md#bulk-insert).
+    async up(tx, S) {
+      await tx.query(`ALTER TABLE ${S}.manuals ADD COLUMN tools_hash text`);
+    },
+  },
 ];
 
 /**

@@ -3,7 +3,7 @@
  * process that connects to it, searched inside the database, changes announced with LISTEN/NOTIFY.
  * See docs/design/repository-postgres.md.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { RepositoryError, UtcpError } from '../../core/errors.js';
 import { completeLogger, type Logger } from '../../core/logger.js';
 import type {
@@ -25,7 +25,7 @@ import {
 } from './driver.js';
 import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './errors.js';
 import { MIGRATIONS, MigrationFailure, migrate } from './migrations.js';
-import { isVocabularyTerm, toolDocument } from './documents.js';
+import { DOCUMENT_FORMAT, isVocabularyTerm, toolDocument } from './documents.js';
 
 export interface PostgresToolRepositoryOptions {
   /** `postgres://…` of a PostgreSQL server. Exactly one of `connectionString`, `pglite` or `driver`. */
@@ -52,8 +52,12 @@ export interface PostgresToolRepositoryOptions {
 const RANK_WEIGHTS = '{0.15,0.35,1,1}';
 /** ts_rank normalisation 1: divides by 1 + log(document length), so shorter, more specific tools rank first (as BM25 does). */
 const RANK_NORM = 1;
-/** Tools per INSERT statement of a save: the next chunk is prepared while the server writes this one. */
-const INSERT_CHUNK = 2500;
+/** Tools per piece of COPY data: the next piece is built while the server stores this one. */
+const COPY_BATCH = 500;
+/** A save or removal deleting at least this many tool rows, and ... */
+const VACUUM_MIN_ROWS = 2000;
+/** ... at least this fraction of the catalog's tools, is followed by VACUUM (ANALYZE) of the tools table. */
+const VACUUM_MIN_FRACTION = 0.1;
 /** Minimum pg_trgm similarity of a name word to a query term with no full-text match. */
 const TYPO_SIMILARITY = 0.4;
 
@@ -70,18 +74,11 @@ function tsQuery(terms: readonly string[]): string {
   return terms.map((t) => `'${t}'`).join(' | ');
 }
 
-/** Runs `prepare` while `running` (a statement already sent) executes, then waits for it; never leaves it unawaited. */
-async function whilePreparing<T>(running: Promise<unknown>, prepare: () => T): Promise<T> {
-  let prepared: T;
-  try {
-    prepared = prepare();
-  } catch (error) {
-    await running.catch(() => {});
-    throw error;
-  }
-  await running;
-  return prepared;
+/** A value in COPY's text format: backslash, tab, newline and carriage return escaped. */
+function copyText(value: string): string {
+  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]) : value;
 }
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 export class PostgresToolRepository implements ToolRepository {
   readonly discoveryTtlMs: number;
@@ -98,6 +95,8 @@ export class PostgresToolRepository implements ToolRepository {
   /** Schema of pg_trgm when installed (its functions are called qualified), else undefined. */
   #trgm: string | undefined;
   #closed = false;
+  /** The VACUUM running after a large change, if any; close() waits for it. */
+  #maintenance: Promise<void> | undefined;
 
   constructor(options: PostgresToolRepositoryOptions) {
     const engines = [options.connectionString !== undefined, options.pglite !== undefined].filter(Boolean).length;
@@ -238,7 +237,7 @@ export class PostgresToolRepository implements ToolRepository {
     }
     const db = await this.#db();
     try {
-      await this.#save(db, name, template, manual, info);
+      this.#maintain(db, await this.#save(db, name, template, manual, info));
     } catch (error) {
       const dup = duplicateToolName(error);
       if (dup === undefined) throw repositoryError(error, op, this.#scrub);
@@ -260,82 +259,102 @@ export class PostgresToolRepository implements ToolRepository {
     template: CallTemplateBase,
     manual: UtcpManual,
     info: SaveManualInfo | undefined,
-  ): Promise<void> {
+  ): Promise<number> {
     const S = this.#S;
-    // Multi-row INSERTs with every value ready (docs/design/repository-postgres.md#bulk-insert): the tool documents
-    // travel as one JSON array per chunk (split by the server, each element stored as written), the search columns
-    // as parallel text arrays of literals, zipped by ROWS FROM.
-    const n = manual.tools.length;
+    const tools = manual.tools;
+    // Each tool's JSON is written once and kept: it is both what the fingerprint covers and what COPY sends.
+    const json = new Array<string>(tools.length);
+    const fingerprint = createHash('sha256').update(`${DOCUMENT_FORMAT}\n`);
+    for (let i = 0; i < tools.length; i++) {
+      json[i] = JSON.stringify(tools[i]);
+      fingerprint.update(json[i]).update('\n');
+    }
+    const toolsHash = fingerprint.digest('base64');
     const vocabulary = new Set<string>();
-    const chunk = (from: number, to: number): unknown[] => {
-      const names = new Array<string>(to - from);
-      const tags = new Array<string>(to - from);
-      const docs = new Array<string>(to - from);
-      for (let i = from; i < to; i++) {
-        const tool = manual.tools[i];
-        const d = toolDocument(tool);
-        names[i - from] = tool.name;
-        tags[i - from] = d.tags;
-        docs[i - from] = d.doc;
+    const manualName = copyText(name);
+    // COPY rows, built as the server takes them (docs/design/repository-postgres.md#bulk-insert).
+    function* rows(): Generator<string> {
+      let out = '';
+      for (let i = 0; i < tools.length; i++) {
+        const d = toolDocument(tools[i]);
         for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
+        out += `${copyText(tools[i].name)}\t${manualName}\t${copyText(json[i])}\t${copyText(d.tags)}\t${d.doc}\n`;
+        if ((i + 1) % COPY_BATCH === 0) {
+          yield out;
+          out = '';
+        }
       }
-      return [
-        name,
-        names,
-        tags,
-        docs,
-        JSON.stringify(from === 0 && to === n ? manual.tools : manual.tools.slice(from, to)),
-      ];
-    };
+      if (out !== '') yield out;
+    }
     const notice: Notice = { op: 'saved', manual: name, origin: this.#origin };
-    await db.transaction(async (tx) => {
-      // The upsert locks the manual's row, so concurrent saves of one name queue up instead of interleaving.
+    return db.transaction(async (tx) => {
+      // Locks the manual's row when it exists, so concurrent saves of one name queue up instead of interleaving
+      // (a first save of a name is serialised by the upsert's unique index instead).
+      const [old] = await tx.query<{ tools_hash: string | null; tool_count: number }>(
+        `SELECT tools_hash, tool_count FROM ${S}.manuals WHERE name = $1 FOR UPDATE`,
+        [name],
+      );
       await tx.query(
-        `INSERT INTO ${S}.manuals (name, template, utcp_version, manual_version, allowed_protocols, tool_count)
-         VALUES ($1, $2::json, $3, $4, $5::text[], $6)
+        `INSERT INTO ${S}.manuals (name, template, utcp_version, manual_version, allowed_protocols, tool_count, tools_hash)
+         VALUES ($1, $2::json, $3, $4, $5::text[], $6, $7)
          ON CONFLICT (name) DO UPDATE SET template = EXCLUDED.template, utcp_version = EXCLUDED.utcp_version,
            manual_version = EXCLUDED.manual_version, allowed_protocols = EXCLUDED.allowed_protocols,
-           tool_count = EXCLUDED.tool_count, generation = ${S}.manuals.generation + 1, saved_at = clock_timestamp()`,
+           tool_count = EXCLUDED.tool_count, tools_hash = EXCLUDED.tools_hash,
+           generation = ${S}.manuals.generation + 1, saved_at = clock_timestamp()`,
         [
           name,
           JSON.stringify(template),
           manual.utcp_version,
           manual.manual_version,
           info?.allowedProtocols ? [...info.allowedProtocols] : null,
-          manual.tools.length,
+          tools.length,
+          toolsHash,
         ],
       );
-      // Each statement is started before the next chunk is prepared, and awaited after: with a server, the library's
-      // work overlaps with the server's (one statement in flight at a time; PGlite runs in this thread and gains
-      // nothing, nor loses).
-      let next = await whilePreparing(tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]), () =>
-        n > 0 ? chunk(0, Math.min(n, INSERT_CHUNK)) : undefined,
-      );
-      if (n > 0) {
-        // The function scan buffers its rows; enough memory keeps a large chunk off temporary files.
-        await tx.query(`SET LOCAL work_mem = '64MB'`);
-        for (let from = 0; next; from += INSERT_CHUNK) {
-          const to = from + INSERT_CHUNK;
-          next = await whilePreparing(
-            tx.query(
-              `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
-               SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
-               FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
-                 WITH ORDINALITY AS r(name, tags, doc, tool, i)
-               ORDER BY r.i`,
-              next,
-            ),
-            () => (to < n ? chunk(to, Math.min(n, to + INSERT_CHUNK)) : undefined),
+      // The same tools as stored (a refresh of an unchanged spec): the rows stay, no dead rows are left behind.
+      const unchanged = old?.tools_hash === toolsHash;
+      if (!unchanged) {
+        await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
+        if (tools.length > 0) {
+          await tx.copyFrom(`COPY ${S}.tools (name, manual_name, tool, tags_lower, doc)`, rows());
+          // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
+          await tx.query(
+            `INSERT INTO ${S}.name_terms (term) SELECT t FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING`,
+            [[...vocabulary].sort()],
           );
         }
-        // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
-        await tx.query(
-          `INSERT INTO ${S}.name_terms (term) SELECT t FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING`,
-          [[...vocabulary].sort()],
-        );
       }
       // Delivered to listeners only when the transaction commits.
       await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+      // Rows deleted: what VACUUM has to clear.
+      return unchanged || !old ? 0 : Number(old.tool_count);
+    });
+  }
+
+  /**
+   * After a save or removal that deleted many tool rows: VACUUM (ANALYZE) the tools table, in the background
+   * (docs/design/repository-postgres.md#maintenance). Until then every search that matches a deleted row still
+   * visits it (3-7x slower after a 100k-tool manual was replaced 3 times); autovacuum would clear them within about a
+   * minute on a server, and PGlite has no autovacuum at all.
+   */
+  #maintain(db: SqlDriver, deletedRows: number): void {
+    if (deletedRows < VACUUM_MIN_ROWS) return;
+    const changedRows = deletedRows;
+    const S = this.#S;
+    const run = async () => {
+      const [row] = await db.query<{ n: string | null }>(`SELECT sum(tool_count)::bigint AS n FROM ${S}.manuals`);
+      if (changedRows < VACUUM_MIN_FRACTION * Number(row?.n ?? 0)) return;
+      await db.query(`VACUUM (ANALYZE) ${S}.tools`);
+    };
+    const next = (this.#maintenance ?? Promise.resolve()).then(run).catch((error) => {
+      if (!this.#closed)
+        this.#logger.warn('Postgres tool repository: VACUUM after a large change failed', {
+          error: this.#scrub.message(error),
+        });
+    });
+    this.#maintenance = next;
+    void next.finally(() => {
+      if (this.#maintenance === next) this.#maintenance = undefined;
     });
   }
 
@@ -344,10 +363,14 @@ export class PostgresToolRepository implements ToolRepository {
     const notice: Notice = { op: 'removed', manual: name, origin: this.#origin };
     return this.#run({ name: 'removeManual', manual: name }, (db) =>
       db.transaction(async (tx) => {
-        const gone = await tx.query(`DELETE FROM ${S}.manuals WHERE name = $1 RETURNING name`, [name]);
-        if (gone.length === 0) return false;
+        const [gone] = await tx.query<{ tool_count: number }>(
+          `DELETE FROM ${S}.manuals WHERE name = $1 RETURNING tool_count`,
+          [name],
+        );
+        if (!gone) return false;
         await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
         await tx.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(notice)]);
+        this.#maintain(db, Number(gone.tool_count));
         return true;
       }),
     );
@@ -481,6 +504,8 @@ export class PostgresToolRepository implements ToolRepository {
     this.#listeners.clear();
     const opening = this.#opening;
     if (!this.#driver && opening) await opening.catch(() => {});
+    // A VACUUM started after a large change finishes first (it is not cancellable mid-way without a second connection).
+    await this.#maintenance;
     const driver = this.#driver;
     this.#driver = undefined;
     await this.#unlisten?.().catch(() => {});

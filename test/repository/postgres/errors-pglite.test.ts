@@ -3,11 +3,13 @@
  * duplicate tool names and a failed migration. Connection failures are tested against a real server
  * (server.test.ts).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RepositoryError } from '../../../src/index.js';
 import { PostgresToolRepository } from '../../../src/repository/postgres/postgres-repository.js';
 import { closeSharedPglite, freshSchema, sharedPglite } from '../../helpers/pglite.js';
 
+// Starting PGlite takes seconds, far more on a loaded machine: done once, outside the tests' own time limit.
+beforeAll(() => sharedPglite(), 180_000);
 afterAll(closeSharedPglite);
 
 const tool = (name: string, description = name) => ({

@@ -383,7 +383,7 @@ describe('one catalog on a real server', () => {
           },
         );
         await repo.saveManual('big', template, { utcp_version: '1.0.0', manual_version: '1', tools: [tool('big.a')] });
-        // Tool 5000 (third chunk) collides with a tool of another manual.
+        // Tool 5000 (late in the COPY data) collides with a tool of another manual.
         const tools = Array.from({ length: 6000 }, (_, i) => tool(i === 5000 ? 'other.taken' : `big.t${i}`));
         await expect(
           repo.saveManual('big', template, { utcp_version: '1.0.0', manual_version: '2', tools }),
@@ -398,6 +398,48 @@ describe('one catalog on a real server', () => {
         expect((await repo.getTools()).length).toBe(2);
       } finally {
         await repo.close();
+      }
+    }, 60_000);
+
+    it('a replace that deletes many rows is followed by VACUUM (ANALYZE), so searches do not wade through dead rows', async () => {
+      const schema = freshSchema('vac');
+      const repo = new PostgresToolRepository({ connectionString: server.url, schema, listen: false });
+      const version = (v: string) => ({
+        utcp_version: '1.0.0',
+        manual_version: v,
+        tools: Array.from({ length: 2500 }, (_, i) => ({
+          name: `vac.t${i}`,
+          description: `tool ${i} of version ${v}`,
+          tags: [],
+          inputs: {},
+          outputs: {},
+          tool_call_template: { call_template_type: 'http' },
+        })),
+      });
+      await repo.saveManual('vac', { name: 'vac', call_template_type: 'http' }, version('1'));
+      await repo.saveManual('vac', { name: 'vac', call_template_type: 'http' }, version('2'));
+      await repo.close(); // waits for the VACUUM started after the save
+      const admin = new pg.Client({ connectionString: server.url });
+      await admin.connect();
+      try {
+        // Statistics reach the view shortly after the backend reports them.
+        const stats = await until('the VACUUM to show in the statistics', async () => {
+          const { rows } = await admin.query(
+            `SELECT vacuum_count::int, analyze_count::int FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'tools'`,
+            [schema],
+          );
+          return rows[0]?.vacuum_count > 0 ? rows[0] : undefined;
+        });
+        expect(stats).toMatchObject({ vacuum_count: 1, analyze_count: 1 });
+        // The statistics' dead-row count may be reported by the saving backend after the VACUUM: count on the pages.
+        await admin.query('CREATE EXTENSION IF NOT EXISTS pgstattuple');
+        const { rows } = await admin.query(
+          `SELECT dead_tuple_count::int AS dead, tuple_count::int AS live FROM pgstattuple($1)`,
+          [`"${schema}".tools`],
+        );
+        expect(rows[0]).toEqual({ dead: 0, live: 2500 });
+      } finally {
+        await admin.end();
       }
     }, 60_000);
 

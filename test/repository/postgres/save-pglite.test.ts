@@ -1,0 +1,95 @@
+/**
+ * saveManual on PGlite (docs/design/repository-postgres.md#bulk-insert): COPY keeps every tool byte for byte
+ * whatever characters it holds, and a save whose tools are unchanged keeps the stored rows.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresToolRepository } from '../../../src/repository/postgres/postgres-repository.js';
+import { closeSharedPglite, freshSchema, sharedPglite } from '../../helpers/pglite.js';
+
+// Starting PGlite takes seconds, far more on a loaded machine: done once, outside the tests' own time limit.
+beforeAll(() => sharedPglite(), 180_000);
+afterAll(closeSharedPglite);
+
+const template = { name: 'm', call_template_type: 'http' };
+const tool = (name: string, description: string, tags: string[] = []) => ({
+  name,
+  description,
+  tags,
+  inputs: { type: 'object', properties: { 'a\tb': { type: 'string', description: 'back\\slash "quoted"\n\r' } } },
+  outputs: {},
+  tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:1/x?a=\\N', http_method: 'GET' },
+});
+
+describe('saveManual with COPY (PGlite)', () => {
+  it('stores tools with tabs, newlines, backslashes, \\N, quotes and non-ASCII byte for byte, and finds them', async () => {
+    const db = await sharedPglite();
+    const repo = new PostgresToolRepository({ pglite: { instance: db }, schema: freshSchema('copy'), listen: false });
+    try {
+      const tools = [
+        tool('m.tab\there', 'line one\nline two\r\nwith a \\ backslash and \\N and \\.', [
+          'Tag\tOne',
+          'back\\slash',
+          'q"uote',
+        ]),
+        tool('m.\\N', '\\.'),
+        tool('m.ünïcödé_wörds', 'Grüße, 天気予報, emoji 🌦 and \u2028 separator', ['天気']),
+        tool('m.empty', ''),
+      ];
+      await repo.saveManual('m', template, { utcp_version: '1.0.0', manual_version: '1', tools });
+      const stored = await repo.getManual('m');
+      expect(JSON.stringify(stored?.manual.tools)).toBe(JSON.stringify(tools));
+      expect(await repo.getTool('m.tab\there')).toEqual(tools[0]);
+      expect((await repo.searchTools('backslash', { limit: 5 })).map((t) => t.name)).toEqual(['m.tab\there']);
+      expect((await repo.searchTools('grüße', { limit: 5 })).map((t) => t.name)).toEqual(['m.ünïcödé_wörds']);
+      expect((await repo.searchTools('', { limit: 0, anyOfTagsRequired: ['tag\tone'] })).map((t) => t.name)).toEqual([
+        'm.tab\there',
+      ]);
+    } finally {
+      await repo.close();
+    }
+  });
+
+  it('keeps the stored rows when the tools are unchanged, and rewrites them when one changed', async () => {
+    const db = await sharedPglite();
+    const schema = freshSchema('same');
+    const repo = new PostgresToolRepository({ pglite: { instance: db }, schema, listen: false });
+    const rows = async () =>
+      (await db.query<{ seq: number; name: string }>(`SELECT seq::int AS seq, name FROM "${schema}".tools ORDER BY 1`))
+        .rows;
+    try {
+      const tools = Array.from({ length: 30 }, (_, i) => tool(`m.t${i}`, `tool number ${i}`));
+      await repo.saveManual('m', template, { utcp_version: '1.0.0', manual_version: '1', tools });
+      const first = await rows();
+      const savedAt = (await repo.getManual('m'))!.savedAt!;
+
+      // Same tools, new manual version and template: the manual's row changes, its tool rows stay.
+      const template2 = { ...template, url: 'http://127.0.0.1:1/v2' };
+      await repo.saveManual('m', template2, {
+        utcp_version: '1.0.0',
+        manual_version: '2',
+        tools: structuredClone(tools),
+      });
+      expect(await rows()).toEqual(first);
+      const again = await repo.getManual('m');
+      expect(again?.manual.manual_version).toBe('2');
+      expect(again?.template).toEqual(template2);
+      expect(again!.savedAt!).toBeGreaterThanOrEqual(savedAt);
+      expect(again?.manual.tools).toEqual(tools);
+
+      // One tool changed: every row is written anew, the new text is stored and searched.
+      const changed = tools.map((t, i) => (i === 7 ? tool('m.t7', 'a changed description about zebras') : t));
+      await repo.saveManual('m', template2, { utcp_version: '1.0.0', manual_version: '3', tools: changed });
+      const third = await rows();
+      expect(third.map((r) => r.name)).toEqual(first.map((r) => r.name));
+      expect(third.map((r) => r.seq)).not.toEqual(first.map((r) => r.seq));
+      expect((await repo.searchTools('zebras', { limit: 3 })).map((t) => t.name)).toEqual(['m.t7']);
+      expect((await repo.getManual('m'))?.manual.tools).toEqual(changed);
+
+      // Fewer tools: also a rewrite (the fingerprint covers the whole list).
+      await repo.saveManual('m', template2, { utcp_version: '1.0.0', manual_version: '4', tools: changed.slice(0, 5) });
+      expect((await rows()).map((r) => r.name)).toEqual(['m.t0', 'm.t1', 'm.t2', 'm.t3', 'm.t4']);
+    } finally {
+      await repo.close();
+    }
+  });
+});
