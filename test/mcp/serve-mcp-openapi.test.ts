@@ -1,8 +1,8 @@
 /**
- * `serve-mcp` of a converted OpenAPI spec (issue 13 item 2): the GitHub REST spec served by the MCP bridge in a child
- * process (its issues tools over stdio; all of it over HTTP by the built `utcp serve-mcp`), listed and called by the
- * official MCP SDK client, whose listTools compiles every outputSchema with Ajv and whose callTool validates
- * structuredContent against it.
+ * `serve-mcp` of a converted OpenAPI spec (issue 13 item 2): the GitHub REST spec served by the built `utcp serve-mcp`
+ * in a child process (its issues tools over stdio; all of it over HTTP), from config files the CLI reads, listed and
+ * called by the official MCP SDK client, whose listTools compiles every outputSchema with Ajv and whose callTool
+ * validates structuredContent against it.
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,8 +17,6 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-github.ts', import.meta.url));
 const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const GITHUB_SPEC = join(
   dirname(createRequire(import.meta.url).resolve('@octokit/openapi/package.json')),
@@ -37,6 +35,8 @@ const LABEL = {
 
 let api: ReturnType<typeof createServer>;
 let apiBase = '';
+/** A temp dir with the spec and the CLI's configs: utcp.config.json (all of it) and issues.config.json (its issues tag). */
+let dir = '';
 const seen: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> = [];
 
 beforeAll(async () => {
@@ -58,14 +58,54 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
   apiBase = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+
+  dir = mkdtempSync(join(tmpdir(), 'utcp-github-serve-'));
+  copyFileSync(GITHUB_SPEC, join(dir, 'github.json'));
+  // The README's recipe for a spec without security schemes, as a config the CLI reads.
+  const config = (extra: Record<string, unknown>) =>
+    JSON.stringify({
+      variables: { github_GITHUB_TOKEN: '${GITHUB_TOKEN}' },
+      manual_call_templates: [
+        {
+          name: 'github',
+          call_template_type: 'file',
+          file_path: 'github.json',
+          base_url: apiBase,
+          auth_tools: {
+            auth_type: 'api_key',
+            api_key: 'Bearer ${GITHUB_TOKEN}',
+            var_name: 'Authorization',
+            location: 'header',
+          },
+          ...extra,
+        },
+      ],
+    });
+  writeFileSync(join(dir, 'utcp.config.json'), config({}));
+  writeFileSync(join(dir, 'issues.config.json'), config({ openapi_filter: { include_tags: ['issues'] } }));
 });
 
 afterAll(async () => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
   await new Promise((resolve) => api?.close(resolve));
 });
 
+/** The CLI's environment: no inherited variables but PATH/HOME, the token the config reads. */
+const cliEnv = () => ({
+  PATH: process.env.PATH!,
+  HOME: process.env.HOME ?? '/tmp',
+  NO_COLOR: '1',
+  GITHUB_TOKEN: 'ghp_from_env',
+});
+
+function requireBuild(): void {
+  if (!existsSync(BIN)) throw new Error('dist/cli/main.js is missing: run `npm run build` (npm test does it first)');
+}
+
 async function listAndCall(mcp: Client): Promise<void> {
   const { tools } = await mcp.listTools();
+  // Only the issues tag (openapi_filter): GitHub names its operations <tag>/<action>.
+  expect(tools.filter((t) => !t.name.startsWith('github.issues_')).map((t) => t.name)).toEqual([]);
   // The bridge's MCP names encode the UTCP names (github.issues_update_label → github.issues_update-label).
   const update = tools.find((t) => /issues.update.label$/.test(t.name));
   expect(tools.length).toBeGreaterThan(30);
@@ -85,12 +125,13 @@ async function listAndCall(mcp: Client): Promise<void> {
 }
 
 describe('serve-mcp of the converted GitHub spec, with the official MCP SDK client', () => {
-  it('over stdio', async () => {
+  it('over stdio: its issues tag, served by the built `utcp serve-mcp` from --config', async () => {
+    requireBuild();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', fixture, 'stdio', apiBase],
-      cwd: repoRoot,
-      env: { ...(process.env as Record<string, string>), GITHUB_TOKEN: 'ghp_from_env' },
+      args: [BIN, 'serve-mcp', '--config', 'issues.config.json'],
+      cwd: dir,
+      env: cliEnv(),
       stderr: 'pipe',
     });
     const mcp = new Client({ name: 'github-stdio-test', version: '1.0.0' });
@@ -100,34 +141,10 @@ describe('serve-mcp of the converted GitHub spec, with the official MCP SDK clie
   }, 120_000);
 
   it('over HTTP: all of the spec, served by the built `utcp serve-mcp --http` from a config', async () => {
-    if (!existsSync(BIN)) throw new Error('dist/cli/main.js is missing: run `npm run build` (npm test does it first)');
-    const dir = mkdtempSync(join(tmpdir(), 'utcp-github-http-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    copyFileSync(GITHUB_SPEC, join(dir, 'github.json'));
-    // The README's recipe for a spec without security schemes, as a config the CLI reads from its cwd.
-    writeFileSync(
-      join(dir, 'utcp.config.json'),
-      JSON.stringify({
-        variables: { github_GITHUB_TOKEN: '${GITHUB_TOKEN}' },
-        manual_call_templates: [
-          {
-            name: 'github',
-            call_template_type: 'file',
-            file_path: 'github.json',
-            base_url: apiBase,
-            auth_tools: {
-              auth_type: 'api_key',
-              api_key: 'Bearer ${GITHUB_TOKEN}',
-              var_name: 'Authorization',
-              location: 'header',
-            },
-          },
-        ],
-      }),
-    );
+    requireBuild();
     const child = spawn(process.execPath, [BIN, 'serve-mcp', '--http'], {
       cwd: dir,
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', GITHUB_TOKEN: 'ghp_from_env' },
+      env: cliEnv(),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -5,10 +5,10 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-bridge.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-bridge.mjs', import.meta.url));
 const EXIT_DEADLINE_MS = 10_000;
 
 /** Watches a stream's lines; `waitFor` resolves with the first line (seen before or after) matching a pattern. */
@@ -48,7 +48,7 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 }
 
 function spawnBridge(mode: 'stdio' | 'http'): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, mode], {
+  const child = spawn(process.execPath, [fixture, mode], {
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -58,24 +58,32 @@ function spawnBridge(mode: 'stdio' | 'http'): ChildProcess {
   return child;
 }
 
+/** The official MCP SDK client on one bridge child; the tests below share it (docs/design/testing.md#shared-setup). */
 async function stdioClient() {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', 'tsx', fixture, 'stdio'],
+    args: [fixture, 'stdio'],
     cwd: repoRoot,
     stderr: 'pipe',
   });
   const mcp = new Client({ name: 'bridge-stdio-test', version: '1.0.0' });
   const stderr = transport.stderr as unknown as NodeJS.ReadableStream;
+  const lines = watchLines(stderr);
   await mcp.connect(transport);
-  onTestFinished(() => mcp.close());
-  return { mcp, stderr };
+  return { mcp, lines };
 }
 
 describe('serveMcp over stdio (child process)', () => {
+  let shared: Awaited<ReturnType<typeof stdioClient>>;
+  beforeAll(async () => {
+    shared = await stdioClient();
+  });
+  afterAll(async () => {
+    await shared?.mcp.close();
+  });
+
   it('lists the tools registered with registerFunctions', async () => {
-    const { mcp } = await stdioClient();
-    const { tools } = await mcp.listTools();
+    const { tools } = await shared.mcp.listTools();
     expect(tools.map((t) => t.name)).toEqual(['demo.add', 'demo.fail', 'demo.wait']);
     expect(tools[0]).toMatchObject({
       description: 'Adds two numbers',
@@ -84,14 +92,12 @@ describe('serveMcp over stdio (child process)', () => {
   });
 
   it('calls a tool', async () => {
-    const { mcp } = await stdioClient();
-    const result = await mcp.callTool({ name: 'demo.add', arguments: { a: 40, b: 2 } });
+    const result = await shared.mcp.callTool({ name: 'demo.add', arguments: { a: 40, b: 2 } });
     expect(result).toEqual({ content: [{ type: 'text', text: '{"sum":42}' }], structuredContent: { sum: 42 } });
   });
 
   it('reports a failing tool as isError', async () => {
-    const { mcp } = await stdioClient();
-    const result = await mcp.callTool({ name: 'demo.fail', arguments: {} });
+    const result = await shared.mcp.callTool({ name: 'demo.fail', arguments: {} });
     expect(result.isError).toBe(true);
     expect(result.content).toEqual([
       { type: 'text', text: expect.stringContaining('the fail tool failed on purpose') },
@@ -99,14 +105,15 @@ describe('serveMcp over stdio (child process)', () => {
   });
 
   it('aborts the tool in the child when the host cancels', async () => {
-    const { mcp, stderr } = await stdioClient();
-    const lines = watchLines(stderr);
+    const { mcp, lines } = shared;
     const controller = new AbortController();
     const call = mcp.callTool({ name: 'demo.wait', arguments: {} }, undefined, { signal: controller.signal });
     await lines.waitFor(/^wait:started$/);
     controller.abort();
     await expect(call).rejects.toThrow();
     await lines.waitFor(/^wait:aborted$/);
+    // The session outlives the cancelled call.
+    expect((await mcp.callTool({ name: 'demo.add', arguments: { a: 1, b: 1 } })).structuredContent).toEqual({ sum: 2 });
   });
 
   it('exits by itself when the host closes stdin', async () => {

@@ -9,7 +9,7 @@ import { expect, it, onTestFinished } from 'vitest';
 import { UtcpClient } from '../../src/index.js';
 import { serveMcp } from '../../src/mcp/serve-mcp.js';
 
-const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-bridge.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-bridge.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 function v2Client(): Client {
@@ -43,7 +43,7 @@ it('serves tools to a v2-SDK client over stdio', async () => {
   await mcp.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', fixture, 'stdio'],
+      args: [fixture, 'stdio'],
       cwd: repoRoot,
       stderr: 'pipe',
     }),
