@@ -17,8 +17,11 @@ const armable = new WeakMap<AbortSignal, Deadline>();
 /** Node's largest timer (2^31 - 1 ms, about 24.8 days): a longer delay would fire after 1 ms, with a warning printed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A delay a timer is armed for: finite, positive and within Node's range (a longer one means no deadline). */
-function validMs(ms: number | null | undefined): ms is number {
+/**
+ * A delay a timer is armed for: finite, positive and within Node's range (a longer one means no deadline).
+ * Transports that arm a timer of their own from a limit check with it too.
+ */
+export function validMs(ms: number | null | undefined): ms is number {
   return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 && ms <= MAX_TIMER_MS;
 }
 

@@ -65,6 +65,26 @@ describe('sse: a stream of heartbeats only', () => {
     await c.close();
   });
 
+  it("a limit past Node's timer range means no idle timeout (not a timer that fires at once with a warning)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const c = await client({ stream_idle_timeout_ms: 2 ** 31 });
+      const error = await c.callTool('s.feed', {}, { timeoutMs: 400 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(UtcpTimeoutError);
+      expect((error as Error).message).not.toContain('stream_idle_timeout_ms'); // the call deadline ended it
+      await c.close();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('callToolStreaming ends the same way', async () => {
     const c = await client({ stream_idle_timeout_ms: 300 });
     const items: unknown[] = [];

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError, createDeadline } from '../../core/deadline.js';
+import { abortError, createDeadline, validMs } from '../../core/deadline.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { SseCallTemplate } from './template.js';
@@ -82,8 +82,10 @@ export async function* streamSseEvents(
   // limits.stream_idle_timeout_ms fails with a timeout (docs/design/threat-model.md#stream-idle).
   const idleMs = ctx.limits.stream_idle_timeout_ms;
   let idleTimer: NodeJS.Timeout | undefined;
+  // Past Node's timer range (about 24.8 days) there is no idle timeout: such a timer would fire after 1 ms.
   const armIdle = () => {
     clearTimeout(idleTimer);
+    if (!validMs(idleMs)) return;
     idleTimer = setTimeout(() => {
       stop.abort(new UtcpTimeoutError(`${what} (no event for ${idleMs} ms; limits.stream_idle_timeout_ms)`, idleMs));
     }, idleMs);
@@ -139,7 +141,8 @@ export async function* streamSseEvents(
   async function reconnect(failure: Error, failedAt: number): Promise<HttpResponse> {
     let last = failure;
     for (;;) {
-      const delayMs = decoder.retryMs ?? SSE_DEFAULT_RETRY_MS;
+      // A server's `retry` past Node's timer range would make the wait end after 1 ms (a reconnect loop).
+      const delayMs = Math.min(decoder.retryMs ?? SSE_DEFAULT_RETRY_MS, 2 ** 31 - 1);
       if (Date.now() + delayMs - failedAt > retryTimeoutMs) {
         throw new TransportError(`${what}: the stream failed and reconnecting gave up after ${retryTimeoutMs} ms`, {
           cause: last,
