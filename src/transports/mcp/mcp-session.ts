@@ -171,37 +171,10 @@ export class McpSession {
   }
 
   /** `tools/call` with progress, cancellation and the server's per-request timeout. Returns the raw result. */
-  async callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
-    try {
-      return (await this.#run('tools/call', name, options, (conn, req) =>
-        conn.client.request(
-          { method: 'tools/call', params: { name, arguments: args } },
-          conn.callToolResultSchema,
-          req,
-        ),
-      )) as McpToolResult;
-    } catch (error) {
-      // The server answered the call with a JSON-RPC error: the tool failed (docs/design/transports.md#mcp-errors).
-      const rpc = (error as { cause?: unknown }).cause;
-      if (
-        error instanceof TransportError &&
-        error.code === 'PROTOCOL_ERROR' &&
-        rpc instanceof (await this.#opts.loadSdk()).ProtocolError
-      ) {
-        // The SDK prefixes the server's message with "MCP error <code>: ".
-        const text = rpc.message.replace(/^MCP error -?\d+: /, '');
-        throw new ToolExecutionError(
-          `MCP tool ${this.server.name}.${name} failed: ${bounded(text)} (JSON-RPC error ${rpc.code})`,
-          {
-            text,
-            rpcCode: rpc.code,
-            rpcData: rpc.data,
-          },
-          { cause: rpc },
-        );
-      }
-      throw error;
-    }
+  callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
+    return this.#run('tools/call', name, options, (conn, req) =>
+      conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, conn.callToolResultSchema, req),
+    ) as Promise<McpToolResult>;
   }
 
   /** `resources/read`; returns `{contents}`. */
@@ -297,7 +270,7 @@ export class McpSession {
           this.#drop(conn);
           continue;
         }
-        throw await this.#mapError(error, conn, what);
+        throw await this.#mapError(error, conn, what, method === 'tools/call' ? subject : undefined);
       } finally {
         unlink();
         // The SDK removed its listener when the request settled; an aborted controller is never reused.
@@ -346,7 +319,8 @@ export class McpSession {
     return false;
   }
 
-  async #mapError(error: unknown, conn: Connection | undefined, what: string): Promise<UtcpError> {
+  /** `toolName`: the request was that tool's `tools/call`, so a JSON-RPC error answering it means the tool failed. */
+  async #mapError(error: unknown, conn: Connection | undefined, what: string, toolName?: string): Promise<UtcpError> {
     if (error instanceof UtcpError) return error;
     const sdk = await this.#opts.loadSdk();
     if (error instanceof sdk.SdkError && error.code === sdk.SdkErrorCode.RequestTimeout) {
@@ -371,6 +345,16 @@ export class McpSession {
         this.server.name,
         `${this.#label} closed the connection during ${what}${why ? ` (${why})` : ''}`,
         conn?.stderr() ?? '',
+        { cause: error },
+      );
+    }
+    if (error instanceof sdk.ProtocolError && toolName !== undefined) {
+      // The server answered the call with a JSON-RPC error: the tool failed (docs/design/transports.md#mcp-errors).
+      // The SDK prefixes the server's message with "MCP error <code>: ".
+      const text = error.message.replace(/^MCP error -?\d+: /, '');
+      return new ToolExecutionError(
+        `MCP tool ${this.server.name}.${toolName} failed: ${bounded(text)} (JSON-RPC error ${error.code})`,
+        { text, rpcCode: error.code, rpcData: error.data },
         { cause: error },
       );
     }

@@ -29,6 +29,8 @@ interface CallTarget {
   toolName: string;
   /** `<server>.<tool>` for messages, when the server is known from the name. */
   label: string | undefined;
+  /** The tool reads a resource (`register_resources_as_tools`). */
+  resource: boolean;
 }
 
 interface DiscoveredServer {
@@ -179,9 +181,14 @@ export class McpTransport implements Transport<McpCallTemplate> {
       onProgress: options.onProgress,
     };
     const remoteSource = options.remoteSource === true;
+    if (target.named && !target.resource) {
+      const session = this.#sessionFor(manualName, template, candidates[0], remoteSource);
+      const result = await session.callTool(toolName, args, callOptions);
+      return options.raw ? result : mapToolResult(result, target.label!);
+    }
     const sessionOf = (name: string) => this.#sessionFor(manualName, template, name, remoteSource);
 
-    if (template.register_resources_as_tools === true && toolName.startsWith(RESOURCE_PREFIX)) {
+    if (target.resource) {
       const resourceName = toolName.slice(RESOURCE_PREFIX.length);
       const found = await this.#search(candidates, callOptions, async (name) => {
         const session = sessionOf(name);
@@ -193,18 +200,14 @@ export class McpTransport implements Transport<McpCallTemplate> {
       return found.session.readResource(found.uri, callOptions);
     }
 
-    const session = target.named
-      ? sessionOf(candidates[0])
-      : (
-          await this.#search(candidates, callOptions, async (name) => {
-            const candidate = sessionOf(name);
-            return (await candidate.hasTool(toolName, callOptions)) ? { session: candidate } : undefined;
-          })
-        )?.session;
-    if (!session) throw new UtcpError('TOOL_NOT_FOUND', `Tool '${toolName}' not found in any configured server`);
-    const result = await session.callTool(toolName, args, callOptions);
+    const found = await this.#search(candidates, callOptions, async (name) => {
+      const candidate = sessionOf(name);
+      return (await candidate.hasTool(toolName, callOptions)) ? { session: candidate } : undefined;
+    });
+    if (!found) throw new UtcpError('TOOL_NOT_FOUND', `Tool '${toolName}' not found in any configured server`);
+    const result = await found.session.callTool(toolName, args, callOptions);
     if (options.raw) return result;
-    return mapToolResult(result, target.label ?? `${session.server.name}.${toolName}`);
+    return mapToolResult(result, `${found.session.server.name}.${toolName}`);
   }
 
   /** Splits `<manual>.<server>.<tool>` (or `<manual>.<tool>`) once per stored tool. */
@@ -223,6 +226,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
       named,
       toolName,
       label: named ? `${rest.slice(0, dot)}.${toolName}` : undefined,
+      resource: template.register_resources_as_tools === true && toolName.startsWith(RESOURCE_PREFIX),
     };
     this.#targets.set(tool, target);
     return target;

@@ -64,7 +64,8 @@ export class StdioLineReader {
       }
       this.#pendingBytes = 0;
       if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line.trim() === '') continue;
+      // A JSON-RPC line starts with a printable character: only others can be blank.
+      if (line.length === 0 || (line.charCodeAt(0) <= 0x20 && line.trim() === '')) continue;
       if (!onLine(line) && this.#countJunk(Buffer.byteLength(line))) return this.#failure;
     }
     const rest = chunk.length - start;

@@ -195,24 +195,22 @@ export class StdioProcessTransport implements SdkTransport {
         this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL_CHARS);
       });
       child.stdout!.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-      this.#holdProcess(false);
+      this.#releaseAll(child);
     });
   }
 
   /**
    * An idle server must not keep the host process alive (a script that forgets `close()` still exits, as it does
-   * with HTTP tools): the child and its pipes are unref'd whenever no request of ours awaits a response. The child
-   * handle, stdin and stderr stay unref'd; stdout alone holds the host while a response is awaited (one handle to
-   * toggle per request instead of four).
+   * with HTTP tools): the child and its pipes are unref'd at start, and stdout alone is ref'd while a request of
+   * ours awaits a response (one handle to toggle per request).
    */
   #holdProcess(hold: boolean): void {
-    const child = this.#child;
-    if (!child) return;
-    const stdout = child.stdout as unknown as { ref?(): void; unref?(): void } | null;
-    if (hold) {
-      stdout?.ref?.();
-      return;
-    }
+    const stdout = this.#child?.stdout as unknown as { ref?(): void; unref?(): void } | null | undefined;
+    if (hold) stdout?.ref?.();
+    else stdout?.unref?.();
+  }
+
+  #releaseAll(child: ChildProcess): void {
     child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr])
       (stream as unknown as { unref?(): void } | null)?.unref?.();
