@@ -16,9 +16,18 @@ export interface McpMediaContent {
   mimeType: string;
 }
 
+/** MCP embedded resource content carrying binary data (`blob`, base64). */
+export interface McpBlobContent {
+  type: 'resource';
+  resource: { uri: string; mimeType: string; blob: string };
+}
+
+/** The URI of a binary tool result served as an embedded resource: it names no resource a client could read again. */
+export const BINARY_RESULT_URI = 'urn:utcp-kit:tool-result';
+
 export interface McpCallToolResult {
   [key: string]: unknown;
-  content: Array<{ type: 'text'; text: string } | McpMediaContent>;
+  content: Array<{ type: 'text'; text: string } | McpMediaContent | McpBlobContent>;
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
@@ -85,11 +94,28 @@ function mediaItem(result: unknown): McpMediaContent | undefined {
   return { type, data, mimeType };
 }
 
+/** A binary result `{ type: "binary", mimeType, data }` (exactly these fields), as an MCP blob resource. */
+function blobItem(result: unknown): McpBlobContent | undefined {
+  if (!isPlainObject(result)) return undefined;
+  const { type, mimeType, data } = result;
+  if (type !== 'binary' || typeof mimeType !== 'string' || typeof data !== 'string') return undefined;
+  if (Object.keys(result).length !== 3) return undefined;
+  return { type: 'resource', resource: { uri: BINARY_RESULT_URI, mimeType, blob: data } };
+}
+
 /**
  * A tool result as MCP content, with `structuredContent` when the result is a plain object; a media result becomes
  * MCP image/audio content.
  */
 export function toCallToolResult(result: unknown, options: { structured?: boolean } = {}): McpCallToolResult {
+  const blob = blobItem(result);
+  if (blob) {
+    // Binary data (e.g. an HTTP tool answering application/zip) as an embedded blob resource, the MCP content that
+    // carries bytes of any type; structuredContent only when the tool advertises an output schema.
+    const out: McpCallToolResult = { content: [blob] };
+    if (options.structured) out.structuredContent = { ...(result as Record<string, unknown>) };
+    return out;
+  }
   const media = mediaItem(result);
   if (media) {
     // An image or sound (e.g. an HTTP tool answering image/png, docs/design/transports.md#http-response) is served as

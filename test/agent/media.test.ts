@@ -143,6 +143,13 @@ const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
+// Binary bodies that are not valid UTF-8: a PDF with a binary comment line, and the start of a ZIP entry.
+const PDF = Buffer.concat([
+  Buffer.from('%PDF-1.7\n%'),
+  Buffer.from([0xe2, 0xe3, 0xcf, 0xd3]),
+  Buffer.from('\n%%EOF\n'),
+]);
+const ZIP = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01]);
 /** A short WAV header plus silence. */
 const WAV = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.alloc(28)]);
 
@@ -169,6 +176,11 @@ describe('raw image bytes from an HTTP tool', () => {
             tool('beep', '/beep.wav'),
             tool('logo', '/logo.svg'),
             tool('status', '/status'),
+            tool('report', '/report.pdf'),
+            tool('blob', '/blob'),
+            tool('notes', '/notes'),
+            tool('clip', '/clip.mp4'),
+            tool('script', '/app.js'),
           ],
         });
       }
@@ -181,6 +193,11 @@ describe('raw image bytes from an HTTP tool', () => {
       if (req.url === '/logo.svg')
         return send('image/svg+xml; charset=utf-8', '<svg xmlns="http://www.w3.org/2000/svg"/>');
       if (req.url === '/status') return send('text/plain; charset=utf-8', 'all good');
+      if (req.url === '/report.pdf') return send('application/pdf', PDF);
+      if (req.url === '/blob') return send('application/octet-stream', ZIP);
+      if (req.url === '/notes') return send('application/octet-stream', 'plain notes, mislabelled ✓');
+      if (req.url === '/clip.mp4') return send('video/mp4', 'ftypisom');
+      if (req.url === '/app.js') return send('application/javascript', 'export const a = 1;');
       json(res, {}, 404);
     });
     base = api.url;
@@ -206,6 +223,45 @@ describe('raw image bytes from an HTTP tool', () => {
     });
     expect(await httpClient.callTool('pics.logo', {})).toBe('<svg xmlns="http://www.w3.org/2000/svg"/>');
     expect(await httpClient.callTool('pics.status', {})).toBe('all good');
+  });
+
+  it('the http transport returns other binary bodies as base64 binary results, byte for byte; text stays text', async () => {
+    expect(await httpClient.callTool('pics.report', {})).toEqual({
+      type: 'binary',
+      mimeType: 'application/pdf',
+      data: PDF.toString('base64'),
+    });
+    expect(await httpClient.callTool('pics.blob', {})).toEqual({
+      type: 'binary',
+      mimeType: 'application/octet-stream',
+      data: ZIP.toString('base64'),
+    });
+    expect(await httpClient.callTool('pics.clip', {})).toEqual({
+      type: 'binary',
+      mimeType: 'video/mp4',
+      data: Buffer.from('ftypisom').toString('base64'),
+    });
+    // An unknown application/* type whose bytes are valid UTF-8 stays text (servers mislabel text as octet-stream).
+    expect(await httpClient.callTool('pics.notes', {})).toBe('plain notes, mislabelled ✓');
+    expect(await httpClient.callTool('pics.script', {})).toBe('export const a = 1;');
+  });
+
+  it.each(PROVIDERS)('a binary result reaches %s as a short note, never as base64', async (provider) => {
+    server = await startLlmServer([
+      replyFor(provider, { calls: [{ id: 'call_pdf', name: 'pics__report', args: {} }] }, false),
+      replyFor(provider, { text: 'Got the report.' }, false),
+    ]);
+    const result = await runAgent({
+      client: httpClient,
+      model: modelFor(provider, server.url, false),
+      messages: [userMessage('Fetch the report')],
+      tools: ['pics.report'],
+    });
+    expect(result.text).toBe('Got the report.');
+    expect(JSON.stringify(server.requests[1].body)).not.toContain(PDF.toString('base64'));
+    expect(result.steps[0].toolResults[0].content).toBe(
+      `[binary application/pdf, ${PDF.byteLength} bytes base64-decoded: not shown to the model]`,
+    );
   });
 
   it.each(PROVIDERS)('the PNG reaches %s as its native image block', async (provider) => {

@@ -174,6 +174,45 @@ describe('serveMcp over streamable HTTP', () => {
     expect(result).toEqual({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }] });
   });
 
+  it('serves an HTTP tool answering binary data (application/zip) as an MCP blob resource, byte for byte', async () => {
+    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01]);
+    const api = await startServer((req, res) => {
+      if (req.url === '/utcp')
+        return json(res, {
+          utcp_version: '1.0.1',
+          manual_version: '1.0.0',
+          tools: [
+            {
+              name: 'archive',
+              description: 'An archive',
+              inputs: { type: 'object', properties: {} },
+              tool_call_template: { call_template_type: 'http', url: `${api.url}/a.zip`, http_method: 'GET' },
+            },
+          ],
+        });
+      res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.byteLength });
+      res.end(zip);
+    });
+    onTestFinished(() => api.close());
+    const client = await UtcpClient.create({});
+    onTestFinished(() => client.close());
+    expect(
+      (await client.registerManual({ name: 'files', call_template_type: 'http', url: `${api.url}/utcp` })).success,
+    ).toBe(true);
+    const handle = await serveMcp(client, { transport: 'http' });
+    onTestFinished(() => handle.close());
+    const mcp = await connect(handle.url!);
+    const result = await mcp.callTool({ name: 'files.archive', arguments: {} });
+    expect(result).toEqual({
+      content: [
+        {
+          type: 'resource',
+          resource: { uri: 'urn:utcp-kit:tool-result', mimeType: 'application/zip', blob: zip.toString('base64') },
+        },
+      ],
+    });
+  });
+
   it('reports invalid arguments as isError naming the problem', async () => {
     const { handle } = await startBridge([add]);
     const mcp = await connect(handle.url!);

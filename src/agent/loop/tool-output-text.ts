@@ -47,6 +47,17 @@ function imageBytes(value: unknown): MediaContent | undefined {
   return type ? { type: 'image', mediaType: type, data: Buffer.from(value).toString('base64') } : undefined;
 }
 
+/**
+ * Binary data that is not an image or sound (`{ type: "binary", mimeType, data }`, e.g. an HTTP tool answering
+ * application/pdf): a note in the text, never the base64 itself (docs/design/agent.md#media).
+ */
+function binaryNote(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const v = value as { type?: unknown; data?: unknown; mimeType?: unknown };
+  if (v.type !== 'binary' || typeof v.data !== 'string' || typeof v.mimeType !== 'string') return undefined;
+  return `[binary ${v.mimeType}, ${Math.floor((v.data.length * 3) / 4)} bytes base64-decoded: not shown to the model]`;
+}
+
 function placeholder(m: MediaContent): string {
   return `[${m.type} ${m.mediaType}, ${Math.floor((m.data.length * 3) / 4)} bytes base64-decoded: attached]`;
 }
@@ -59,6 +70,8 @@ function placeholder(m: MediaContent): string {
 export function toolOutputParts(value: unknown): { text: string; media: MediaContent[] } {
   const media: MediaContent[] = [];
   const take = (v: unknown): unknown => {
+    const note = binaryNote(v);
+    if (note) return note;
     const m = mediaItem(v) ?? imageBytes(v);
     if (!m) return v;
     media.push(m);

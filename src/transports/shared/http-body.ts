@@ -132,36 +132,77 @@ export function utf8(bytes: Uint8Array): string {
   return UTF8.decode(bytes);
 }
 
-/** A binary image or sound a tool answered with: the MCP content-item shape, bytes in base64. */
+/**
+ * A binary body a tool answered with, bytes in base64: an image or sound (the MCP content-item shape), or other
+ * binary data (`binary`: an archive, a PDF, a video...), which UTF-8 decoding would have mangled.
+ */
 export interface MediaResult {
-  type: 'image' | 'audio';
+  type: 'image' | 'audio' | 'binary';
   /** The response's media type, parameters dropped, e.g. `image/png`. */
   mimeType: string;
   /** The body, base64. */
   data: string;
 }
 
-/** `image/*` and `audio/*` bodies are binary, except XML-based ones (`image/svg+xml`), which are text. */
-function mediaKind(type: string): 'image' | 'audio' | undefined {
-  if (type.endsWith('+xml')) return undefined;
-  if (type.startsWith('image/')) return 'image';
-  if (type.startsWith('audio/')) return 'audio';
-  return undefined;
+/** `application/*` subtypes that are text (besides any `json`, `xml` or `yaml` subtype or suffix). */
+const TEXT_APPLICATION = new Set([
+  'javascript',
+  'ecmascript',
+  'x-javascript',
+  'x-www-form-urlencoded',
+  'graphql',
+  'sql',
+  'csv',
+  'x-sh',
+  'x-tex',
+  'rtf',
+]);
+
+/**
+ * How a body of this media type is returned (docs/design/transports.md#http-response): `image`/`audio`/`binary`
+ * as a base64 media result, `text` decoded, `sniff` (an `application/*` type we do not know, `octet-stream`
+ * included) as text when the bytes are valid UTF-8 without NUL, else as binary.
+ */
+function bodyKind(type: string): 'image' | 'audio' | 'binary' | 'text' | 'sniff' {
+  const slash = type.indexOf('/');
+  if (slash < 0) return 'text'; // no (or a malformed) Content-Type: text, as ever
+  const top = type.slice(0, slash);
+  const sub = type.slice(slash + 1);
+  if (top === 'text' || /json|xml|yaml/.test(sub)) return 'text';
+  if (top === 'image') return 'image';
+  if (top === 'audio') return 'audio';
+  if (top === 'video' || top === 'font' || top === 'model') return 'binary';
+  if (top === 'application') return TEXT_APPLICATION.has(sub) ? 'text' : 'sniff';
+  return 'text';
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** UTF-8 text of the bytes, or undefined when they are not valid UTF-8 or contain NUL (binary data then). */
+function strictText(bytes: Uint8Array): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Decodes a tool response by media type (docs/design/transports.md#http-response): `json` → parsed (fallback text);
- * `image/*` / `audio/*` → a `MediaResult`; else text; empty → "".
+ * `image/*` / `audio/*` / binary data → a `MediaResult`; else text; empty → "".
  */
 export function decodeResponseBody(bytes: Uint8Array, contentType: string | undefined): unknown {
   if (bytes.byteLength === 0) return '';
   const type = mediaType(contentType);
-  const kind = mediaKind(type);
-  if (kind) {
+  const kind = bodyKind(type);
+  let text: string | undefined;
+  if (kind === 'sniff') text = strictText(bytes);
+  if (kind === 'image' || kind === 'audio' || kind === 'binary' || (kind === 'sniff' && text === undefined)) {
     const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-    return { type: kind, mimeType: type, data } satisfies MediaResult;
+    return { type: kind === 'sniff' ? 'binary' : kind, mimeType: type, data } satisfies MediaResult;
   }
-  const text = utf8(bytes);
+  text ??= utf8(bytes);
   if (type.includes('json')) {
     try {
       return JSON.parse(text);
