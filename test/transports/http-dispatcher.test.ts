@@ -13,7 +13,7 @@ import { callOptions, makeTool, remoteUrl, testContext } from '../fixtures/http/
 import { json, startHttpsServer, startServer, TEST_CERT_PATH, type TestServer } from '../fixtures/http/server.js';
 
 const run = promisify(execFile);
-const fixture = fileURLToPath(new URL('../fixtures/http/request-once.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('../fixtures/http/request-once.mjs', import.meta.url));
 
 async function https(): Promise<TestServer> {
   const s = await startHttpsServer((_req, res) => json(res, 'secure'));
@@ -134,11 +134,11 @@ describe('extra CA certificates', () => {
     const server = await https();
     const url = `${server.url}/`;
     const [trusted, untrusted] = await Promise.all([
-      run(process.execPath, ['--import', 'tsx', fixture, url], {
+      run(process.execPath, [fixture, url], {
         env: env({ NODE_EXTRA_CA_CERTS: TEST_CERT_PATH }),
         timeout: 15_000,
       }),
-      run(process.execPath, ['--import', 'tsx', fixture, url], { env: env({}), timeout: 15_000 }),
+      run(process.execPath, [fixture, url], { env: env({}), timeout: 15_000 }),
     ]);
     expect(trusted.stdout.trim()).toBe('status 200');
     expect(untrusted.stdout.trim()).toMatch(/^error (SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY)/);
