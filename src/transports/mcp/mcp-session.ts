@@ -243,41 +243,94 @@ export class McpSession {
    * The hot path (docs/design/transports.md#mcp-call-path) builds no `AbortSignal` for the caller's deadline: the
    * SDK gets a reused controller of this session that the deadline aborts through a hook.
    */
-  async #run<T>(
+  #run<T>(
+    method: string,
+    subject: string | undefined,
+    options: SessionCallOptions,
+    request: (conn: Connection, req: RequestOptions) => Promise<T>,
+  ): Promise<T> {
+    // The common case, an open session and a live caller, is one promise chain: no async frame, no race.
+    const conn =
+      !options.scope.aborted && !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
+    if (!conn) return this.#runFrom(0, method, subject, options, request);
+    const controller = this.#spareControllers.pop() ?? new AbortController();
+    const unlink = subscribeAbort(options.scope, (reason) => controller.abort(reason));
+    let pending: Promise<T>;
+    try {
+      pending = request(conn, this.#requestOptions(controller.signal, options));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    return pending.then(
+      (value) => {
+        this.#release(controller, unlink);
+        return value;
+      },
+      (error: unknown) => {
+        this.#release(controller, unlink);
+        return this.#recover(error, conn, 0, method, subject, options, request);
+      },
+    );
+  }
+
+  /** The general path of `#run` from attempt `first`: opens the connection when needed, retries once. */
+  async #runFrom<T>(
+    first: number,
     method: string,
     subject: string | undefined,
     options: SessionCallOptions,
     request: (conn: Connection, req: RequestOptions) => Promise<T>,
   ): Promise<T> {
     const scope = options.scope;
-    for (let attempt = 0; ; attempt++) {
-      if (scope.aborted) throw abortError(scope, this.#requestLabel(method, subject), options.timeoutMs);
-      // The common case, an open session, needs no race against the signal.
-      const open = !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
-      const conn =
-        open ?? (await raceSignal(this.#connection(), scope, this.#requestLabel(method, subject), options.timeoutMs));
-      const controller = this.#spareControllers.pop() ?? new AbortController();
-      const unlink = subscribeAbort(scope, (reason) => controller.abort(reason));
-      try {
-        return await request(conn, this.#requestOptions(controller.signal, options));
-      } catch (error) {
-        if (scope.aborted) throw abortError(scope, this.#requestLabel(method, subject), options.timeoutMs);
-        const what = subject === undefined ? method : `${method} ${subject}`;
-        if (attempt === 0 && !this.#closed && this.#isConnectionFailure(conn)) {
-          this.#opts.ctx.logger.debug?.(`${this.#label}: connection failed during ${what}; reconnecting`, {
-            manual: this.manualName,
-          });
-          this.#drop(conn);
-          continue;
-        }
-        throw await this.#mapError(error, conn, what, method === 'tools/call' ? subject : undefined);
-      } finally {
-        unlink();
-        // The SDK removed its listener when the request settled; an aborted controller is never reused.
-        if (!controller.signal.aborted && this.#spareControllers.length < MAX_SPARE_CONTROLLERS)
-          this.#spareControllers.push(controller);
-      }
+    if (scope.aborted) throw abortError(scope, this.#requestLabel(method, subject), options.timeoutMs);
+    const open = !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
+    const conn =
+      open ?? (await raceSignal(this.#connection(), scope, this.#requestLabel(method, subject), options.timeoutMs));
+    const controller = this.#spareControllers.pop() ?? new AbortController();
+    const unlink = subscribeAbort(scope, (reason) => controller.abort(reason));
+    try {
+      return await request(conn, this.#requestOptions(controller.signal, options));
+    } catch (error) {
+      return this.#recover(error, conn, first, method, subject, options, request);
+    } finally {
+      this.#release(controller, unlink);
     }
+  }
+
+  /**
+   * A failed request: the caller's abort wins; a connection failure on the first attempt reopens the connection and
+   * retries once; anything else becomes a typed error.
+   */
+  async #recover<T>(
+    error: unknown,
+    conn: Connection,
+    attempt: number,
+    method: string,
+    subject: string | undefined,
+    options: SessionCallOptions,
+    request: (conn: Connection, req: RequestOptions) => Promise<T>,
+  ): Promise<T> {
+    const scope = options.scope;
+    if (scope.aborted) throw abortError(scope, this.#requestLabel(method, subject), options.timeoutMs);
+    const what = subject === undefined ? method : `${method} ${subject}`;
+    if (attempt === 0 && !this.#closed && this.#isConnectionFailure(conn)) {
+      this.#opts.ctx.logger.debug?.(`${this.#label}: connection failed during ${what}; reconnecting`, {
+        manual: this.manualName,
+      });
+      this.#drop(conn);
+      return this.#runFrom(1, method, subject, options, request);
+    }
+    throw await this.#mapError(error, conn, what, method === 'tools/call' ? subject : undefined);
+  }
+
+  /**
+   * The request settled: the caller's deadline stops pointing at the controller, which goes back to the pool unless
+   * it was aborted (the SDK removed its listener when the request settled). Called once per request.
+   */
+  #release(controller: AbortController, unlink: () => void): void {
+    unlink();
+    if (!controller.signal.aborted && this.#spareControllers.length < MAX_SPARE_CONTROLLERS)
+      this.#spareControllers.push(controller);
   }
 
   #requestLabel(method: string, subject: string | undefined): string {

@@ -170,22 +170,39 @@ export class McpTransport implements Transport<McpCallTemplate> {
 
   // ------------------------------------------------------------------ calls
 
-  async callTool(tool: Tool, args: JsonObject, template: McpCallTemplate, options: CallOptions): Promise<unknown> {
-    this.#assertOpen();
-    const manualName = options.manualName;
-    const target = this.#target(tool, template, manualName);
-    const { candidates, toolName } = target;
-    const callOptions: SessionCallOptions = {
-      scope: callScope(options),
-      timeoutMs: options.timeoutMs,
-      onProgress: options.onProgress,
-    };
-    const remoteSource = options.remoteSource === true;
-    if (target.named && !target.resource) {
-      const session = this.#sessionFor(manualName, template, candidates[0], remoteSource);
-      const result = await session.callTool(toolName, args, callOptions);
-      return options.raw ? result : mapToolResult(result, target.label!);
+  callTool(tool: Tool, args: JsonObject, template: McpCallTemplate, options: CallOptions): Promise<unknown> {
+    try {
+      this.#assertOpen();
+      const target = this.#target(tool, template, options.manualName);
+      const callOptions: SessionCallOptions = {
+        scope: callScope(options),
+        timeoutMs: options.timeoutMs,
+        onProgress: options.onProgress,
+      };
+      if (!target.named || target.resource) return this.#callSearching(target, args, callOptions, options);
+      // A tool of a known server (the common case): one promise chain, no async frame.
+      const session = this.#sessionFor(
+        target.manualName,
+        template,
+        target.candidates[0],
+        options.remoteSource === true,
+      );
+      const pending = session.callTool(target.toolName, args, callOptions);
+      return options.raw ? pending : pending.then((result) => mapToolResult(result, target.label!));
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** A bare tool name (servers searched in config order) or a resource read. */
+  async #callSearching(
+    target: CallTarget,
+    args: JsonObject,
+    callOptions: SessionCallOptions,
+    options: CallOptions,
+  ): Promise<unknown> {
+    const { candidates, toolName, manualName, template } = target;
+    const remoteSource = options.remoteSource === true;
     const sessionOf = (name: string) => this.#sessionFor(manualName, template, name, remoteSource);
 
     if (target.resource) {
