@@ -72,3 +72,19 @@ describe('import cost of the agent entry', () => {
     },
   );
 });
+
+describe('import cost of the CLI, the MCP bridge and the internal entry', () => {
+  for (const entry of ['cli/main.js', 'mcp/index.js', 'internal.js']) {
+    it.runIf(existsSync(resolve(DIST, entry)))(
+      `${entry} statically imports no heavy dependency (undici loads with the first download: utcp-kit/internal/http)`,
+      () => {
+        const { files, packages } = staticGraph(resolve(DIST, entry));
+        expect([...packages].filter((p) => HEAVY.includes(p))).toEqual([]);
+        const loaded = [...files].map((f) => f.slice(DIST.length + 1));
+        expect(loaded.filter((f) => f === 'internal-http.js' || f === 'transports/shared/http-exchange.js')).toEqual(
+          [],
+        );
+      },
+    );
+  }
+});

@@ -1273,17 +1273,6 @@ export declare function toolCallsTurn(...calls: Array<{
 export declare function abortError(signal: AbortSource, what: string, timeoutMs?: number): UtcpError;
 // assertUrlAllowed
 export declare function assertUrlAllowed(url: string | URL, context: string, kind?: UrlKind): URL;
-// BufferedExchangeOptions
-export interface BufferedExchangeOptions extends HttpExchangeOptions {
-    mode?: 'buffered';
-    maxBytes: number;
-    errorBodyBytes?: number;
-}
-// BufferedHttpResponse
-export interface BufferedHttpResponse extends HttpExchangeResponse {
-    bytes: Uint8Array;
-    truncated: boolean;
-}
 // ClientDefaults
 export interface ClientDefaults {
     transports: Record<string, TransportEntry>;
@@ -1296,10 +1285,6 @@ export declare function completeLogger(logger: Logger | undefined): Required<Log
 export declare function createDeadline(parents: MaybeSignal | readonly MaybeSignal[], timeoutMs: number | null | undefined, what: string, options?: {
     armable?: boolean;
 }): Deadline;
-// createHttpDispatcher
-export declare function createHttpDispatcher(options?: RoutingDispatcherOptions): RoutingDispatcher;
-// CROSS_ORIGIN_SAFE_HEADERS
-export declare const CROSS_ORIGIN_SAFE_HEADERS: ReadonlySet<string>;
 // Deadline
 export declare class Deadline {
     #private;
@@ -1324,6 +1309,123 @@ export declare class Deadline {
 export declare const DEFAULT_LIMITS: Readonly<Limits>;
 // destroyBody
 export declare function destroyBody(body: ResponseBody | undefined): void;
+// isLoopbackAddress
+export declare function isLoopbackAddress(address: string): boolean;
+// isLoopbackLike
+export declare function isLoopbackLike(urlOrHost: string | URL): boolean;
+// isLoopbackLiteral
+export declare function isLoopbackLiteral(urlOrHost: string | URL): boolean;
+// isTimeoutReason
+export declare function isTimeoutReason(reason: unknown): boolean;
+// Limits
+export interface Limits {
+    max_response_bytes: number;
+    max_document_bytes: number;
+    max_stream_item_bytes: number;
+    stream_idle_timeout_ms: number;
+    max_redirects: number;
+    max_yaml_aliases: number;
+    max_schema_nodes: number;
+    max_list_pages: number;
+    max_openapi_schema_work: number;
+    max_openapi_expansion_factor: number;
+    max_openapi_output_nodes: number;
+    max_connections_per_origin: number;
+}
+// loadConfig
+export declare function loadConfig(input: UtcpClientConfig | string | undefined, rootDir: string): Promise<LoadedConfig>;
+// LoadedConfig
+export interface LoadedConfig {
+    config: UtcpClientConfig & {
+        manual_call_templates: Array<CallTemplateBase & Record<string, unknown>>;
+        variables: Record<string, string>;
+    };
+    postProcessing: PostProcessorConfig[];
+    warnings: string[];
+}
+// LookupFunction
+export type LookupFunction = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
+// namespacedKey
+export declare function namespacedKey(manualName: string, name: string): string;
+// parseDotenv
+export declare function parseDotenv(text: string, env?: NodeJS.ProcessEnv): Record<string, string>;
+// raceSignal
+export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T>;
+// readBodyCapped
+export declare function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array>;
+// resolveLimits
+export declare function resolveLimits(partial: Partial<Limits> | undefined): Limits;
+// ResponseBody
+export interface ResponseBody extends AsyncIterable<Uint8Array> {
+    destroy(error?: Error): unknown;
+    arrayBuffer?(): Promise<ArrayBuffer>;
+    on?(event: 'error', listener: (error: Error) => void): unknown;
+}
+// sanitizeManualName
+export declare function sanitizeManualName(name: string): string;
+// settleError
+export declare function settleError(error: unknown, signal: AbortSource, what: string, timeoutMs?: number): unknown;
+// throwIfAborted
+export declare function throwIfAborted(signal: AbortSource, what: string, timeoutMs?: number): void;
+// TimeoutScope
+export interface TimeoutScope {
+    readonly signal: AbortSignal;
+    readonly source: AbortSource;
+    clearTimer(): void;
+    dispose(): void;
+}
+// UtcpClientBase
+export declare class UtcpClientBase {
+    #private;
+    readonly rootDir: string;
+    readonly config: UtcpClientConfig;
+    readonly initialRegistrations: RegisterManualResult[];
+    readonly configWarnings: string[];
+    constructor(rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults);
+    protected static createWith<C extends UtcpClientBase>(this: new (rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults) => C, defaults: ClientDefaults, rootDir: string | undefined, config: UtcpClientConfig | string | undefined, options?: UtcpClientOptions): Promise<C>;
+    get transportTypes(): string[];
+    registerManual(template: CallTemplateBase | Record<string, unknown>, options?: RegisterOptions): Promise<RegisterManualResult>;
+    registerManuals(templates: ReadonlyArray<CallTemplateBase | Record<string, unknown>>, options?: RegisterOptions): Promise<RegisterManualResult[]>;
+    registerFunctions(manualName: string, functions: readonly DirectFunction[]): Promise<RegisterManualResult>;
+    registerCallable(name: string, callable: DirectCallable): void;
+    deregisterManual(name: string): Promise<boolean>;
+    refreshManual(name: string, options?: RegisterOptions): Promise<RegisterManualResult>;
+    onCatalogChange(listener: (event: CatalogChangeEvent) => void): () => void;
+    getTool(name: string): Promise<Tool | undefined>;
+    getTools(): Promise<Tool[]>;
+    getManualNames(): Promise<string[]>;
+    getManual(name: string): Promise<import("./repository.js").StoredManual | undefined>;
+    searchTools(query: string, limitOrOptions?: number | SearchOptions, anyOfTagsRequired?: string[] | null): Promise<Tool[]>;
+    getRequiredVariablesForManualAndTools(template: CallTemplateBase | Record<string, unknown>): Promise<string[]>;
+    getRequiredVariablesForRegisteredTool(toolName: string): Promise<string[]>;
+    callTool<T = unknown>(name: string, args?: JsonObject, options?: CallToolOptions): Promise<T>;
+    callToolStreaming<T = unknown>(name: string, args?: JsonObject, options?: CallToolOptions): AsyncGenerator<T, void, undefined>;
+    [Symbol.asyncDispose](): Promise<void>;
+    close(): Promise<void>;
+    onClose(hook: () => void | Promise<void>): () => void;
+    get closed(): boolean;
+}
+// withTimeout
+export declare function withTimeout(signal: AbortSource, timeoutMs: number | null | undefined, what: string): TimeoutScope & {
+    readonly source: AbortSource;
+};
+
+// ---- utcp-kit/internal/http
+// BufferedExchangeOptions
+export interface BufferedExchangeOptions extends HttpExchangeOptions {
+    mode?: 'buffered';
+    maxBytes: number;
+    errorBodyBytes?: number;
+}
+// BufferedHttpResponse
+export interface BufferedHttpResponse extends HttpExchangeResponse {
+    bytes: Uint8Array;
+    truncated: boolean;
+}
+// createHttpDispatcher
+export declare function createHttpDispatcher(options?: RoutingDispatcherOptions): RoutingDispatcher;
+// CROSS_ORIGIN_SAFE_HEADERS
+export declare const CROSS_ORIGIN_SAFE_HEADERS: ReadonlySet<string>;
 // DispatcherChoice
 export type DispatcherChoice = Dispatcher | ((remote: boolean) => Dispatcher);
 // exchangeFetch
@@ -1388,60 +1490,8 @@ export interface HttpExchangeResponse {
     headers: IncomingHttpHeaders;
     url: URL;
 }
-// isLoopbackAddress
-export declare function isLoopbackAddress(address: string): boolean;
-// isLoopbackLike
-export declare function isLoopbackLike(urlOrHost: string | URL): boolean;
-// isLoopbackLiteral
-export declare function isLoopbackLiteral(urlOrHost: string | URL): boolean;
-// isTimeoutReason
-export declare function isTimeoutReason(reason: unknown): boolean;
-// Limits
-export interface Limits {
-    max_response_bytes: number;
-    max_document_bytes: number;
-    max_stream_item_bytes: number;
-    stream_idle_timeout_ms: number;
-    max_redirects: number;
-    max_yaml_aliases: number;
-    max_schema_nodes: number;
-    max_list_pages: number;
-    max_openapi_schema_work: number;
-    max_openapi_expansion_factor: number;
-    max_openapi_output_nodes: number;
-    max_connections_per_origin: number;
-}
-// loadConfig
-export declare function loadConfig(input: UtcpClientConfig | string | undefined, rootDir: string): Promise<LoadedConfig>;
-// LoadedConfig
-export interface LoadedConfig {
-    config: UtcpClientConfig & {
-        manual_call_templates: Array<CallTemplateBase & Record<string, unknown>>;
-        variables: Record<string, string>;
-    };
-    postProcessing: PostProcessorConfig[];
-    warnings: string[];
-}
-// LookupFunction
-export type LookupFunction = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
-// namespacedKey
-export declare function namespacedKey(manualName: string, name: string): string;
 // networkError
 export declare function networkError(cause: unknown, signal: AbortSource | undefined, what: string, url: URL | string, timeoutMs?: number): Error;
-// parseDotenv
-export declare function parseDotenv(text: string, env?: NodeJS.ProcessEnv): Record<string, string>;
-// raceSignal
-export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T>;
-// readBodyCapped
-export declare function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array>;
-// resolveLimits
-export declare function resolveLimits(partial: Partial<Limits> | undefined): Limits;
-// ResponseBody
-export interface ResponseBody extends AsyncIterable<Uint8Array> {
-    destroy(error?: Error): unknown;
-    arrayBuffer?(): Promise<ArrayBuffer>;
-    on?(event: 'error', listener: (error: Error) => void): unknown;
-}
 // RoutingDispatcher
 export declare class RoutingDispatcher extends Dispatcher {
     #private;
@@ -1463,10 +1513,6 @@ export interface RoutingDispatcherOptions {
     remote?: boolean;
     connections?: number;
 }
-// sanitizeManualName
-export declare function sanitizeManualName(name: string): string;
-// settleError
-export declare function settleError(error: unknown, signal: AbortSource, what: string, timeoutMs?: number): unknown;
 // StreamedHttpResponse
 export interface StreamedHttpResponse extends HttpExchangeResponse {
     body: ResponseBody;
@@ -1475,47 +1521,3 @@ export interface StreamedHttpResponse extends HttpExchangeResponse {
 export interface StreamExchangeOptions extends HttpExchangeOptions {
     mode: 'stream';
 }
-// throwIfAborted
-export declare function throwIfAborted(signal: AbortSource, what: string, timeoutMs?: number): void;
-// TimeoutScope
-export interface TimeoutScope {
-    readonly signal: AbortSignal;
-    readonly source: AbortSource;
-    clearTimer(): void;
-    dispose(): void;
-}
-// UtcpClientBase
-export declare class UtcpClientBase {
-    #private;
-    readonly rootDir: string;
-    readonly config: UtcpClientConfig;
-    readonly initialRegistrations: RegisterManualResult[];
-    readonly configWarnings: string[];
-    constructor(rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults);
-    protected static createWith<C extends UtcpClientBase>(this: new (rootDir: string, loaded: LoadedConfig, options: UtcpClientOptions, defaults: ClientDefaults) => C, defaults: ClientDefaults, rootDir: string | undefined, config: UtcpClientConfig | string | undefined, options?: UtcpClientOptions): Promise<C>;
-    get transportTypes(): string[];
-    registerManual(template: CallTemplateBase | Record<string, unknown>, options?: RegisterOptions): Promise<RegisterManualResult>;
-    registerManuals(templates: ReadonlyArray<CallTemplateBase | Record<string, unknown>>, options?: RegisterOptions): Promise<RegisterManualResult[]>;
-    registerFunctions(manualName: string, functions: readonly DirectFunction[]): Promise<RegisterManualResult>;
-    registerCallable(name: string, callable: DirectCallable): void;
-    deregisterManual(name: string): Promise<boolean>;
-    refreshManual(name: string, options?: RegisterOptions): Promise<RegisterManualResult>;
-    onCatalogChange(listener: (event: CatalogChangeEvent) => void): () => void;
-    getTool(name: string): Promise<Tool | undefined>;
-    getTools(): Promise<Tool[]>;
-    getManualNames(): Promise<string[]>;
-    getManual(name: string): Promise<import("./repository.js").StoredManual | undefined>;
-    searchTools(query: string, limitOrOptions?: number | SearchOptions, anyOfTagsRequired?: string[] | null): Promise<Tool[]>;
-    getRequiredVariablesForManualAndTools(template: CallTemplateBase | Record<string, unknown>): Promise<string[]>;
-    getRequiredVariablesForRegisteredTool(toolName: string): Promise<string[]>;
-    callTool<T = unknown>(name: string, args?: JsonObject, options?: CallToolOptions): Promise<T>;
-    callToolStreaming<T = unknown>(name: string, args?: JsonObject, options?: CallToolOptions): AsyncGenerator<T, void, undefined>;
-    [Symbol.asyncDispose](): Promise<void>;
-    close(): Promise<void>;
-    onClose(hook: () => void | Promise<void>): () => void;
-    get closed(): boolean;
-}
-// withTimeout
-export declare function withTimeout(signal: AbortSource, timeoutMs: number | null | undefined, what: string): TimeoutScope & {
-    readonly source: AbortSource;
-};

@@ -398,7 +398,10 @@ export async function convertCommand(
   let specUrl: string | undefined;
   if (/^https?:\/\//i.test(input)) {
     // The library's download path (utcp-kit/internal): URL policy, redirects re-checked per hop, size cap, proxy, deadline.
-    const { createHttpDispatcher, fetchDocument, DEFAULT_LIMITS } = await import('../internal.js');
+    const [{ createHttpDispatcher, fetchDocument }, { DEFAULT_LIMITS }] = await Promise.all([
+      import('../internal-http.js'),
+      import('../internal.js'),
+    ]);
     const dispatcher = createHttpDispatcher();
     try {
       const doc = await fetchDocument(input, {

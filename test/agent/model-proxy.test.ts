@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openAIChatModel, runAgent, userMessage } from '../../src/agent/index.js';
-import { createHttpDispatcher } from '../../src/internal.js';
+import { createHttpDispatcher } from '../../src/internal-http.js';
 import { TEST_CERT_PATH, json, startHttpsServer, startServer, type TestServer } from '../fixtures/http/server.js';
 import { openAIText, startLlmServer, type LlmServer } from './helpers/llm-server.js';
 import { weatherClient, type WeatherClient } from './helpers/weather-client.js';

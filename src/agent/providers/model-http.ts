@@ -177,11 +177,16 @@ export function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
   );
 }
 
-type Internal = typeof import('../../internal.js');
+type Internal = typeof import('../../internal.js') & typeof import('../../internal-http.js');
 let internalModule: Promise<Internal> | undefined;
-/** The HTTP exchange, dispatcher and deadline helper (`utcp-kit/internal`, which loads undici), on first request. */
+/**
+ * The HTTP exchange and dispatcher (`utcp-kit/internal/http`, which loads undici) and the deadline helper
+ * (`utcp-kit/internal`), on first request.
+ */
 function loadInternal(): Promise<Internal> {
-  internalModule ??= import('../../internal.js');
+  internalModule ??= Promise.all([import('../../internal.js'), import('../../internal-http.js')]).then(
+    ([light, http]) => ({ ...light, ...http }),
+  );
   return internalModule;
 }
 
