@@ -1198,9 +1198,7 @@ export interface PgliteLike {
         rows: T[];
     }>;
     transaction<T>(fn: (tx: {
-        query<R>(sql: string, params?: unknown[], options?: {
-            blob?: Blob;
-        }): Promise<{
+        query<R>(sql: string, params?: unknown[]): Promise<{
             rows: R[];
         }>;
     }) => Promise<T>): Promise<T>;

@@ -83,7 +83,7 @@ export interface ToolDocument {
  * Weighted terms of a tool: its bare name (A), tags (B), description (C) and manual name (D), from the same tokenizer
  * as the in-memory search, so both stores agree on what a word is.
  */
-export function toolDocument(tool: Tool): ToolDocument {
+export function toolDocument(tool: Tool, terms: TermCache = new Map()): ToolDocument {
   const dot = tool.name.indexOf('.');
   const bare = dot === -1 ? tool.name : tool.name.slice(dot + 1);
   const tags = (tool.tags ?? []).map(String);
@@ -92,12 +92,24 @@ export function toolDocument(tool: Tool): ToolDocument {
     tags: textArrayLiteral(tags.map((t) => t.toLowerCase())),
     doc: tsvectorLiteral([
       nameTerms,
-      tags.flatMap((t) => tokenize(t)),
+      tags.length === 1 ? cachedTerms(tags[0], terms) : tags.flatMap((t) => cachedTerms(t, terms)),
       tokenize(typeof tool.description === 'string' ? tool.description : ''),
-      dot === -1 ? [] : tokenize(tool.name.slice(0, dot)),
+      dot === -1 ? [] : cachedTerms(tool.name.slice(0, dot), terms),
     ]),
     nameTerms,
   };
+}
+
+/** Terms of tags and manual names, which repeat across a manual's tools: one cache per save. */
+export type TermCache = Map<string, readonly string[]>;
+
+function cachedTerms(text: string, cache: TermCache): readonly string[] {
+  let terms = cache.get(text);
+  if (terms === undefined) {
+    terms = tokenize(text);
+    cache.set(text, terms);
+  }
+  return terms;
 }
 
 /** Name terms worth matching misspellings against: not pure numbers (an id in a name is no word). */

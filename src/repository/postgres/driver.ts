@@ -13,13 +13,14 @@ export interface SqlRunner {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
 }
 
-/** A transaction: statements, plus COPY of rows in PostgreSQL's text format. */
+/** A transaction: statements, plus (on a server) COPY of rows in PostgreSQL's text format. */
 export interface SqlTransaction extends SqlRunner {
   /**
    * Runs `COPY … FROM STDIN` (`sql` without the `FROM` part) with `data`: lines of tab-separated, escaped values.
    * The data is pulled as the server takes it, so building the next piece overlaps with the server's work.
+   * Absent on PGlite, where multi-row INSERTs cost less (docs/design/repository-postgres.md#bulk-insert).
    */
-  copyFrom(sql: string, data: Iterable<string>): Promise<void>;
+  copyFrom?(sql: string, data: Iterable<string>): Promise<void>;
 }
 
 export interface SqlDriver extends SqlRunner {
@@ -210,9 +211,7 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
 export interface PgliteLike {
   query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
   transaction<T>(
-    fn: (tx: {
-      query<R>(sql: string, params?: unknown[], options?: { blob?: Blob }): Promise<{ rows: R[] }>;
-    }) => Promise<T>,
+    fn: (tx: { query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> }) => Promise<T>,
   ): Promise<T>;
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -248,10 +247,6 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
       return db.transaction((tx) =>
         fn({
           query: async (sql, params) => (await tx.query(sql, params)).rows as never[],
-          // PGlite reads COPY data from the blob given with the statement.
-          async copyFrom(sql, data) {
-            await tx.query(`${sql} FROM '/dev/blob'`, [], { blob: new Blob([...data]) });
-          },
         }),
       );
     },

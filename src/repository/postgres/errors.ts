@@ -21,9 +21,12 @@ const NETWORK_CODES = new Set([
   'ENOENT', // a Unix socket path that does not exist
 ]);
 
-/** node-postgres reports a broken or refused connection with these messages and no code. */
+/**
+ * node-postgres reports a broken or refused connection with these messages and no code (`SASL: …`: the server asked
+ * for a password and the connection string has none).
+ */
 const CONNECTION_MESSAGES =
-  /Connection terminated|timeout expired|connection timeout|Client has encountered a connection error|Client was closed|not queryable|Cannot use a pool after calling end/i;
+  /Connection terminated|timeout expired|connection timeout|Client has encountered a connection error|Client was closed|not queryable|Cannot use a pool after calling end|^SASL: /i;
 
 /** The part of a driver error we read. */
 interface DriverError {

@@ -25,7 +25,7 @@ import {
 } from './driver.js';
 import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './errors.js';
 import { MIGRATIONS, MigrationFailure, migrate } from './migrations.js';
-import { DOCUMENT_FORMAT, isVocabularyTerm, toolDocument } from './documents.js';
+import { DOCUMENT_FORMAT, isVocabularyTerm, type TermCache, toolDocument } from './documents.js';
 
 export interface PostgresToolRepositoryOptions {
   /** `postgres://…` of a PostgreSQL server. Exactly one of `connectionString`, `pglite` or `driver`. */
@@ -54,6 +54,8 @@ const RANK_WEIGHTS = '{0.15,0.35,1,1}';
 const RANK_NORM = 1;
 /** Tools per piece of COPY data: the next piece is built while the server stores this one. */
 const COPY_BATCH = 500;
+/** Tools per INSERT statement on PGlite. */
+const INSERT_CHUNK = 2500;
 /** A save or removal deleting at least this many tool rows, and ... */
 const VACUUM_MIN_ROWS = 2000;
 /** ... at least this fraction of the catalog's tools, is followed by VACUUM (ANALYZE) of the tools table. */
@@ -271,12 +273,13 @@ export class PostgresToolRepository implements ToolRepository {
     }
     const toolsHash = fingerprint.digest('base64');
     const vocabulary = new Set<string>();
+    const terms: TermCache = new Map();
     const manualName = copyText(name);
     // COPY rows, built as the server takes them (docs/design/repository-postgres.md#bulk-insert).
     function* rows(): Generator<string> {
       let out = '';
       for (let i = 0; i < tools.length; i++) {
-        const d = toolDocument(tools[i]);
+        const d = toolDocument(tools[i], terms);
         for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
         out += `${copyText(tools[i].name)}\t${manualName}\t${copyText(json[i])}\t${copyText(d.tags)}\t${d.doc}\n`;
         if ((i + 1) % COPY_BATCH === 0) {
@@ -316,7 +319,35 @@ export class PostgresToolRepository implements ToolRepository {
       if (!unchanged) {
         await tx.query(`DELETE FROM ${S}.tools WHERE manual_name = $1`, [name]);
         if (tools.length > 0) {
-          await tx.copyFrom(`COPY ${S}.tools (name, manual_name, tool, tags_lower, doc)`, rows());
+          // As the INSERT path always did: GIN merges its pending list into the index in batches of work_mem, and the
+          // INSERT's function scan buffers its rows (docs/design/repository-postgres.md#bulk-insert).
+          if (tools.length >= 1000) await tx.query(`SET LOCAL work_mem = '64MB'`);
+          if (tx.copyFrom) await tx.copyFrom(`COPY ${S}.tools (name, manual_name, tool, tags_lower, doc)`, rows());
+          else {
+            // PGlite: multi-row INSERTs, the tool documents as one JSON array per chunk (split by the server, each
+            // element stored as written) and the search columns as parallel text arrays, zipped by ROWS FROM.
+            for (let from = 0; from < tools.length; from += INSERT_CHUNK) {
+              const to = Math.min(tools.length, from + INSERT_CHUNK);
+              const names: string[] = [];
+              const tags: string[] = [];
+              const docs: string[] = [];
+              for (let i = from; i < to; i++) {
+                const d = toolDocument(tools[i], terms);
+                for (const term of d.nameTerms) if (isVocabularyTerm(term)) vocabulary.add(term);
+                names.push(tools[i].name);
+                tags.push(d.tags);
+                docs.push(d.doc);
+              }
+              await tx.query(
+                `INSERT INTO ${S}.tools (name, manual_name, tool, tags_lower, doc)
+                 SELECT r.name, $1, r.tool, r.tags::text[], r.doc::tsvector
+                 FROM ROWS FROM (unnest($2::text[], $3::text[], $4::text[]), json_array_elements($5::json))
+                   WITH ORDINALITY AS r(name, tags, doc, tool, i)
+                 ORDER BY r.i`,
+                [name, names, tags, docs, `[${json.slice(from, to).join(',')}]`],
+              );
+            }
+          }
           // Words new to the catalog; sorted, so two saves adding the same words lock them in one order.
           await tx.query(
             `INSERT INTO ${S}.name_terms (term) SELECT t FROM unnest($1::text[]) AS t ORDER BY t ON CONFLICT DO NOTHING`,

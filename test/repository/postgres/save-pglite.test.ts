@@ -1,10 +1,12 @@
 /**
- * saveManual on PGlite (docs/design/repository-postgres.md#bulk-insert): COPY keeps every tool byte for byte
- * whatever characters it holds, and a save whose tools are unchanged keeps the stored rows.
+ * saveManual on PGlite (docs/design/repository-postgres.md#bulk-insert): every tool is kept byte for byte whatever
+ * characters it holds, and a save whose tools are unchanged keeps the stored rows. server.test.ts runs the
+ * byte-for-byte case through COPY on a real server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresToolRepository } from '../../../src/repository/postgres/postgres-repository.js';
 import { closeSharedPglite, freshSchema, sharedPglite } from '../../helpers/pglite.js';
+import { expectOddToolsKept } from './odd-tools.js';
 
 // Starting PGlite takes seconds, far more on a loaded machine: done once, outside the tests' own time limit.
 beforeAll(() => sharedPglite(), 180_000);
@@ -20,30 +22,12 @@ const tool = (name: string, description: string, tags: string[] = []) => ({
   tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:1/x?a=\\N', http_method: 'GET' },
 });
 
-describe('saveManual with COPY (PGlite)', () => {
+describe('saveManual (PGlite)', () => {
   it('stores tools with tabs, newlines, backslashes, \\N, quotes and non-ASCII byte for byte, and finds them', async () => {
     const db = await sharedPglite();
     const repo = new PostgresToolRepository({ pglite: { instance: db }, schema: freshSchema('copy'), listen: false });
     try {
-      const tools = [
-        tool('m.tab\there', 'line one\nline two\r\nwith a \\ backslash and \\N and \\.', [
-          'Tag\tOne',
-          'back\\slash',
-          'q"uote',
-        ]),
-        tool('m.\\N', '\\.'),
-        tool('m.ünïcödé_wörds', 'Grüße, 天気予報, emoji 🌦 and \u2028 separator', ['天気']),
-        tool('m.empty', ''),
-      ];
-      await repo.saveManual('m', template, { utcp_version: '1.0.0', manual_version: '1', tools });
-      const stored = await repo.getManual('m');
-      expect(JSON.stringify(stored?.manual.tools)).toBe(JSON.stringify(tools));
-      expect(await repo.getTool('m.tab\there')).toEqual(tools[0]);
-      expect((await repo.searchTools('backslash', { limit: 5 })).map((t) => t.name)).toEqual(['m.tab\there']);
-      expect((await repo.searchTools('grüße', { limit: 5 })).map((t) => t.name)).toEqual(['m.ünïcödé_wörds']);
-      expect((await repo.searchTools('', { limit: 0, anyOfTagsRequired: ['tag\tone'] })).map((t) => t.name)).toEqual([
-        'm.tab\there',
-      ]);
+      await expectOddToolsKept(repo);
     } finally {
       await repo.close();
     }

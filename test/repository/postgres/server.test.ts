@@ -20,6 +20,7 @@ import { PostgresToolRepository } from '../../../src/repository/postgres/postgre
 import { freshSchema } from '../../helpers/pglite.js';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres-server.js';
 import { repositorySearchSuite } from '../search-suite.js';
+import { expectOddToolsKept } from './odd-tools.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const WORKER = join(here, '../../fixtures/postgres/worker.mjs');
@@ -400,6 +401,19 @@ describe('one catalog on a real server', () => {
         await repo.close();
       }
     }, 60_000);
+
+    it('COPY keeps tools with tabs, line breaks, backslashes, \\N, quotes and non-ASCII byte for byte', async () => {
+      const repo = new PostgresToolRepository({
+        connectionString: server.url,
+        schema: freshSchema('odd'),
+        listen: false,
+      });
+      try {
+        await expectOddToolsKept(repo);
+      } finally {
+        await repo.close();
+      }
+    });
 
     it('a replace that deletes many rows is followed by VACUUM (ANALYZE), so searches do not wade through dead rows', async () => {
       const schema = freshSchema('vac');
