@@ -1,6 +1,6 @@
 // One cold registration in a fresh process (spawned by bench/search.ts): plain JavaScript, no loader hooks,
 // so module loading is what a user's process sees. Prints {"register": ms, "firstSearch": ms} on stdout.
-// argv: <kit|sdk> <manual URL or path of a file holding the manual text>
+// argv: <kit|sdk|parse> <manual URL or path of a file holding the manual text>
 import { readFileSync } from 'node:fs';
 
 const [subject, source] = process.argv.slice(2);
@@ -24,6 +24,12 @@ if (subject === 'kit') {
   out.register = t2 - t1;
   out.firstSearch = performance.now() - t2;
   await client.close();
+} else if (subject === 'parse') {
+  // The floor of any client that reads the manual as JSON text: JSON.parse alone, in a fresh process.
+  const content = readFileSync(source, 'utf8');
+  const t0 = performance.now();
+  globalThis.parsed = JSON.parse(content);
+  out.parse = performance.now() - t0;
 } else {
   const t0 = performance.now();
   const sdk = await import('@utcp/sdk');

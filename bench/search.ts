@@ -193,7 +193,7 @@ async function official(n: number, rows: Row[], rounds: number, maxRegisterN: nu
 }
 
 /** Runs bench/cold-register.mjs in a fresh process; returns its timings. */
-async function coldChild(subject: 'kit' | 'sdk', source: string): Promise<Record<string, number>> {
+async function coldChild(subject: 'kit' | 'sdk' | 'parse', source: string): Promise<Record<string, number>> {
   const { execFile } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const script = fileURLToPath(new URL('./cold-register.mjs', import.meta.url));
@@ -221,14 +221,17 @@ async function cold(rows: Row[], rounds: number) {
   try {
     const kitRuns: Record<string, number>[] = [];
     const sdkRuns: Record<string, number>[] = [];
+    const parseRuns: Record<string, number>[] = [];
     for (let i = 0; i < rounds; i++) {
       kitRuns.push(await coldChild('kit', file));
       sdkRuns.push(await coldChild('sdk', server.url));
+      parseRuns.push(await coldChild('parse', file));
     }
     const med = (runs: Record<string, number>[], k: string) => stats(runs.map((r) => r[k]));
     const reg = med(kitRuns, 'register');
     const first = med(kitRuns, 'firstSearch');
     const sdkReg = med(sdkRuns, 'register');
+    const parse = med(parseRuns, 'parse').median;
     rows.push({
       suite: 'search',
       case: 'register 10000 tools, first time in a fresh process',
@@ -241,7 +244,11 @@ async function cold(rows: Row[], rounds: number) {
       ratio: sdkReg.median / reg.median,
       target: '< 120 ms, ≥ 25× the official SDK',
       met: reg.median < 120 && sdkReg.median / reg.median >= 25,
-      note: 'text manual (4.2 MB); includes loading the modules registration needs (the text transport and the http template validator, generated at build time: Ajv is not loaded) and JSON.parse of the text; the search index is built on the first search, next row',
+      note:
+        `text manual (${(content.length / 1e6).toFixed(1)} MB); includes loading the modules registration needs (the text transport and the http template validator, generated at build time: Ajv is not loaded) and JSON.parse of the text, which alone takes ${parse.toFixed(0)} ms in a fresh process (median of ${parseRuns.length}); the search index is built on the first search, next row` +
+        (reg.median < 120
+          ? ''
+          : `. Where the rest goes (CPU profiles, docs/design/performance.md#cold-registration): the garbage collection of the parsed document (every object survives into the old generation), and the per-tool normalisation, validation and storing of 10,000 tools running as not-yet-optimised code the first time; a registration of the same manual later in the process takes about half as long`),
     });
     rows.push({
       suite: 'search',
