@@ -139,11 +139,8 @@ describe('serveMcp over streamable HTTP', () => {
     expect(failed?.fields).toEqual({ tool: 'demo.fail', error: expect.stringContaining('disk is full') });
   });
 
-  it('serves an HTTP tool answering image/png as MCP image content', async () => {
-    const png = Buffer.from(
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-      'base64',
-    );
+  /** One HTTP tool answering `body` as `contentType`, registered, served over MCP HTTP and called by the SDK client. */
+  async function callHttpBodyTool(contentType: string, body: Buffer) {
     const api = await startServer((req, res) => {
       if (req.url === '/utcp')
         return json(res, {
@@ -151,47 +148,15 @@ describe('serveMcp over streamable HTTP', () => {
           manual_version: '1.0.0',
           tools: [
             {
-              name: 'chart',
-              description: 'A chart',
+              name: 'fetch',
+              description: 'Fetches a file',
               inputs: { type: 'object', properties: {} },
-              tool_call_template: { call_template_type: 'http', url: `${api.url}/chart.png`, http_method: 'GET' },
+              tool_call_template: { call_template_type: 'http', url: `${api.url}/file`, http_method: 'GET' },
             },
           ],
         });
-      res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.byteLength });
-      res.end(png);
-    });
-    onTestFinished(() => api.close());
-    const client = await UtcpClient.create({});
-    onTestFinished(() => client.close());
-    expect(
-      (await client.registerManual({ name: 'pics', call_template_type: 'http', url: `${api.url}/utcp` })).success,
-    ).toBe(true);
-    const handle = await serveMcp(client, { transport: 'http' });
-    onTestFinished(() => handle.close());
-    const mcp = await connect(handle.url!);
-    const result = await mcp.callTool({ name: 'pics.chart', arguments: {} });
-    expect(result).toEqual({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }] });
-  });
-
-  it('serves an HTTP tool answering binary data (application/zip) as an MCP blob resource, byte for byte', async () => {
-    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01]);
-    const api = await startServer((req, res) => {
-      if (req.url === '/utcp')
-        return json(res, {
-          utcp_version: '1.0.1',
-          manual_version: '1.0.0',
-          tools: [
-            {
-              name: 'archive',
-              description: 'An archive',
-              inputs: { type: 'object', properties: {} },
-              tool_call_template: { call_template_type: 'http', url: `${api.url}/a.zip`, http_method: 'GET' },
-            },
-          ],
-        });
-      res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.byteLength });
-      res.end(zip);
+      res.writeHead(200, { 'content-type': contentType, 'content-length': body.byteLength });
+      res.end(body);
     });
     onTestFinished(() => api.close());
     const client = await UtcpClient.create({});
@@ -202,7 +167,21 @@ describe('serveMcp over streamable HTTP', () => {
     const handle = await serveMcp(client, { transport: 'http' });
     onTestFinished(() => handle.close());
     const mcp = await connect(handle.url!);
-    const result = await mcp.callTool({ name: 'files.archive', arguments: {} });
+    return mcp.callTool({ name: 'files.fetch', arguments: {} });
+  }
+
+  it('serves an HTTP tool answering image/png as MCP image content', async () => {
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const result = await callHttpBodyTool('image/png', png);
+    expect(result).toEqual({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }] });
+  });
+
+  it('serves an HTTP tool answering binary data (application/zip) as an MCP blob resource, byte for byte', async () => {
+    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x01]);
+    const result = await callHttpBodyTool('application/zip', zip);
     expect(result).toEqual({
       content: [
         {

@@ -6,21 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresToolRepository } from '../../../src/repository/postgres/postgres-repository.js';
 import { closeSharedPglite, freshSchema, sharedPglite } from '../../helpers/pglite.js';
-import { expectOddToolsKept } from './odd-tools.js';
+import { expectOddToolsKept, oddTool as tool } from './odd-tools.js';
 
 // Starting PGlite takes seconds, far more on a loaded machine: done once, outside the tests' own time limit.
 beforeAll(() => sharedPglite(), 180_000);
 afterAll(closeSharedPglite);
 
 const template = { name: 'm', call_template_type: 'http' };
-const tool = (name: string, description: string, tags: string[] = []) => ({
-  name,
-  description,
-  tags,
-  inputs: { type: 'object', properties: { 'a\tb': { type: 'string', description: 'back\\slash "quoted"\n\r' } } },
-  outputs: {},
-  tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:1/x?a=\\N', http_method: 'GET' },
-});
 
 describe('saveManual (PGlite)', () => {
   it('stores tools with tabs, newlines, backslashes, \\N, quotes and non-ASCII byte for byte, and finds them', async () => {
