@@ -15,7 +15,7 @@ type MaybeSignal = AbortSignal | null | undefined;
 const armable = new WeakMap<AbortSignal, Deadline>();
 
 /** Node's largest timer (2^31 - 1 ms, about 24.8 days): a longer delay would fire after 1 ms, with a warning printed. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A delay a timer is armed for: finite, positive and within Node's range (a longer one means no deadline).

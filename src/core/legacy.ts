@@ -114,7 +114,6 @@ export function normalizeManual(
   // A provider file (go-utcp) names its type at the top and writes each tool's call fields inline.
   const inline = hooks?.spec?.(documentType(out) ?? manualType ?? '')?.inlineToolTemplate;
   const toolNotes: [message: string | undefined, note: string][] = [];
-  const scratch: string[] = [];
   out.tools = out.tools.map((tool, i) => {
     if (!isObj(tool)) return tool;
     let t: Obj = tool;
@@ -145,18 +144,11 @@ export function normalizeManual(
       delete t.parameters;
     }
     if (t.tool_call_template !== undefined && t.tool_call_template !== inherit) {
-      // Rewrites are pure (they only return a new object and add notes), so a template is first normalised
-      // without building its `where`; only one that gets notes is normalised again to word them
-      // (docs/design/performance.md#cold-registration).
-      let tpl = normalizeCallTemplate(t.tool_call_template, scratch, 'tool_call_template', hooks);
-      if (scratch.length > 0) {
-        scratch.length = 0;
-        const where = `tools[${i}].tool_call_template`;
-        const own: string[] = [];
-        tpl = normalizeCallTemplate(t.tool_call_template, own, where, hooks);
-        for (const note of own)
-          toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
-      }
+      const where = `tools[${i}].tool_call_template`;
+      const own: string[] = [];
+      const tpl = normalizeCallTemplate(t.tool_call_template, own, where, hooks);
+      for (const note of own)
+        toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
       if (tpl !== t.tool_call_template) {
         copy();
         t.tool_call_template = tpl;

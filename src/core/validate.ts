@@ -74,52 +74,14 @@ function checkFields(
   issues: ValidationIssue[],
 ): void {
   for (let i = 0; i < fields.length; i++) {
-    // Indexing, not `const [key, spec] =`: array destructuring goes through the iterator protocol, which costs
-    // a cold registration (code not yet optimised) measurable time over 100,000 fields.
-    const entry = fields[i];
-    const key = entry[0];
-    const spec = entry[1];
+    const [key, spec] = fields[i];
     const v = obj[key];
     if (v === undefined && !spec.required) continue;
-    checkField(v, spec, prefix, key, issues);
+    checkField(v, spec, prefix ? `${prefix}.${key}` : key, issues);
   }
 }
 
-/**
- * Checks one field. The path (`prefix.key`) is built only when there is an issue: registration checks every field
- * of every tool (10,000 for a large manual), and building each path up front was a measurable part of a cold
- * registration (docs/design/performance.md#cold-registration).
- */
-function checkField(value: unknown, spec: FieldSpec, prefix: string, key: string, issues: ValidationIssue[]): void {
-  if (value !== undefined && value !== null) {
-    if (fieldOk(value, spec)) return;
-  } else if (value === undefined ? !spec.required : spec.nullable) return;
-  reportField(value, spec, prefix ? `${prefix}.${key}` : key, issues);
-}
-
-/** The fast path of checkField: whether a present, non-null value is fine. */
-function fieldOk(value: unknown, spec: FieldSpec): boolean {
-  let ok: boolean;
-  switch (spec.kind) {
-    case 'string':
-      ok = typeof value === 'string';
-      break;
-    case 'nonempty':
-      ok = typeof value === 'string' && value.trim() !== '';
-      break;
-    case 'object':
-      ok = isPlainObject(value);
-      break;
-    case 'string[]':
-      ok = Array.isArray(value) && value.every((v) => typeof v === 'string');
-      break;
-    default:
-      return false; // the rarer kinds go through reportField, which finds nothing to report when they are fine
-  }
-  return ok && (!spec.oneOf || spec.oneOf.includes(value));
-}
-
-function reportField(value: unknown, spec: FieldSpec, path: string, issues: ValidationIssue[]): void {
+function checkField(value: unknown, spec: FieldSpec, path: string, issues: ValidationIssue[]): void {
   if (value === undefined) {
     if (spec.required) issues.push({ path, message: 'required' });
     return;
@@ -293,25 +255,26 @@ export interface ToolValidationResult {
 
 /** Validates one tool and fills its defaults (description "", inputs {}, outputs {}, tags []). Does not mutate the input. */
 export function validateTool(value: unknown, index: number, options: TemplateValidationOptions): ToolValidationResult {
-  const issues: ValidationIssue[] = [];
-  // The usual tool passes the direct checks of plainTool (named property reads, no loop over field specs) and only
-  // its template's own schema runs; any other tool gets the full checks, first without paths (no strings built for
-  // the tools that pass), and a tool with issues again with its path `tools[i]`, so every issue names it
-  // (docs/design/performance.md#cold-registration).
+  // The usual tool passes the direct checks of plainTool (named property reads, no loop over field specs, no path
+  // strings), and only its template's own schema runs; any other tool, or one with issues, gets the full checks
+  // with its path `tools[i]` (docs/design/performance.md#cold-registration).
   if (plainTool(value)) {
     const template = value.tool_call_template as Record<string, unknown>;
     const type = template.call_template_type as string;
-    if (options.templates.isKnown(type))
+    if (options.templates.isKnown(type)) {
+      const issues: ValidationIssue[] = [];
       options.templates.compiled(type)?.validate(template, 'tool_call_template', issues);
-    else issues.push({ path: '', message: 'unknown type' }); // reported with its path below
-  } else checkTool(value, '', options, issues);
-  if (issues.length > 0) {
-    issues.length = 0;
-    checkTool(value, `tools[${index}]`, options, issues);
-    return { issues };
+      if (issues.length === 0) return { tool: withDefaults(value), issues };
+    }
   }
-  const v = value as Record<string, unknown>;
-  const tool: Tool = {
+  const issues: ValidationIssue[] = [];
+  checkTool(value, `tools[${index}]`, options, issues);
+  return issues.length > 0 ? { issues } : { tool: withDefaults(value as Record<string, unknown>), issues };
+}
+
+/** A fresh tool object with the defaults filled in (the input is not mutated). */
+function withDefaults(v: Record<string, unknown>): Tool {
+  return {
     ...v,
     name: v.name as string,
     description: (v.description as string | undefined) ?? '',
@@ -320,7 +283,6 @@ export function validateTool(value: unknown, index: number, options: TemplateVal
     tags: (v.tags as string[] | undefined) ?? [],
     tool_call_template: v.tool_call_template as CallTemplateBase,
   };
-  return { tool, issues };
 }
 
 const absent = (v: unknown): boolean => v === undefined || v === null;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError, createDeadline, validMs } from '../../core/deadline.js';
+import { abortError, createDeadline, MAX_TIMER_MS, validMs } from '../../core/deadline.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { SseCallTemplate } from './template.js';
@@ -142,7 +142,7 @@ export async function* streamSseEvents(
     let last = failure;
     for (;;) {
       // A server's `retry` past Node's timer range would make the wait end after 1 ms (a reconnect loop).
-      const delayMs = Math.min(decoder.retryMs ?? SSE_DEFAULT_RETRY_MS, 2 ** 31 - 1);
+      const delayMs = Math.min(decoder.retryMs ?? SSE_DEFAULT_RETRY_MS, MAX_TIMER_MS);
       if (Date.now() + delayMs - failedAt > retryTimeoutMs) {
         throw new TransportError(`${what}: the stream failed and reconnecting gave up after ${retryTimeoutMs} ms`, {
           cause: last,
