@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { RegisterManualResult, Tool, UtcpClient } from '../index.js';
-import { parseDotenv } from '../internal.js';
+import { DEFAULT_LIMITS, parseDotenv } from '../internal.js';
 import {
   bold,
   cyan,
@@ -397,11 +397,9 @@ export async function convertCommand(
   let text: string;
   let specUrl: string | undefined;
   if (/^https?:\/\//i.test(input)) {
-    // The library's download path (utcp-kit/internal): URL policy, redirects re-checked per hop, size cap, proxy, deadline.
-    const [{ createHttpDispatcher, fetchDocument }, { DEFAULT_LIMITS }] = await Promise.all([
-      import('../internal-http.js'),
-      import('../internal.js'),
-    ]);
+    // The library's download path (utcp-kit/internal/http, loaded here: it brings undici): URL policy, redirects
+    // re-checked per hop, size cap, proxy, deadline.
+    const { createHttpDispatcher, fetchDocument } = await import('../internal-http.js');
     const dispatcher = createHttpDispatcher();
     try {
       const doc = await fetchDocument(input, {

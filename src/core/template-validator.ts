@@ -78,13 +78,7 @@ async function precompiled(
   spec: CallTemplateSpec,
   load: () => Promise<PrecompiledTemplate | undefined>,
 ): Promise<ValidateFn | undefined> {
-  let found: PrecompiledTemplate | undefined;
-  try {
-    found = await load();
-  } catch (error) {
-    if ((error as { code?: unknown })?.code === 'ERR_MODULE_NOT_FOUND') return undefined;
-    throw error;
-  }
+  const found = await load();
   return found && found.schema === JSON.stringify(spec.schema) ? (found.validate as ValidateFn) : undefined;
 }
 
