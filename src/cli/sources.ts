@@ -109,17 +109,15 @@ export async function resolveSource(
   }
   if (/^https?:\/\//i.test(source)) {
     const url = new URL(source);
-    const stem = basename(url.pathname).replace(/\.(json|ya?ml)$/i, '');
-    const generic = ['', 'openapi', 'swagger', 'utcp', 'manual', 'spec', 'api', 'v1', 'v2', 'v3'].includes(
-      stem.toLowerCase(),
-    );
+    // The name selects the manual's variables, so it comes from the host the user chose, never from the file
+    // name in the path, which the link's author chose (docs/design/manual-format.md#cli-manual-names).
     // A host like api.github.com names the manual "api_github"; an address or localhost says nothing, so "api".
     const labels = url.hostname.replace(/^www\./, '').split('.');
     const host =
       isLoopbackLike(url) || /^[\d.]+$|^\[/.test(url.hostname)
         ? 'api'
         : labels.slice(0, Math.max(1, labels.length - 1)).join('_');
-    const base = options.name ?? (generic ? host : stem);
+    const base = options.name ?? host;
     return { template: { name: uniqueName(base, used), call_template_type: 'http', url: source, http_method: 'GET' } };
   }
   const path = resolve(cwd, source);

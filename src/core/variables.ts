@@ -2,7 +2,7 @@
  * `${VAR}` / `$VAR` substitution with UTCP namespacing (docs/design/manual-format.md#variables).
  * Substitution always works on a copy; the repository only ever holds raw templates.
  */
-import { UtcpVariableNotFoundError } from './errors.js';
+import { UtcpError, UtcpVariableNotFoundError } from './errors.js';
 
 /** A source of variable values consulted after the config's `variables` (e.g. a dotenv file). */
 export interface VariableSource {
@@ -28,8 +28,18 @@ export function deferredVariables(template: unknown): ReadonlyMap<string, string
   return (template as { [DEFERRED_VARIABLES]?: ReadonlyMap<string, string> } | null)?.[DEFERRED_VARIABLES];
 }
 
-/** The namespaced lookup key: manual name with `_` doubled, then `_NAME`. */
+/**
+ * The namespaced lookup key: manual name with `_` doubled, then `_NAME`. One-to-one only because NAME may not
+ * begin with `_` (docs/design/manual-format.md#variable-names): `gh` + `_prod_TOKEN` would be the key of
+ * `gh_prod` + `TOKEN`, so such a reference is refused before any lookup.
+ * @throws UtcpError INVALID_MANUAL for a name that begins with `_`
+ */
 export function namespacedKey(manualName: string, name: string): string {
+  if (name.charCodeAt(0) === 95 /* _ */)
+    throw new UtcpError(
+      'INVALID_MANUAL',
+      `Manual ${manualName} refers to the variable \${${name}}: a variable name may not begin with "_" (it would name another manual's variable)`,
+    );
   return `${manualName.replace(/_/g, '__')}_${name}`;
 }
 
