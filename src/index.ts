@@ -5,6 +5,7 @@
  */
 import type { ClientDefaults, UtcpClientOptions } from './core/client.js';
 import { UtcpClientBase } from './core/client.js';
+import { statSync } from 'node:fs';
 import type { UtcpClientConfig } from './core/config.js';
 import { UtcpError } from './core/errors.js';
 import type { ToolSearchStrategy } from './core/repository.js';
@@ -61,6 +62,16 @@ const defaults: ClientDefaults = {
 };
 
 /** The UTCP client with the built-in transports, repository and search. */
+/** True when `path` names an existing directory (the official SDK's `create(rootDir, …)` form). */
+function isDirectory(path: string): boolean {
+  if (path.includes('\0')) return false;
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export class UtcpClient extends UtcpClientBase {
   /**
    * Creates a client and registers the config's manuals (one failing manual never blocks the others:
@@ -68,20 +79,39 @@ export class UtcpClient extends UtcpClientBase {
    *
    * `config` is a config object, or the path of a JSON or YAML config file, relative to `options.rootDir`
    * (default: the working directory), which also anchors every relative path of the config.
-   * `UtcpClient.create('utcp.config.yaml')` loads that file; a directory or a missing file is an error.
+   * `UtcpClient.create('utcp.config.yaml')` loads that file; a missing file is an error.
+   *
+   * The official SDK's form `create(rootDir, config?)` is accepted too: when the first argument names an existing
+   * directory, it is the root directory and the second argument is the config (an object, a path, or null), with
+   * this library's options third (docs/design/api.md#create-forms).
    * @throws UtcpError (code INVALID_CONFIG) when the config is malformed or cannot be read.
    */
-  static create(config?: UtcpClientConfig | string, options?: UtcpClientOptions): Promise<UtcpClient> {
+  static create(
+    config?: UtcpClientConfig | string,
+    options?: UtcpClientOptions | UtcpClientConfig | string | null,
+    moreOptions?: UtcpClientOptions,
+  ): Promise<UtcpClient> {
+    if (typeof config === 'string' && isDirectory(config)) {
+      const second = options ?? undefined;
+      if (second !== undefined && typeof second !== 'string' && (typeof second !== 'object' || Array.isArray(second)))
+        return Promise.reject(
+          new UtcpError(
+            'INVALID_CONFIG',
+            'UtcpClient.create(rootDir, config): config must be an object, a path or null',
+          ),
+        );
+      return UtcpClient.createWith(defaults, config, second as UtcpClientConfig | string | undefined, moreOptions);
+    }
     if (arguments.length > 2 || typeof options === 'string') {
-      // The 0.1 form create(rootDir, config, options): refuse it rather than guess which argument is which.
+      // create(x, y, z) where x is not a directory: refuse rather than guess which argument is which.
       return Promise.reject(
         new UtcpError(
           'INVALID_CONFIG',
-          'UtcpClient.create(config, options) takes two arguments; pass the root directory as options.rootDir',
+          'UtcpClient.create(config, options) takes two arguments; pass the root directory as options.rootDir (or call create(rootDir, config) with an existing directory first)',
         ),
       );
     }
-    return UtcpClient.createWith(defaults, undefined, config, options);
+    return UtcpClient.createWith(defaults, undefined, config, (options ?? undefined) as UtcpClientOptions | undefined);
   }
 
   /** Creates a client from a JSON or YAML config file; its directory becomes the root dir unless `options.rootDir` is set. */

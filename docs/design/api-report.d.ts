@@ -477,7 +477,7 @@ export declare class UtcpArgumentsError extends UtcpError {
 }
 // UtcpClient
 export declare class UtcpClient extends UtcpClientBase {
-    static create(config?: UtcpClientConfig | string, options?: UtcpClientOptions): Promise<UtcpClient>;
+    static create(config?: UtcpClientConfig | string, options?: UtcpClientOptions | UtcpClientConfig | string | null, moreOptions?: UtcpClientOptions): Promise<UtcpClient>;
     static fromConfigFile(path: string, options?: UtcpClientOptions): Promise<UtcpClient>;
 }
 // UtcpClientConfig

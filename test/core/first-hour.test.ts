@@ -138,3 +138,50 @@ describe('HttpStatusError', () => {
     expect(e.message).toBe('HTTP 502 Bad Gateway from https://x.example/a');
   });
 });
+
+describe("the official SDK's UtcpClient.create(rootDir, config)", () => {
+  it('takes an existing directory first and the config second, and relative paths resolve against it', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'utcp-create-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const manual = {
+      utcp_version: '1.0.1',
+      manual_version: '1.0.0',
+      tools: [
+        {
+          name: 'hello',
+          description: 'says hello',
+          inputs: { type: 'object' },
+          tool_call_template: { call_template_type: 'text', content: 'hi' },
+        },
+      ],
+    };
+    await writeFile(join(dir, 'tools.json'), JSON.stringify(manual));
+    const config = {
+      manual_call_templates: [
+        {
+          name: 'local',
+          call_template_type: 'file',
+          file_path: 'tools.json',
+          allowed_communication_protocols: ['text'],
+        },
+      ],
+    };
+    const official = await UtcpClient.create(dir, config);
+    onTestFinished(() => official.close());
+    expect(official.initialRegistrations.map((r) => r.success)).toEqual([true]);
+    expect((await official.getTools()).map((t) => t.name)).toEqual(['local.hello']);
+    // create(rootDir) and create(rootDir, null): an empty client rooted there.
+    for (const c of [await UtcpClient.create(dir), await UtcpClient.create(dir, null)]) {
+      onTestFinished(() => c.close());
+      expect(await c.getTools()).toEqual([]);
+    }
+    // Our own form is unchanged, and a three-argument call whose first argument is not a directory is refused.
+    await expect(UtcpClient.create(join(dir, 'missing.json'), {})).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+    await expect(
+      (UtcpClient.create as (...a: unknown[]) => Promise<unknown>)('not-a-dir', {}, {}),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+  });
+});

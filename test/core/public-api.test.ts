@@ -35,17 +35,21 @@ describe('UtcpClient.create', () => {
     expect((await client.getTools()).map((t) => t.name)).toEqual(['local.hello']);
   });
 
-  it('refuses a directory where a config file is expected, and the old three-argument form', async () => {
-    await expect(UtcpClient.create(join(dir, 'sub'))).rejects.toMatchObject({
-      code: 'INVALID_CONFIG',
-      message: expect.stringContaining('is a directory'),
-    });
+  it("takes the official SDK's create(rootDir, config?) when the first argument is a directory (docs/design/api.md#create-forms)", async () => {
+    const rooted = await UtcpClient.create(join(dir, 'sub'));
+    onTestFinished(() => rooted.close());
+    expect(await rooted.getTools()).toEqual([]);
     await expect(UtcpClient.create('missing.yaml', { rootDir: dir })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message: expect.stringContaining('Cannot read config file'),
     });
-    const old = UtcpClient.create as unknown as (...a: unknown[]) => Promise<UtcpClient>;
-    await expect(old(dir, 'utcp.config.yaml', {})).rejects.toMatchObject({
+    // A directory first: the config (here a path, relative to that directory) second, our options third.
+    const official = UtcpClient.create as unknown as (...a: unknown[]) => Promise<UtcpClient>;
+    const client = await official(dir, 'utcp.config.yaml', {});
+    onTestFinished(() => client.close());
+    expect((await client.getTools()).map((t) => t.name)).toEqual(['local.hello']);
+    // Three arguments whose first is not a directory are still refused rather than guessed.
+    await expect(official('utcp.config.yaml', {}, {})).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       message: expect.stringContaining('options.rootDir'),
     });
