@@ -60,46 +60,59 @@ it('reads a sub-1000 timeout as seconds, with one warning per manual and a logge
   expect(await client.callTool('slow.slowA', {})).toEqual({ ok: true });
 });
 
-it('leaves millisecond values of 1000 and more, seconds-based types, and timeout_ms alone', () => {
-  expect(
-    (
-      normalizeCallTemplate({ call_template_type: 'http', url: 'http://x', timeout: 1500 }, [], undefined, hooks) as {
-        timeout: number;
-      }
-    ).timeout,
-  ).toBe(1500);
-  expect(
-    (
-      normalizeCallTemplate({ call_template_type: 'cli', commands: [], timeout: 5 }, [], undefined, hooks) as {
-        timeout: number;
-      }
-    ).timeout,
-  ).toBe(5000);
-  expect(
-    (
-      normalizeCallTemplate({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }, [], undefined, hooks) as {
-        timeout: number;
-      }
-    ).timeout,
-  ).toBe(5);
-  expect(
-    (
-      normalizeCallTemplate(
-        { call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 },
-        [],
-        undefined,
-        hooks,
-      ) as { timeout: number }
-    ).timeout,
-  ).toBe(50);
+it('leaves millisecond values of 1000 and more, every template but http, and timeout_ms alone', () => {
+  const read = (template: Record<string, unknown>, notes: string[] = []) =>
+    (normalizeCallTemplate(template, notes, 'manual call template', hooks) as { timeout: number }).timeout;
+  expect(read({ call_template_type: 'http', url: 'http://x', timeout: 1500 })).toBe(1500);
+  // Milliseconds are normal in these: a UDP or TCP manual asking for 300 ms must not wait 5 minutes.
   const notes: string[] = [];
-  normalizeCallTemplate(
-    { call_template_type: 'graphql', url: 'http://x', timeout: 2 },
-    notes,
-    'manual call template',
-    hooks,
-  );
+  expect(read({ call_template_type: 'udp', host: 'h', port: 1, timeout: 300 }, notes)).toBe(300);
+  expect(read({ call_template_type: 'tcp', host: 'h', port: 1, timeout: 300 }, notes)).toBe(300);
+  expect(read({ call_template_type: 'tcp', host: 'h', port: 1, timeout_ms: 50 }, notes)).toBe(50);
+  expect(read({ call_template_type: 'cli', commands: [], timeout: 5 }, notes)).toBe(5);
+  expect(read({ call_template_type: 'graphql', url: 'http://x', timeout: 2 }, notes)).toBe(2);
+  expect(
+    read({ call_template_type: 'grpc', host: 'h', port: 1, service_name: 's', method_name: 'm', timeout: 250 }, notes),
+  ).toBe(250);
+  expect(read({ call_template_type: 'sse', url: 'http://x', timeout: 500 }, notes)).toBe(500);
+  expect(read({ call_template_type: 'streamable_http', url: 'http://x', timeout: 500 }, notes)).toBe(500);
+  expect(read({ call_template_type: 'websocket', url: 'ws://x', timeout: 5 }, notes)).toBe(5);
+  expect(notes).toEqual([]);
+  // The official converter's HTTP tools write seconds: only there is a small value read as seconds.
+  expect(read({ call_template_type: 'http', url: 'http://x', timeout: 2 }, notes)).toBe(2000);
   expect(notes).toEqual([
     'manual call template: timeout below 1000 read as seconds (2 → 2000 ms); write milliseconds to silence this',
   ]);
 });
+
+it('a UDP tool asking for 300 ms times out after about that, not after 300 s', async () => {
+  const { createSocket } = await import('node:dgram');
+  const silent = createSocket('udp4');
+  await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => silent.close(() => resolve())));
+  const client = await UtcpClient.create({});
+  onTestFinished(() => client.close());
+  const manual = {
+    utcp_version: '1.0.1',
+    manual_version: '1.0.0',
+    tools: [
+      {
+        name: 'ping',
+        description: 'never answered',
+        inputs: { type: 'object' },
+        tool_call_template: { call_template_type: 'udp', host: '127.0.0.1', port: silent.address().port, timeout: 300 },
+      },
+    ],
+  };
+  const r = await client.registerManual({
+    name: 'u',
+    call_template_type: 'text',
+    content: JSON.stringify(manual),
+    allowed_communication_protocols: ['udp'],
+  });
+  expect(r.warnings.filter((w) => w.includes('read as seconds'))).toEqual([]);
+  const started = Date.now();
+  // The test's own deadline is well under the 300 s the old reading would wait.
+  await expect(client.callTool('u.ping', {}, { timeoutMs: 15_000 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  expect(Date.now() - started).toBeLessThan(12_000);
+}, 30_000);

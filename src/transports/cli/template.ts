@@ -10,7 +10,6 @@ import {
   stringMap,
 } from '../../core/template-schema.js';
 import type { TemplateObject, TemplateOf } from '../../core/template.js';
-import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
 
 const commandStep = Type.Object({
@@ -71,7 +70,7 @@ function legacy(template: TemplateObject, notes: string[], where: string): Templ
       notes.push(`${where}: legacy "${dropped}" is not supported and was dropped`);
     }
   }
-  return legacyTimeoutSeconds(out, notes, where);
+  return out;
 }
 
 export const template = defineCallTemplate({

@@ -9,7 +9,6 @@ import {
   stringMap,
 } from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
-import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 
 export const template = defineCallTemplate({
   type: 'graphql',
@@ -27,7 +26,6 @@ export const template = defineCallTemplate({
     /** In milliseconds. @default 30000 */
     timeout: optional(Type.Number()),
   }),
-  legacy: legacyTimeoutSeconds,
   inheritsManualTemplate: true,
 });
 

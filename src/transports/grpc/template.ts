@@ -10,7 +10,6 @@ import {
   stringMap,
 } from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
-import { legacyTimeoutSeconds } from '../shared/template-fields.js';
 
 export const template = defineCallTemplate({
   type: 'grpc',
@@ -30,7 +29,6 @@ export const template = defineCallTemplate({
     tool_name_on_wire: optional(oneOf(['bare', 'qualified'])),
     transport: optional(oneOf(['grpc'])),
   }),
-  legacy: legacyTimeoutSeconds,
   inheritsManualTemplate: true,
 });
 

@@ -100,13 +100,15 @@ export function legacyTimeoutSeconds(template: TemplateObject, notes: string[], 
   return { ...template, timeout: timeout * 1000 };
 }
 
-/** The legacy rewrite of the http family: method name and case, then timeout units. */
+/**
+ * The legacy rewrite of `http`: method name and case, then timeout units. Only `http` keeps the seconds rule: the
+ * official converter writes `timeout: 30` on its HTTP tools; every other millisecond template is read as written.
+ */
 export function legacyHttpFamily(template: TemplateObject, notes: string[], where: string): TemplateObject {
   return legacyTimeoutSeconds(legacyHttpMethod(template), notes, where);
 }
 
-/** The legacy rewrite of tcp and udp: `timeout_ms` (milliseconds by name), else timeout units. */
-export function legacySocket(template: TemplateObject, notes: string[], where: string): TemplateObject {
-  const renamed = legacyTimeoutMs(template);
-  return renamed !== template ? renamed : legacyTimeoutSeconds(template, notes, where);
+/** The legacy rewrite of tcp and udp: `timeout_ms` (milliseconds by name) → `timeout`. No seconds rule here. */
+export function legacySocket(template: TemplateObject): TemplateObject {
+  return legacyTimeoutMs(template);
 }

@@ -1,7 +1,7 @@
 /** The `sse` call template (docs/design/transports.md#sse): its TypeScript type and its validator, in one definition. */
 import { Type, defineCallTemplate, optional } from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
-import { httpFamilyFields, legacyHttpFamily } from '../shared/template-fields.js';
+import { httpFamilyFields, legacyHttpMethod } from '../shared/template-fields.js';
 
 export const template = defineCallTemplate({
   type: 'sse',
@@ -13,7 +13,7 @@ export const template = defineCallTemplate({
     /** Total reconnect budget in milliseconds. @default 30000 */
     retry_timeout: optional(Type.Number()),
   }),
-  legacy: legacyHttpFamily,
+  legacy: legacyHttpMethod,
 });
 
 export type SseCallTemplate = TemplateOf<typeof template>;

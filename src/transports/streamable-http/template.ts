@@ -1,7 +1,7 @@
 /** The `streamable_http` call template (docs/design/transports.md#streamable-http): type and validator in one definition. */
 import { Type, defineCallTemplate, oneOf, optional } from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
-import { httpFamilyFields, legacyHttpFamily } from '../shared/template-fields.js';
+import { httpFamilyFields, legacyHttpMethod } from '../shared/template-fields.js';
 
 export const template = defineCallTemplate({
   type: 'streamable_http',
@@ -16,7 +16,7 @@ export const template = defineCallTemplate({
     /** Whole request in milliseconds. @default 60000 */
     timeout: optional(Type.Number()),
   }),
-  legacy: legacyHttpFamily,
+  legacy: legacyHttpMethod,
 });
 
 export type StreamableHttpCallTemplate = TemplateOf<typeof template>;
