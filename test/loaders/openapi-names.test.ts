@@ -75,3 +75,28 @@ describe('tool names (docs/design/openapi.md#naming)', () => {
     });
   });
 });
+
+describe('tool descriptions (docs/design/openapi.md#naming)', () => {
+  it('keeps the description after the summary, so what a caller must know is not lost', async () => {
+    const long =
+      'Updates a resource. The request must send If-Match with the ETag of the last read, or it fails with 412.';
+    const r = await convert(
+      oas3({
+        '/both': { put: op('both', { summary: 'Update a resource', description: long }) },
+        '/same': { get: op('same', { summary: 'List things', description: 'List things' }) },
+        '/prefixed': { get: op('prefixed', { summary: 'List things.', description: 'List things, newest first.' }) },
+        '/summary': { get: op('summaryOnly', { summary: 'Only a summary' }) },
+        '/description': { get: op('descriptionOnly', { description: 'Only a description' }) },
+        '/none': { get: op('none') },
+      }),
+    );
+    expect(Object.fromEntries(r.manual.tools.map((t) => [t.name, t.description]))).toEqual({
+      both: `Update a resource\n\n${long}`,
+      same: 'List things',
+      prefixed: 'List things, newest first.',
+      summaryOnly: 'Only a summary',
+      descriptionOnly: 'Only a description',
+      none: '',
+    });
+  });
+});

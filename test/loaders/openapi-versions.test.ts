@@ -162,7 +162,10 @@ describe('OpenAPI 3.0 (JSON fixture)', () => {
     expect(r.manual.utcp_version).toBe('1.0.1');
     expect(r.manual.manual_version).toBe('2.1.0');
     expect(new Set(r.manual.tools.map((t) => t.tool_call_template.name))).toEqual(new Set(['shop']));
-    expect(toolNamed(r, 'listOrders')).toMatchObject({ description: 'List orders', tags: ['orders'] });
+    expect(toolNamed(r, 'listOrders')).toMatchObject({
+      description: 'List orders\n\nLong description',
+      tags: ['orders'],
+    });
     expect(toolNamed(r, 'createOrder').description).toBe('Creates an order');
     expect(toolNamed(r, 'upload')).toMatchObject({ description: '', tags: [] });
   });

@@ -363,7 +363,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     if (auth.auth) template.auth = auth.auth;
     return {
       name: '',
-      description: nonEmpty(op.summary) ?? nonEmpty(op.description) ?? '',
+      description: operationDescription(nonEmpty(op.summary), nonEmpty(op.description)),
       tags,
       inputs: inputSchema,
       outputs: outputSchemaFinished,
@@ -380,4 +380,16 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     },
     report: report.build(specVersion),
   };
+}
+
+/**
+ * A tool's description: the summary, then the description when it says more (docs/design/openapi.md#naming): the
+ * description is where specs put what a caller must know ("send If-Match"), so it is never dropped for the summary.
+ */
+function operationDescription(summary: string | undefined, description: string | undefined): string {
+  if (!summary) return description ?? '';
+  if (!description || description === summary) return summary;
+  const head = summary.replace(/[.\s]+$/, '');
+  if (description.startsWith(head)) return description;
+  return `${summary}\n\n${description}`;
 }
