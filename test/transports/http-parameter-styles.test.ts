@@ -185,4 +185,58 @@ describe('OpenAPI style/explode on the wire (every row of the style table)', () 
       color: { in: 'query', style: 'deepObject', explode: true },
     });
   });
+
+  it('sends a parameter declared with content: application/json as one JSON value in every location (docs/design/openapi.md#content-parameters)', async () => {
+    // Directus-style `filter` and `deep`: an object that must arrive whole, not exploded into form fields.
+    const json = { content: { 'application/json': { schema: { type: 'object' } } } };
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 'content', version: '1' },
+      paths: {
+        '/items/{sel}': {
+          get: {
+            operationId: 'items',
+            parameters: [
+              { name: 'filter', in: 'query', ...json },
+              { name: 'sel', in: 'path', required: true, ...json },
+              { name: 'X-Deep', in: 'header', ...json },
+              { name: 'prefs', in: 'cookie', ...json },
+              { name: 'note', in: 'query', content: { 'text/plain': { schema: { type: 'string' } } } },
+            ],
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    };
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const r = await client.registerManual({
+      name: 'content',
+      call_template_type: 'text',
+      content: JSON.stringify(doc),
+      base_url: base,
+    });
+    expect(r.success, r.errors.join('; ')).toBe(true);
+    const filter = { status: { _eq: 'published' }, tags: ['a b', 'c&d'] };
+    await client.callTool('content.items', {
+      filter,
+      sel: { id: 1 },
+      'X-Deep': { translations: { _limit: 2 } },
+      prefs: { a: 'x;y' },
+      note: 'plain text',
+    });
+    const { url, headers } = seen.at(-1)!;
+    const enc = (v: unknown) =>
+      encodeURIComponent(JSON.stringify(v)).replace(
+        /[!'()*]/g,
+        (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+      );
+    expect(url).toBe(`/items/${enc({ id: 1 })}?filter=${enc(filter)}&note=plain%20text`);
+    expect(JSON.parse(new URL(url, base).searchParams.get('filter')!)).toEqual(filter);
+    expect(headers['x-deep']).toBe('{"translations":{"_limit":2}}');
+    expect(headers.cookie).toBe(`prefs=${enc({ a: 'x;y' })}`);
+    const tool = await client.getTool('content.items');
+    expect((tool!.tool_call_template as unknown as Record<string, unknown>).parameter_serialization).toMatchObject({
+      filter: { in: 'query', content_type: 'application/json' },
+    });
+  });
 });

@@ -12,7 +12,9 @@ export interface InputParameter {
   required: boolean;
   schema: unknown;
   /** `style`/`explode` when written, or when the value is an array or object (docs/design/openapi.md#parameter-serialization). */
-  serialization?: { in: ParameterLocation; style: string; explode: boolean };
+  serialization?:
+    | { in: ParameterLocation; style: string; explode: boolean }
+    | { in: ParameterLocation; content_type: string };
 }
 
 const STYLES_BY_LOCATION: Record<ParameterLocation, readonly string[]> = {
@@ -57,7 +59,10 @@ function serializationOf(
   where: ParameterLocation,
   ctx: OperationContext,
 ): InputParameter['serialization'] {
-  const t = rawType(rawParameterSchema(p).schema, ctx);
+  const raw = rawParameterSchema(p);
+  // `content` instead of `schema`: one value in that media type, never style fields (docs/design/openapi.md#content-parameters).
+  if (raw.contentType !== undefined) return { in: where, content_type: raw.contentType };
+  const t = rawType(raw.schema, ctx);
   const structured =
     t === 'array' || t === 'object' || (Array.isArray(t) && (t.includes('array') || t.includes('object')));
   if (ctx.swagger2) {
@@ -119,12 +124,16 @@ function swagger2Schema(p: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The raw schema of a non-body parameter: `schema`, else the first `content` entry's, else 2.0 keywords. */
-function rawParameterSchema(p: Record<string, unknown>): { schema: unknown; media?: Record<string, unknown> } {
+function rawParameterSchema(p: Record<string, unknown>): {
+  schema: unknown;
+  media?: Record<string, unknown>;
+  contentType?: string;
+} {
   if (p.schema !== undefined) return { schema: p.schema };
   if (isPlainObject(p.content)) {
     const first = Object.keys(p.content)[0];
     const media = first === undefined ? undefined : p.content[first];
-    if (isPlainObject(media)) return { schema: media.schema ?? {}, media };
+    if (isPlainObject(media)) return { schema: media.schema ?? {}, media, contentType: first };
   }
   return { schema: swagger2Schema(p) };
 }

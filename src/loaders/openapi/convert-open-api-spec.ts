@@ -40,7 +40,10 @@ export interface OpenApiHttpTemplate {
   headers?: Record<string, string>;
   auth?: Record<string, unknown>;
   /** *ext.* `style`/`explode` per argument (docs/design/openapi.md#parameter-serialization). */
-  parameter_serialization?: Record<string, { in: string; style: string; explode: boolean }>;
+  parameter_serialization?: Record<
+    string,
+    { in: string; style: string; explode: boolean } | { in: string; content_type: string }
+  >;
 }
 
 export interface OpenApiTool {
@@ -302,7 +305,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     const required: string[] = [];
     const headerFields: string[] = [];
     const cookieFields: string[] = [];
-    let serialization: Record<string, { in: string; style: string; explode: boolean }> | undefined;
+    let serialization: OpenApiHttpTemplate['parameter_serialization'];
     for (const p of collected.params) {
       if (p.serialization) setOwn((serialization ??= {}), p.name, p.serialization);
       setOwn(properties, p.name, p.schema);

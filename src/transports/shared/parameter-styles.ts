@@ -21,6 +21,23 @@ export interface ParameterSerialization {
   in: ParameterLocation;
   style?: ParameterStyleName;
   explode?: boolean;
+  /**
+   * The media type of a parameter declared with `content` instead of `schema` (docs/design/openapi.md#content-parameters):
+   * the whole value is one text in that type (JSON for `application/json` and `+json`), never exploded into fields.
+   */
+  content_type?: string;
+}
+
+/** True for `application/json`, `+json` suffixes and parameters that name no usable type. */
+function isJsonMedia(type: string): boolean {
+  const t = type.split(';')[0].trim().toLowerCase();
+  return t === 'application/json' || t.endsWith('+json') || t === '*/*' || t === '';
+}
+
+/** The single text of a `content` parameter: JSON text for JSON media, else the value as text. */
+function contentText(value: unknown, contentType: string): string {
+  if (isJsonMedia(contentType)) return JSON.stringify(value) ?? 'null';
+  return text(value);
 }
 
 /** The OpenAPI defaults: `simple` for path and header, `form` for query and cookie; `explode` is true for `form` only. */
@@ -58,6 +75,7 @@ function shape(value: unknown): Shape {
 
 /** A path parameter, already percent-encoded (it replaces `{name}` as is). */
 export function serializePath(name: string, value: unknown, entry: ParameterSerialization): string {
+  if (entry.content_type !== undefined) return enc(contentText(value, entry.content_type));
   const { style, explode } = effectiveStyle(entry);
   const s = shape(value);
   const n = enc(name);
@@ -93,9 +111,10 @@ function simple(s: Shape, explode: boolean, e: (t: string) => string): string {
 /** Query-string parts (`k=v`, already encoded), in order; none when the value is absent. */
 export function serializeQuery(name: string, value: unknown, entry: ParameterSerialization): string[] {
   if (value === undefined) return [];
+  const n = enc(name);
+  if (entry.content_type !== undefined) return [`${n}=${enc(contentText(value, entry.content_type))}`];
   const { style, explode } = effectiveStyle(entry);
   const s = shape(value);
-  const n = enc(name);
   switch (style) {
     case 'spaceDelimited':
     case 'pipeDelimited': {
@@ -126,12 +145,15 @@ function formParts(n: string, s: Shape, explode: boolean): string[] {
 /** A header value (`simple`; no percent-encoding), or undefined when absent. */
 export function serializeHeader(value: unknown, entry: ParameterSerialization): string | undefined {
   if (value === undefined || value === null) return undefined;
+  if (entry.content_type !== undefined) return contentText(value, entry.content_type);
   return simple(shape(value), effectiveStyle(entry).explode, (t) => t);
 }
 
 /** Cookie pairs (`form`): explode → one pair per item/property, else one comma-joined pair. */
 export function serializeCookie(name: string, value: unknown, entry: ParameterSerialization): Array<[string, string]> {
   if (value === undefined || value === null) return [];
+  // A JSON text holds `;`, `,` and quotes, which a cookie value cannot: it is percent-encoded there.
+  if (entry.content_type !== undefined) return [[name, enc(contentText(value, entry.content_type))]];
   const { explode } = effectiveStyle(entry);
   const s = shape(value);
   if (s.kind === 'empty') return [[name, '']];
@@ -152,6 +174,7 @@ export function readParameterSerialization(value: unknown): Map<string, Paramete
       in: e.in,
       ...(typeof e.style === 'string' ? { style: e.style as ParameterStyleName } : {}),
       ...(typeof e.explode === 'boolean' ? { explode: e.explode } : {}),
+      ...(typeof e.content_type === 'string' ? { content_type: e.content_type } : {}),
     });
   }
   return out.size > 0 ? out : undefined;
