@@ -79,6 +79,26 @@ describe('http tool calls: request mapping', () => {
     expect(s.requests[0].body).toBe('{"raw": true}');
   });
 
+  it('sends a body the schema declares a string as a JSON string, even when its text parses as JSON', async () => {
+    const s = await server();
+    const transport = createHttpTransport(testContext());
+    const template = tpl(`${s.url}/p`, { http_method: 'PUT' });
+    for (const [schema, value, wire] of [
+      [{ type: 'string' }, 'true', '"true"'],
+      [{ type: ['string'] }, '42', '"42"'],
+      [{ enum: ['null', 'x'] }, 'null', '"null"'],
+      [{ type: 'string' }, '{"a":1}', '"{\\"a\\":1}"'],
+      // No string declared: a caller's serialised JSON is sent as it is.
+      [{ type: 'object' }, '{"a":1}', '{"a":1}'],
+      [{}, 'true', 'true'],
+    ] as const) {
+      const tool = { ...makeTool('t', template), inputs: { type: 'object', properties: { body: schema } } };
+      await transport.callTool(tool, { body: value }, template, callOptions(template, {}));
+      expect(s.requests.at(-1)!.body, JSON.stringify(schema)).toBe(wire);
+      expect(JSON.parse(s.requests.at(-1)!.body)).toEqual(wire.startsWith('"') ? value : JSON.parse(value));
+    }
+  });
+
   it('uses a custom body_field and omits the body when the argument is absent', async () => {
     const s = await server();
     const t = tpl(`${s.url}/p`, { http_method: 'PUT', body_field: 'payload' });

@@ -38,6 +38,7 @@ export async function callHttpTool(
         defaultBodyField: 'body',
         signal,
         remoteSource: options.remoteSource,
+        inputs: tool.inputs,
       });
       const response = await httpExchange(spec, {
         dispatcher: defaults.dispatcher,

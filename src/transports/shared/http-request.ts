@@ -49,6 +49,25 @@ export interface BuildHttpRequestOptions {
   signal: AbortSource;
   /** The tool comes from a remote-sourced manual: its OAuth2 token request goes through the dial guard. */
   remoteSource?: boolean;
+  /** The tool's `inputs`: a body argument its schema declares a string is sent as a JSON string, never re-read as JSON. */
+  inputs?: unknown;
+}
+
+/** True when `schema` admits only strings (`type: "string"`, `["string"]`, a string `const` or string `enum`). */
+function declaresString(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'string') return true;
+  if (Array.isArray(s.type)) return s.type.length > 0 && s.type.every((t) => t === 'string');
+  if (typeof s.const === 'string') return true;
+  return Array.isArray(s.enum) && s.enum.length > 0 && s.enum.every((v) => typeof v === 'string');
+}
+
+/** The schema of the body argument in a tool's `inputs`, if it names one. */
+function bodyArgumentSchema(inputs: unknown, field: string): unknown {
+  const properties = (inputs as { properties?: unknown } | null | undefined)?.properties;
+  if (typeof properties !== 'object' || properties === null || !Object.hasOwn(properties, field)) return undefined;
+  return (properties as Record<string, unknown>)[field];
 }
 
 /** Percent-encodes every byte except `A-Z a-z 0-9 - . _ ~` (docs/design/transports.md#http-path). */
@@ -96,13 +115,19 @@ function multipartName(name: string): string {
 }
 
 /**
- * Encodes a body by effective Content-Type (docs/design/transports.md#http-body).
+ * Encodes a body by effective Content-Type (docs/design/transports.md#http-body). A string for a JSON type is sent
+ * as it is when it is JSON text (a caller that serialised its object), unless `stringValue` says the schema declares
+ * a string: then the text is the value, and `"true"` goes out as the JSON string `"true"`, not the boolean.
  * @returns the bytes/text and the Content-Type to send (multipart gets its generated boundary).
  */
-export function encodeBody(body: unknown, contentType: string): { body: string | Uint8Array; contentType: string } {
+export function encodeBody(
+  body: unknown,
+  contentType: string,
+  stringValue = false,
+): { body: string | Uint8Array; contentType: string } {
   const type = contentType.toLowerCase();
   if (type.includes('json')) {
-    if (typeof body === 'string' && isJsonText(body)) return { body, contentType };
+    if (typeof body === 'string' && !stringValue && isJsonText(body)) return { body, contentType };
     return { body: JSON.stringify(body), contentType };
   }
   if (type.startsWith('application/x-www-form-urlencoded') && isPlainObject(body)) {
@@ -269,9 +294,11 @@ export async function buildHttpRequest(
   }
   const bodyField = template.body_field === undefined ? options.defaultBodyField : template.body_field;
   let body: unknown;
+  let stringBody = false;
   if (bodyField && Object.hasOwn(args, bodyField) && !used.has(bodyField)) {
     body = args[bodyField];
     used.add(bodyField);
+    stringBody = typeof body === 'string' && declaresString(bodyArgumentSchema(options.inputs, bodyField));
   }
   const hasBody = body !== undefined && body !== null;
 
@@ -350,7 +377,7 @@ export async function buildHttpRequest(
   let encoded: string | Uint8Array | undefined;
   if (hasBody) {
     const effective = headers.get('content-type') ?? options.contentType;
-    const result = encodeBody(body, effective);
+    const result = encodeBody(body, effective, stringBody);
     encoded = result.body;
     if (headers.get('content-type') !== result.contentType)
       headers.set(headers.nameOf('content-type', 'Content-Type'), result.contentType);

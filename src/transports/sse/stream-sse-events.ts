@@ -61,6 +61,7 @@ export async function* streamSseEvents(
           defaultBodyField: null,
           signal,
           remoteSource: options.remoteSource,
+          inputs: tool.inputs,
         });
         hasBody = spec.body !== undefined;
         const extra: Record<string, string> = { Accept: 'text/event-stream' };

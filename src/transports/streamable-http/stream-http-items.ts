@@ -138,6 +138,7 @@ export async function* streamHttpItems(
           defaultBodyField: null,
           signal,
           remoteSource: options.remoteSource,
+          inputs: tool.inputs,
         }),
       ctx,
       { signal, what, auth: template.auth, timeoutMs: options.timeoutMs, remoteSource: options.remoteSource },
