@@ -42,7 +42,8 @@ const PROVIDER = 'openai-responses';
 type Item = Record<string, unknown> & { type?: string };
 
 function inputImage(m: MediaContent): Item {
-  return { type: 'input_image', image_url: `data:${m.mediaType};base64,${m.data}` };
+  // `detail` is required by the Responses API's own schema; `auto` lets the model choose, as its default would.
+  return { type: 'input_image', image_url: `data:${m.mediaType};base64,${m.data}`, detail: 'auto' };
 }
 
 /** @internal The Responses API `input` items for a conversation. */

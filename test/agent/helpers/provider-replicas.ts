@@ -106,6 +106,11 @@ function checkResponses(body: any): string | undefined {
       return `The encrypted content for item ${item.id} could not be verified.`;
     if (item.type === 'function_call_output' && !calls.has(item.call_id))
       return `No tool call found for function call output with call_id ${item.call_id}.`;
+    // OpenAI's published OpenAPI document marks `detail` required on InputImageContent.
+    const parts = [item.content, item.output].flatMap((p) => (Array.isArray(p) ? p : []));
+    for (const part of parts)
+      if (part?.type === 'input_image' && !['low', 'high', 'auto'].includes(part.detail))
+        return "Missing required parameter: 'input[].content[].detail'.";
   }
   const outputs = new Set(input.filter((i) => i.type === 'function_call_output').map((i) => i.call_id));
   for (const id of calls.keys()) if (!outputs.has(id)) return `No tool output found for function call ${id}.`;
