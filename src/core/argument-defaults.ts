@@ -1,0 +1,44 @@
+/**
+ * Schema defaults for required arguments (docs/design/manual-format.md#required-defaults). Many MCP servers list a
+ * property with a `default` as `required` (their schema generator marks every defaulted field so); the SDK clients
+ * send calls without it and the server fills it in. So before validation a missing required property that declares a
+ * `default` gets that default, on a copy of the arguments; nothing else is added and the caller's object is never
+ * changed.
+ */
+import type { JsonObject } from './types.js';
+
+/** How deep nested objects are followed; schemas nest far less than this in practice. */
+const MAX_DEPTH = 16;
+
+/** Defines an own property (a key named `__proto__` stays a plain key). */
+function setOwn(target: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `args` with the defaults of missing required properties filled in; the same object when nothing is missing. */
+export function fillRequiredDefaults(schema: unknown, args: JsonObject, depth = 0): JsonObject {
+  if (!isObject(schema) || depth > MAX_DEPTH) return args;
+  const properties = schema.properties;
+  if (!isObject(properties)) return args;
+  let out: JsonObject | undefined;
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  for (const name of required) {
+    if (typeof name !== 'string' || Object.hasOwn(args, name) || !Object.hasOwn(properties, name)) continue;
+    const property = properties[name];
+    if (!isObject(property) || property.default === undefined) continue;
+    out ??= { ...args };
+    setOwn(out, name, structuredClone(property.default));
+  }
+  // Objects the caller passed may have required-with-default properties of their own.
+  for (const name of Object.keys(properties)) {
+    const value = (out ?? args)[name];
+    if (!isObject(value) || !Object.hasOwn(args, name)) continue;
+    const filled = fillRequiredDefaults(properties[name], value as JsonObject, depth + 1);
+    if (filled !== value) setOwn((out ??= { ...args }), name, filled);
+  }
+  return out ?? args;
+}
