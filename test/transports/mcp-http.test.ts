@@ -38,6 +38,18 @@ describe('mcp over streamable HTTP (fixture server)', () => {
     expect(server.requests.filter((r) => r.rpc === 'initialize')).toHaveLength(1);
   });
 
+  it('falls back to initialize when the server/discover probe gets HTTP 500, as the SDK clients do', async () => {
+    const s = await httpServer({ discoverStatus: 500 });
+    const h = harness();
+    const t = mcpTemplate('m', { srv: { url: s.url } });
+    expect(toolNames(await h.register(t))).toContain('srv.echo');
+    expect(await h.call(t, 'srv.echo', { text: 'hi' })).toBe('hi');
+    expect(s.requests.map((r) => r.rpc).filter(Boolean)).toEqual(
+      expect.arrayContaining(['server/discover', 'initialize', 'tools/list', 'tools/call']),
+    );
+    expect(h.transport.sessionInfo().find((i) => i.manual === 'm')?.protocolVersion).not.toBe('2026-07-28');
+  });
+
   it('sends the configured headers', async () => {
     const server = await httpServer();
     const h = harness();

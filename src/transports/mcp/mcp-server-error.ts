@@ -13,6 +13,8 @@ export class McpServerError extends TransportError {
   readonly status: number | undefined;
   /** @internal A stdio server exited during the protocol version probe (the session retries with the legacy handshake). */
   exitedDuringProbe = false;
+  /** @internal An HTTP server refused the protocol version probe (the session retries with the legacy handshake). */
+  probeRefused = false;
   constructor(server: string, message: string, stderrTail = '', options?: ErrorOptions & { status?: number }) {
     const tail = stderrTail.trim();
     const shown = tail.length > STDERR_IN_MESSAGE ? `…${tail.slice(-STDERR_IN_MESSAGE)}` : tail;

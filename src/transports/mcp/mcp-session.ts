@@ -99,6 +99,8 @@ export class McpSession {
   #resources: Map<string, Resource> | undefined;
   /** Set once a stdio server turned out to end on the version probe: later starts skip the probe. */
   #stdioEra: 'legacy' | undefined;
+  /** Set when an HTTP server refused the version probe: later connections skip it. */
+  #httpEra: 'legacy' | undefined;
   /** Request signals of finished requests, never aborted, that the SDK no longer listens to: reused by later requests. */
   readonly #spareControllers: AbortController[] = [];
 
@@ -476,10 +478,9 @@ export class McpSession {
         return this.#initialize(sdk, await this.#stdioTransport(sdk, server), 'legacy');
       }
     }
-    if (server.kind !== 'http-auto')
-      return this.#initialize(sdk, this.#httpTransport(sdk, server, server.kind), 'auto');
+    if (server.kind !== 'http-auto') return this.#initHttp(sdk, server, server.kind);
     try {
-      return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'streamable-http'), 'auto');
+      return await this.#initHttp(sdk, server, 'streamable-http');
     } catch (error) {
       const status = error instanceof McpServerError ? error.status : undefined;
       if (
@@ -495,7 +496,7 @@ export class McpSession {
         `${this.#label}: streamable HTTP failed with HTTP ${status}; trying the legacy SSE transport`,
       );
       try {
-        return await this.#initialize(sdk, this.#httpTransport(sdk, server, 'sse'), 'auto');
+        return await this.#initHttp(sdk, server, 'sse');
       } catch (sseError) {
         if (this.#closing.signal.aborted || !(sseError instanceof UtcpError)) throw sseError;
         // Both failed: the streamable HTTP answer is usually the informative one (a modern server's refusal).
@@ -567,6 +568,25 @@ export class McpSession {
   }
 
   /**
+   * Opens an HTTP connection with the version probe; a server that refuses the probe itself (HTTP 500 from servers
+   * built on a popular template) is opened again with the plain `initialize` handshake, as the SDK clients do, and
+   * the session remembers it (docs/design/transports.md#mcp-protocol-versions).
+   */
+  async #initHttp(sdk: McpSdk, server: HttpServer, kind: 'streamable-http' | 'sse'): Promise<Connection> {
+    if (this.#httpEra === 'legacy') return this.#initialize(sdk, this.#httpTransport(sdk, server, kind), 'legacy');
+    try {
+      return await this.#initialize(sdk, this.#httpTransport(sdk, server, kind), 'auto');
+    } catch (error) {
+      if (this.#closing.signal.aborted || !(error instanceof McpServerError) || !error.probeRefused) throw error;
+      this.#opts.ctx.logger.debug?.(
+        `${this.#label}: the server refused the protocol version probe (HTTP ${error.status ?? '?'}); opening with the legacy handshake`,
+      );
+      this.#httpEra = 'legacy';
+      return this.#initialize(sdk, this.#httpTransport(sdk, server, kind), 'legacy');
+    }
+  }
+
+  /**
    * Opens the connection. `auto` negotiates the protocol version (docs/design/transports.md#mcp-protocol-versions):
    * a `server/discover` probe selects the 2026-07-28 era when the server offers it, and anything else
    * falls back to the `initialize` handshake of the 2024-11-05 … 2025-11-25 era.
@@ -623,12 +643,21 @@ export class McpSession {
     const where = redactUrl(server.url);
     const http = httpFailureOf(error, sdk);
     if (http && http.status >= 400) {
-      return new McpServerError(
+      const failure = new McpServerError(
         server.name,
         `${this.#label} at ${where} could not be initialised: ${describeHttpFailure(http)}`,
         '',
         { cause: error, status: http.status },
       );
+      // The version probe itself was refused (not the credentials): the plain handshake may still work.
+      if (
+        mode === 'auto' &&
+        (error as { code?: unknown }).code === 'ERA_NEGOTIATION_FAILED' &&
+        http.status !== 401 &&
+        http.status !== 403
+      )
+        failure.probeRefused = true;
+      return failure;
     }
     return new McpServerError(
       server.name,
