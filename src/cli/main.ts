@@ -165,7 +165,7 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
   },
   'serve-mcp': {
     usage:
-      'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p] [--no-auth] [--max-sessions n] [--session-idle-timeout ms]]',
+      'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p] [--no-auth] [--max-sessions n] [--session-idle ms]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio (bearer token required)' },
@@ -179,7 +179,7 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
         value: '<n>',
         help: 'HTTP: live sessions at most; past it the least recently used idle one is closed (default 50)',
       },
-      'session-idle-timeout': {
+      'session-idle': {
         type: 'string',
         value: '<ms>',
         help: 'HTTP: close a session idle this long, in milliseconds (default 600000 = 10 minutes)',
@@ -368,7 +368,7 @@ export async function main(argv: string[]): Promise<number> {
           codeTools: values['code-tools'] as string | undefined,
           noAuth: Boolean(values['no-auth']),
           maxSessions: intOption(values['max-sessions'], 'max-sessions'),
-          sessionIdleTimeoutMs: intOption(values['session-idle-timeout'], 'session-idle-timeout'),
+          sessionIdleTimeoutMs: intOption(values['session-idle'], 'session-idle'),
         });
       }
     }

@@ -31,12 +31,11 @@ function checkHttpOptions(opts: ServeMcpCommandOptions): void {
   const httpOnly = [
     opts.noAuth && '--no-auth',
     opts.maxSessions !== undefined && '--max-sessions',
-    opts.sessionIdleTimeoutMs !== undefined && '--session-idle-timeout',
+    opts.sessionIdleTimeoutMs !== undefined && '--session-idle',
   ].filter(Boolean);
   if (!opts.http && httpOnly.length) throw new UsageError(`${httpOnly.join(', ')}: only with --http`);
   if (opts.maxSessions === 0) throw new UsageError('--max-sessions expects a positive integer, got "0"');
-  if (opts.sessionIdleTimeoutMs === 0)
-    throw new UsageError('--session-idle-timeout expects a positive integer, got "0"');
+  if (opts.sessionIdleTimeoutMs === 0) throw new UsageError('--session-idle expects a positive integer, got "0"');
 }
 
 export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): Promise<number> {

@@ -158,7 +158,7 @@ describe('serve-mcp of the converted GitHub spec, with the official MCP SDK clie
       child.stderr!.on('data', (chunk: string) => {
         stderr += chunk;
         // The CLI prints the token it generated once, after the URL (docs/design/threat-model.md#mcp-bridge-auth).
-        const m = /serving (\d+) tool\(s\) over MCP at (\S+)[\s\S]*?bearer token[^:\n]*: (\S+)\n/.exec(stderr);
+        const m = /serving (\d+) tool\(s\) over MCP at (\S+)[\s\S]*?bearer token.*: (\S+)\n/.exec(stderr);
         if (m) resolve({ count: Number(m[1]), url: m[2], token: m[3] });
       });
       child.once('exit', (code) => reject(new Error(`utcp serve-mcp exited with ${code}: ${stderr}`)));
