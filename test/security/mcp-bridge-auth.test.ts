@@ -258,7 +258,7 @@ describe('serveMcp over HTTP requires a bearer token by default (library, built 
     expect((await mcp.callTool({ name: 'host.run', arguments: { cmd: 'open' } })).isError).toBeFalsy();
   });
 
-  it('an unprivileged local user (uid 65534) without the token is refused', async () => {
+  it('an unprivileged local user (uid 65534 when run as root) without the token is refused', async () => {
     const { handle, ran } = await startBridge();
     // The attacker process knows the URL, not the token; it also guesses one.
     const script = `
@@ -269,9 +269,10 @@ describe('serveMcp over HTTP requires a bearer token by default (library, built 
       const guess = await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer guessed-token-guessed' }, body: init });
       process.stdout.write(JSON.stringify({ uid: process.getuid(), statuses: [none.status, guess.status], session: none.headers.get('mcp-session-id') }));
     `;
+    // As root we drop to nobody; run unprivileged, the test process already is another user's attacker.
+    const asRoot = process.getuid?.() === 0;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script, handle.url!], {
-      uid: 65534,
-      gid: 65534,
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
       cwd: '/',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -282,7 +283,7 @@ describe('serveMcp over HTTP requires a bearer token by default (library, built 
     child.stderr!.on('data', (c: Buffer) => (err += c));
     const code = await exitCode(child);
     expect(code, err).toBe(0);
-    expect(JSON.parse(out)).toEqual({ uid: 65534, statuses: [401, 401], session: null });
+    expect(JSON.parse(out)).toEqual({ uid: asRoot ? 65534 : process.getuid?.(), statuses: [401, 401], session: null });
     expect(ran).toEqual([]);
   });
 });
