@@ -207,7 +207,7 @@ export async function serveMcp(
     },
     close,
   };
-  // Not enumerable: console.log(handle) or JSON.stringify(handle) must not print the secret.
+  // Not enumerable: logging or serialising the handle must not show the secret.
   Object.defineProperty(handle, 'token', { value: token, enumerable: false });
   return handle;
 }
