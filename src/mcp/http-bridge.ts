@@ -178,10 +178,13 @@ export async function startHttpBridge(
     session.server = createBridgeServer(sdk, settings);
     pending.add(session);
     track(session, res);
-    await session.server.connect(session.transport);
-    await session.transport.handleRequest(req, res);
-    // A first request that was not `initialize` was refused by the transport: drop its session.
-    if (!session.transport.sessionId) await closeSession(session);
+    try {
+      await session.server.connect(session.transport);
+      await session.transport.handleRequest(req, res);
+    } finally {
+      // A first request that was not `initialize` (or that failed) made no session: drop it and its slot.
+      if (!session.transport.sessionId) await closeSession(session);
+    }
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
