@@ -240,6 +240,10 @@ export async function startHttpBridge(
   });
   http.on('error', (error) => settings.logger.warn('MCP bridge: HTTP server error', { error: error.message }));
   const { port } = http.address() as AddressInfo;
+  if (!checkBearer && !loopbackOnly)
+    settings.logger.warn('MCP bridge: serving without authentication on a non-loopback address', {
+      host: options.host,
+    });
 
   return {
     url: `http://${urlHost(options.host)}:${port}${options.path}`,
