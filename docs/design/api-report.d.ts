@@ -1008,18 +1008,26 @@ export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'>;
 // McpBridgeHandle
 export interface McpBridgeHandle {
     readonly url?: string;
+    readonly token?: string;
     readonly closed: Promise<void>;
     notifyToolListChanged(): Promise<void>;
     close(): Promise<void>;
 }
 // McpBridgeTransportOptions
 export type McpBridgeTransportOptions = McpStdioTransportOptions | McpHttpTransportOptions;
+// McpHttpAuth
+export type McpHttpAuth = 'none' | {
+    token: string;
+};
 // McpHttpTransportOptions
 export interface McpHttpTransportOptions {
     transport: 'http';
     port?: number;
     host?: string;
     path?: string;
+    auth?: McpHttpAuth;
+    maxSessions?: number;
+    sessionIdleTimeoutMs?: number;
 }
 // McpStdioTransportOptions
 export interface McpStdioTransportOptions {

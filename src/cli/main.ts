@@ -164,11 +164,26 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
     sources: true,
   },
   'serve-mcp': {
-    usage: 'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p]]',
+    usage:
+      'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p] [--no-auth] [--max-sessions n] [--session-idle ms]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
-      http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio' },
+      http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio (bearer token required)' },
       port: { type: 'string', value: '<p>', help: 'HTTP port (default 0 = any free port)' },
+      'no-auth': {
+        type: 'boolean',
+        help: 'HTTP: accept requests without a token (any local process or user can call the tools)',
+      },
+      'max-sessions': {
+        type: 'string',
+        value: '<n>',
+        help: 'HTTP: live sessions at most; past it the least recently used idle one is closed (default 50)',
+      },
+      'session-idle': {
+        type: 'string',
+        value: '<ms>',
+        help: 'HTTP: close a session idle this long, in milliseconds (default 600000 = 10 minutes)',
+      },
       'code-tools': {
         type: 'string',
         value: '<dir>',
@@ -176,7 +191,9 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
       },
       ...SOURCE_OPTIONS,
     },
-    notes: 'In stdio mode stdout carries the MCP protocol; messages go to stderr.',
+    notes: `In stdio mode stdout carries the MCP protocol; messages go to stderr.
+Over HTTP every request must send "Authorization: Bearer <token>": the token is UTCP_MCP_TOKEN when set
+(16 to 1024 visible ASCII characters), otherwise a new one is generated and printed once to stderr.`,
     sources: true,
   },
 };
@@ -349,6 +366,9 @@ export async function main(argv: string[]): Promise<number> {
           http: Boolean(values.http),
           port: intOption(values.port, 'port') ?? 0,
           codeTools: values['code-tools'] as string | undefined,
+          noAuth: Boolean(values['no-auth']),
+          maxSessions: intOption(values['max-sessions'], 'max-sessions'),
+          sessionIdleTimeoutMs: intOption(values['session-idle'], 'session-idle'),
         });
       }
     }

@@ -5,6 +5,7 @@ import { TransportError } from '../index.js';
 import { isLoopbackLiteral } from '../internal.js';
 import { loadStreamableHttpServerTransport, type McpServerSdk } from './sdk.js';
 import { createBridgeServer, type BridgeServerSettings } from './bridge-server.js';
+import { bearerChecker, type BearerCheck } from './http-auth.js';
 
 type BridgeServer = ReturnType<typeof createBridgeServer>;
 type HttpTransport = InstanceType<Awaited<ReturnType<typeof loadStreamableHttpServerTransport>>>;
@@ -12,12 +13,25 @@ type HttpTransport = InstanceType<Awaited<ReturnType<typeof loadStreamableHttpSe
 interface Session {
   transport: HttpTransport;
   server: BridgeServer;
+  /** Requests of this session still being answered; an open GET event stream or a running call counts. */
+  active: number;
+  /** performance.now() when its last request ended. */
+  lastUsed: number;
+  /** Closes the session when it has been idle (no request in flight) for the idle timeout. */
+  idleTimer?: NodeJS.Timeout;
+  ended: boolean;
 }
 
 export interface HttpBridgeOptions {
   host: string;
   port: number;
   path: string;
+  /** The bearer token every request must carry; undefined accepts any request (`auth: 'none'`). */
+  token: string | undefined;
+  /** Live sessions at most (docs/design/threat-model.md#mcp-bridge-sessions). */
+  maxSessions: number;
+  /** A session with no request in flight for this long is closed. */
+  sessionIdleTimeoutMs: number;
 }
 
 export interface HttpBridge {
@@ -55,6 +69,20 @@ function sendJsonRpcError(res: ServerResponse, status: number, code: number, mes
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
+/** 401 with the RFC 6750 challenge; the connection closes so an unauthenticated body is not read on. */
+function sendUnauthorized(res: ServerResponse, check: Exclude<BearerCheck, 'ok'>): void {
+  const challenge =
+    check === 'invalid'
+      ? 'Bearer realm="utcp-kit MCP bridge", error="invalid_token"'
+      : 'Bearer realm="utcp-kit MCP bridge"';
+  res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': challenge, connection: 'close' });
+  const message =
+    check === 'invalid'
+      ? 'Unauthorized: the bearer token is wrong'
+      : 'Unauthorized: send the bridge token as "Authorization: Bearer <token>"';
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
 function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
@@ -63,7 +91,9 @@ function urlHost(host: string): string {
  * Serves MCP over streamable HTTP on a node:http server: one SDK transport and one MCP server per
  * session (created by an `initialize` POST, ended by DELETE or `close()`).
  * When bound to a loopback address, requests must name a loopback Host (and Origin, when sent),
- * which keeps web pages from reaching the bridge through DNS rebinding.
+ * which keeps web pages from reaching the bridge through DNS rebinding. With a token, every request must carry it
+ * (checked before any session is looked up or created); sessions are bounded in number and closed when idle
+ * (docs/design/threat-model.md#mcp-bridge-auth).
  */
 export async function startHttpBridge(
   sdk: McpServerSdk,
@@ -74,34 +104,87 @@ export async function startHttpBridge(
   const sessions = new Map<string, Session>();
   const pending = new Set<Session>();
   const loopbackOnly = isLoopbackLiteral(options.host);
+  const checkBearer = options.token === undefined ? undefined : bearerChecker(options.token);
   let closed = false;
 
-  async function closeSession(session: Session): Promise<void> {
+  /** Drops the session from the books and stops its timer (on close, DELETE or the transport closing). */
+  function forget(session: Session): void {
+    session.ended = true;
+    clearTimeout(session.idleTimer);
+    session.idleTimer = undefined;
     pending.delete(session);
-    if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
+    if (session.transport.sessionId && sessions.get(session.transport.sessionId) === session)
+      sessions.delete(session.transport.sessionId);
+  }
+
+  async function closeSession(session: Session): Promise<void> {
+    forget(session);
     await session.server
       .close()
       .catch((error: Error) => settings.logger.debug('MCP bridge: closing a session failed', { error: error.message }));
   }
 
+  /** Counts a request as in flight until its response closes; the idle clock starts when none is left. */
+  function track(session: Session, res: ServerResponse): void {
+    session.active++;
+    clearTimeout(session.idleTimer);
+    session.idleTimer = undefined;
+    res.once('close', () => {
+      session.active--;
+      session.lastUsed = performance.now();
+      if (session.active > 0 || session.ended) return;
+      session.idleTimer = setTimeout(() => {
+        settings.logger.debug('MCP bridge: closing an idle session', { idleMs: options.sessionIdleTimeoutMs });
+        void closeSession(session);
+      }, options.sessionIdleTimeoutMs);
+      session.idleTimer.unref();
+    });
+  }
+
+  /**
+   * Makes room for a new session: at the cap, the least recently used session without a request in flight is
+   * closed (its host gets 404 and starts a new one, as MCP asks). False when every session is busy.
+   */
+  function makeRoom(): boolean {
+    if (sessions.size + pending.size < options.maxSessions) return true;
+    let oldest: Session | undefined;
+    for (const s of sessions.values()) if (s.active === 0 && (!oldest || s.lastUsed < oldest.lastUsed)) oldest = s;
+    if (!oldest) return false;
+    settings.logger.debug('MCP bridge: session cap reached, closing the least recently used idle session', {
+      maxSessions: options.maxSessions,
+    });
+    // forget() runs synchronously, so concurrent initialisations never count the same free slot twice.
+    void closeSession(oldest);
+    return true;
+  }
+
   async function openSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const session = {} as Session;
+    if (!makeRoom())
+      return sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        `Too many MCP sessions: all ${options.maxSessions} are busy; retry later or end one with DELETE`,
+      );
+    const session = { active: 0, lastUsed: performance.now(), ended: false } as Session;
     session.transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         pending.delete(session);
-        sessions.set(id, session);
+        if (!session.ended) sessions.set(id, session);
       },
     });
-    session.transport.onclose = () => {
-      if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
-    };
+    session.transport.onclose = () => forget(session);
     session.server = createBridgeServer(sdk, settings);
     pending.add(session);
-    await session.server.connect(session.transport);
-    await session.transport.handleRequest(req, res);
-    // A first request that was not `initialize` was refused by the transport: drop its session.
-    if (!session.transport.sessionId) await closeSession(session);
+    track(session, res);
+    try {
+      await session.server.connect(session.transport);
+      await session.transport.handleRequest(req, res);
+    } finally {
+      // A first request that was not `initialize` (or that failed) made no session: drop it and its slot.
+      if (!session.transport.sessionId) await closeSession(session);
+    }
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -114,12 +197,17 @@ export async function startHttpBridge(
       if (origin !== undefined && !isLoopbackLiteral(originHostname(origin) ?? ''))
         return sendJsonRpcError(res, 403, -32000, 'Forbidden origin');
     }
+    if (checkBearer) {
+      const check = checkBearer(req);
+      if (check !== 'ok') return sendUnauthorized(res, check);
+    }
     if (closed) return sendJsonRpcError(res, 503, -32000, 'Server is closing');
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+      track(session, res);
       return session.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return sendJsonRpcError(res, 400, -32000, 'Bad Request: missing Mcp-Session-Id header');
@@ -152,6 +240,10 @@ export async function startHttpBridge(
   });
   http.on('error', (error) => settings.logger.warn('MCP bridge: HTTP server error', { error: error.message }));
   const { port } = http.address() as AddressInfo;
+  if (!checkBearer && !loopbackOnly)
+    settings.logger.warn('MCP bridge: serving without authentication on a non-loopback address', {
+      host: options.host,
+    });
 
   return {
     url: `http://${urlHost(options.host)}:${port}${options.path}`,

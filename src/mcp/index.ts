@@ -11,4 +11,5 @@ export type {
   McpHttpTransportOptions,
   McpBridgeClient,
   McpToolFilter,
+  McpHttpAuth,
 } from './serve-mcp.js';

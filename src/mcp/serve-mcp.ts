@@ -8,6 +8,13 @@ import { completeLogger } from '../internal.js';
 import { startHttpBridge, type HttpBridge } from './http-bridge.js';
 import { loadMcpServerSdk, loadStdioServerTransport } from './sdk.js';
 import {
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  positiveIntOption,
+  resolveBridgeToken,
+  type McpHttpAuth,
+} from './http-auth.js';
+import {
   createBridgeServer,
   type BridgeServerSettings,
   type McpBridgeClient,
@@ -15,6 +22,7 @@ import {
 } from './bridge-server.js';
 
 export type { McpBridgeClient, McpToolFilter } from './bridge-server.js';
+export type { McpHttpAuth } from './http-auth.js';
 export { encodeMcpToolName } from './tool-names.js';
 
 /** Serve over the process's stdin/stdout (or the given streams), for hosts that spawn the bridge. */
@@ -35,6 +43,22 @@ export interface McpHttpTransportOptions {
   host?: string;
   /** @default "/mcp" */
   path?: string;
+  /**
+   * How hosts authenticate; every request must carry `Authorization: Bearer <token>`, checked in constant time.
+   * Omitted: a token is generated (256 random bits, base64url) and exposed as the handle's `token`.
+   * `{ token }`: your token (16 to 1,024 visible ASCII characters). `'none'`: no authentication, so any local
+   * process or user can call the tools; only for a port something else guards.
+   * @default a generated token
+   */
+  auth?: McpHttpAuth;
+  /**
+   * Live sessions at most. A new session past it closes the least recently used session that has no request in
+   * flight (its host gets 404 and starts a new one); when every session is busy it is refused with 503.
+   * @default 50
+   */
+  maxSessions?: number;
+  /** A session with no request in flight (an open GET event stream counts as one) for this long is closed. @default 600_000 (10 minutes) */
+  sessionIdleTimeoutMs?: number;
 }
 
 export type McpBridgeTransportOptions = McpStdioTransportOptions | McpHttpTransportOptions;
@@ -62,6 +86,11 @@ export interface ServeMcpOptions {
 export interface McpBridgeHandle {
   /** The endpoint URL (http only). */
   readonly url?: string;
+  /**
+   * The bearer token hosts must send (http unless `auth: 'none'`): the generated one, or yours. A secret: it grants
+   * every served tool. Not enumerable, so logging or serialising the handle does not print it.
+   */
+  readonly token?: string;
   /** Settles when the bridge has closed (after `close()`, or when a stdio host closes stdin). */
   readonly closed: Promise<void>;
   /**
@@ -103,6 +132,7 @@ export async function serveMcp(
   let servers: () => Array<ReturnType<typeof createBridgeServer>> = () => [];
   let shutdown: (() => Promise<void>) | undefined;
   let url: string | undefined;
+  let token: string | undefined;
   let closing$: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing$ ??= (async () => {
@@ -132,10 +162,18 @@ export async function serveMcp(
       await server.close();
     };
   } else if (transport.transport === 'http') {
+    token = resolveBridgeToken(transport.auth);
     const http: HttpBridge = await startHttpBridge(sdk, settings, {
       host: transport.host ?? '127.0.0.1',
       port: transport.port ?? 0,
       path: transport.path ?? '/mcp',
+      token,
+      maxSessions: positiveIntOption(transport.maxSessions, 'maxSessions', DEFAULT_MAX_SESSIONS),
+      sessionIdleTimeoutMs: positiveIntOption(
+        transport.sessionIdleTimeoutMs,
+        'sessionIdleTimeoutMs',
+        DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+      ),
     });
     url = http.url;
     servers = () => http.servers();
@@ -148,7 +186,7 @@ export async function serveMcp(
   }
 
   if (closing.signal.aborted) await shutdown?.(); // stdin ended while we were connecting
-  return {
+  const handle: McpBridgeHandle = {
     url,
     closed,
     async notifyToolListChanged() {
@@ -169,4 +207,7 @@ export async function serveMcp(
     },
     close,
   };
+  // Not enumerable: logging or serialising the handle must not show the secret.
+  Object.defineProperty(handle, 'token', { value: token, enumerable: false });
+  return handle;
 }

@@ -153,24 +153,28 @@ describe('serve-mcp of the converted GitHub spec, with the official MCP SDK clie
       await exited;
     });
     let stderr = '';
-    const served = await new Promise<{ count: number; url: string }>((resolve, reject) => {
+    const served = await new Promise<{ count: number; url: string; token: string }>((resolve, reject) => {
       child.stderr!.setEncoding('utf8');
       child.stderr!.on('data', (chunk: string) => {
         stderr += chunk;
-        const m = /serving (\d+) tool\(s\) over MCP at (\S+)/.exec(stderr);
-        if (m) resolve({ count: Number(m[1]), url: m[2] });
+        // The CLI prints the token it generated once, after the URL (docs/design/threat-model.md#mcp-bridge-auth).
+        const m = /serving (\d+) tool\(s\) over MCP at (\S+)[\s\S]*?bearer token.*: (\S+)\n/.exec(stderr);
+        if (m) resolve({ count: Number(m[1]), url: m[2], token: m[3] });
       });
       child.once('exit', (code) => reject(new Error(`utcp serve-mcp exited with ${code}: ${stderr}`)));
     });
     expect(served.count).toBeGreaterThan(1000);
 
     // Idle connections outlive the host's pause after tools/list (docs/design/transports.md#mcp-bridge-idle).
-    const probe = await fetch(served.url);
+    const authorization = `Bearer ${served.token}`;
+    const probe = await fetch(served.url, { headers: { authorization } });
     await probe.arrayBuffer();
     expect(probe.headers.get('keep-alive')).toBe('timeout=600');
 
     const mcp = new Client({ name: 'github-http-test', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(served.url)));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(served.url), { requestInit: { headers: { authorization } } }),
+    );
     onTestFinished(() => mcp.close());
     // The client compiles all of the outputSchemas here, blocking its event loop for seconds; the next POST must
     // still find its connection open (it failed with "other side closed" while the bridge closed idle ones after 5 s).

@@ -137,8 +137,10 @@ describe('serveMcp over HTTP (child process)', () => {
   it('closes its sessions and sockets so the process exits while a host is still connected', async () => {
     const child = spawnBridge('http');
     const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-    const { url } = JSON.parse(line) as { url: string };
-    const transport = new StreamableHTTPClientTransport(new URL(url));
+    const { url, token } = JSON.parse(line) as { url: string; token: string };
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    });
     const mcp = new Client({ name: 'bridge-http-test', version: '1.0.0' });
     await mcp.connect(transport);
     onTestFinished(() => mcp.close());

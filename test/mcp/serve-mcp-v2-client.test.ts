@@ -31,7 +31,11 @@ it('serves tools to a v2-SDK client over streamable HTTP', async () => {
   const handle = await serveMcp(client, { transport: 'http' });
   onTestFinished(() => handle.close());
   const mcp = v2Client();
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(handle.url!)));
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(handle.url!), {
+      requestInit: { headers: { authorization: `Bearer ${handle.token}` } },
+    }),
+  );
   expect(mcp.getNegotiatedProtocolVersion()).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(['demo.add']);
   const result = await mcp.callTool({ name: 'demo.add', arguments: { a: 2, b: 5 } });

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient, type DirectFunction } from '../../src/index.js';
-import { serveMcp, type ServeMcpOptions } from '../../src/mcp/serve-mcp.js';
+import { serveMcp, type McpBridgeHandle, type ServeMcpOptions } from '../../src/mcp/serve-mcp.js';
 import { json, startServer } from '../fixtures/http/server.js';
 
 const add: DirectFunction = {
@@ -25,9 +25,18 @@ async function startBridge(functions: DirectFunction[], options: ServeMcpOptions
   return { client, handle };
 }
 
-async function connect(url: string) {
+/** The headers a host sends to the bridge: its generated bearer token (docs/design/threat-model.md#mcp-bridge-auth). */
+function authOf(handle: McpBridgeHandle): Record<string, string> {
+  return { authorization: `Bearer ${handle.token}` };
+}
+
+function transportTo(handle: McpBridgeHandle) {
+  return new StreamableHTTPClientTransport(new URL(handle.url!), { requestInit: { headers: authOf(handle) } });
+}
+
+async function connect(handle: McpBridgeHandle) {
   const mcp = new Client({ name: 'bridge-test', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await mcp.connect(transportTo(handle));
   onTestFinished(() => mcp.close());
   return mcp;
 }
@@ -65,7 +74,7 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('lists tools with their UTCP names, descriptions and object schemas', async () => {
     const { handle } = await startBridge([add, { name: 'bare', handler: () => 'x' }]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const { tools } = await mcp.listTools();
     expect(tools).toEqual([
       {
@@ -81,7 +90,7 @@ describe('serveMcp over streamable HTTP', () => {
   it('encodes tool names MCP does not accept', async () => {
     const seen: unknown[] = [];
     const { handle } = await startBridge([{ name: 'say hello!', handler: (args) => (seen.push(args), 'hi') }]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name)).toEqual([expect.stringMatching(/^demo\.say_hello__[0-9a-f]{8}$/)]);
     const result = await mcp.callTool({ name: tools[0].name, arguments: { x: 1 } });
@@ -91,14 +100,14 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('calls a tool and returns text plus structuredContent for object results', async () => {
     const { handle } = await startBridge([add]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const result = await mcp.callTool({ name: 'demo.add', arguments: { a: 2, b: 3 } });
     expect(result).toEqual({ content: [{ type: 'text', text: '{"sum":5}' }], structuredContent: { sum: 5 } });
   });
 
   it('returns JSON text without structuredContent for non-object results', async () => {
     const { handle } = await startBridge([{ name: 'list', handler: () => [1, 'two'] }]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const result = await mcp.callTool({ name: 'demo.list', arguments: {} });
     expect(result).toEqual({ content: [{ type: 'text', text: '[1,"two"]' }] });
   });
@@ -112,7 +121,7 @@ describe('serveMcp over streamable HTTP', () => {
         },
       },
     ]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const result = await mcp.callTool({ name: 'demo.fail', arguments: {} });
     expect(result.isError).toBe(true);
     expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('disk is full') }]);
@@ -133,7 +142,7 @@ describe('serveMcp over streamable HTTP', () => {
       ],
       { logger: pinoLike },
     );
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     await mcp.callTool({ name: 'demo.fail', arguments: {} });
     const failed = calls.find((c) => c.message === 'MCP bridge: tool call failed');
     expect(failed?.fields).toEqual({ tool: 'demo.fail', error: expect.stringContaining('disk is full') });
@@ -166,7 +175,7 @@ describe('serveMcp over streamable HTTP', () => {
     ).toBe(true);
     const handle = await serveMcp(client, { transport: 'http' });
     onTestFinished(() => handle.close());
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     return mcp.callTool({ name: 'files.fetch', arguments: {} });
   }
 
@@ -194,7 +203,7 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('reports invalid arguments as isError naming the problem', async () => {
     const { handle } = await startBridge([add]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const result = await mcp.callTool({ name: 'demo.add', arguments: { a: 1 } });
     expect(result.isError).toBe(true);
     expect((result.content as Array<{ text: string }>)[0].text).toMatch(/Invalid arguments for demo\.add: b: required/);
@@ -202,7 +211,7 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('answers an unknown tool with an InvalidParams protocol error', async () => {
     const { handle } = await startBridge([add]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     await expect(mcp.callTool({ name: 'demo.nope', arguments: {} })).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('Unknown tool: demo.nope'),
@@ -231,7 +240,7 @@ describe('serveMcp over streamable HTTP', () => {
           }),
       },
     ]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const controller = new AbortController();
     const call = mcp.callTool({ name: 'demo.wait', arguments: {} }, undefined, { signal: controller.signal });
     await running;
@@ -251,7 +260,7 @@ describe('serveMcp over streamable HTTP', () => {
         },
       },
     ]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const progress: unknown[] = [];
     const result = await mcp.callTool({ name: 'demo.steps', arguments: {} }, undefined, {
       onprogress: (p) => progress.push(p),
@@ -265,7 +274,7 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('applies the per-call timeout to tool calls', async () => {
     const { handle } = await startBridge([{ name: 'hang', handler: () => new Promise(() => {}) }], { timeoutMs: 50 });
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const result = await mcp.callTool({ name: 'demo.hang', arguments: {} });
     expect(result.isError).toBe(true);
     expect((result.content as Array<{ text: string }>)[0].text).toMatch(/timed out after 50 ms/);
@@ -273,7 +282,7 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('serves only the tools named in filter', async () => {
     const { handle } = await startBridge([add, { name: 'hidden', handler: () => 'secret' }], { filter: ['demo.add'] });
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(['demo.add']);
     await expect(mcp.callTool({ name: 'demo.hidden', arguments: {} })).rejects.toMatchObject({ code: -32602 });
   });
@@ -282,26 +291,26 @@ describe('serveMcp over streamable HTTP', () => {
     const { handle } = await startBridge([add, { name: 'other', handler: () => 1 }], {
       filter: (tool) => tool.name.endsWith('.other'),
     });
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(['demo.other']);
   });
 
   it('omits outputSchema when outputSchemas is false', async () => {
     const { handle } = await startBridge([add], { outputSchemas: false });
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     expect((await mcp.listTools()).tools[0]).not.toHaveProperty('outputSchema');
   });
 
   it('lists tools registered after the bridge started', async () => {
     const { client, handle } = await startBridge([add]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     await client.registerFunctions('later', [{ name: 'ping', handler: () => 'pong' }]);
     expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(['demo.add', 'later.ping']);
   });
 
   it('sends tools/list_changed to connected hosts when listChanged is on', async () => {
     const { handle } = await startBridge([add], { listChanged: true });
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     expect(mcp.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     let received = 0;
     mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => void received++);
@@ -321,8 +330,8 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('keeps one session per client connection', async () => {
     const { handle } = await startBridge([add]);
-    const a = new StreamableHTTPClientTransport(new URL(handle.url!));
-    const b = new StreamableHTTPClientTransport(new URL(handle.url!));
+    const a = transportTo(handle);
+    const b = transportTo(handle);
     const first = new Client({ name: 'a', version: '1' });
     const second = new Client({ name: 'b', version: '1' });
     await first.connect(a);
@@ -339,7 +348,7 @@ describe('serveMcp over streamable HTTP', () => {
 
   it('rejects requests with an unknown session id with 404', async () => {
     const { handle } = await startBridge([add]);
-    expect(await rawPost(handle.url!, { 'mcp-session-id': 'not-a-session' })).toBe(404);
+    expect(await rawPost(handle.url!, { ...authOf(handle), 'mcp-session-id': 'not-a-session' })).toBe(404);
   });
 
   it('rejects a non-loopback Host header (DNS rebinding) with 403', async () => {
@@ -364,7 +373,7 @@ describe('serveMcp over streamable HTTP', () => {
     const handle = await serveMcp(client, { transport: 'http', path: '/tools/mcp' });
     onTestFinished(() => handle.close());
     expect(handle.url).toMatch(/\/tools\/mcp$/);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     expect((await mcp.listTools()).tools).toHaveLength(1);
   });
 
@@ -389,7 +398,7 @@ describe('serveMcp over streamable HTTP', () => {
           }),
       },
     ]);
-    const mcp = await connect(handle.url!);
+    const mcp = await connect(handle);
     const call = mcp.callTool({ name: 'demo.wait', arguments: {} });
     call.catch(() => {});
     await running;
@@ -417,7 +426,7 @@ describe('serveMcp round trip through the mcp transport', () => {
     const reg = await other.registerManual({
       name: 'bridged',
       call_template_type: 'mcp',
-      config: { mcpServers: { local: { url: handle.url!, transport: 'http' } } },
+      config: { mcpServers: { local: { url: handle.url!, transport: 'http', headers: authOf(handle) } } },
     });
     expect(reg.errors).toEqual([]);
     expect((await other.getTools()).map((t) => t.name)).toEqual(['bridged.local.demo.add', 'bridged.local.demo.fail']);
