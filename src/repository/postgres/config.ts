@@ -62,6 +62,20 @@ export function postgresOptionsFromConfig(
     if (issues.length > 0) throw new UtcpValidationError('config', issues, 'INVALID_CONFIG');
     // Resolved here, never stored or logged: the URL may carry a password.
     options.connectionString = context.resolveValue(cs as string);
+    // node-postgres reads anything else as a path relative to postgres://base (ENOTFOUND base): refuse it here,
+    // without echoing the value (docs/design/repository-postgres.md#config).
+    if (!/^(postgres|postgresql):\/\/|^socket:/i.test(options.connectionString))
+      throw new UtcpValidationError(
+        'config',
+        [
+          {
+            path: at('connection_string'),
+            message:
+              'must be a postgres:// or postgresql:// URL (or socket:/path); the value given is not one (e.g. "postgres://user:pass@host:5432/db", or "postgres://user@/db?host=/var/run/postgresql" for a local socket)',
+          },
+        ],
+        'INVALID_CONFIG',
+      );
   } else {
     const dir = config.data_dir;
     if (dir !== undefined && (typeof dir !== 'string' || dir === ''))

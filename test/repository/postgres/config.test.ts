@@ -24,6 +24,18 @@ describe('tool_repository config (postgres, pglite)', () => {
     });
   });
 
+  it('refuses a connection_string that is not a postgres URL with INVALID_CONFIG, without echoing it', async () => {
+    for (const value of ['base', 'host=/tmp dbname=x password=s3cret-pw', 'mysql://u:s3cret-pw@h/db']) {
+      const err = await UtcpClient.create({
+        tool_repository: { tool_repository_type: 'postgres', connection_string: '${DB}' },
+        variables: { DB: value },
+      }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'INVALID_CONFIG' });
+      expect(err.message).toMatch(/tool_repository\.connection_string: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+      expect(err.message).not.toContain('s3cret');
+    }
+  });
+
   it("substitutes ${DATABASE_URL} from the client's variables and says which one is missing", async () => {
     const config = { tool_repository: { tool_repository_type: 'postgres', connection_string: '${DATABASE_URL}' } };
     await expect(UtcpClient.create(config, { env: {} })).rejects.toMatchObject({
