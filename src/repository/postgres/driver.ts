@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 /** The statements the repository runs: parameters are always bound, never spliced into SQL text. */
 export interface SqlRunner {
@@ -227,6 +228,7 @@ export interface PgliteDriverOptions {
 /** PGlite: one in-process database (one connection; statements are serialised by PGlite itself). */
 export async function createPgliteDriver(options: PgliteDriverOptions): Promise<SqlDriver> {
   let db: PgliteLike;
+  let release: (() => Promise<void>) | undefined;
   const owned = !options.instance;
   if (options.instance) db = options.instance;
   else {
@@ -235,7 +237,14 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
       '@electric-sql/pglite',
       () => import('@electric-sql/pglite/contrib/pg_trgm'),
     );
-    db = (await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })) as unknown as PgliteLike;
+    // One process per data directory (docs/design/repository-postgres.md#pglite-lock).
+    release = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
+    try {
+      db = (await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })) as unknown as PgliteLike;
+    } catch (error) {
+      await release?.();
+      throw error;
+    }
   }
   let closed = false;
   const unlistens = new Set<() => Promise<void>>();
@@ -264,8 +273,13 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
     async close() {
       if (closed) return;
       closed = true;
-      if (owned) await db.close();
-      else await Promise.all([...unlistens].map((u) => u()));
+      if (owned) {
+        try {
+          await db.close();
+        } finally {
+          await release?.();
+        }
+      } else await Promise.all([...unlistens].map((u) => u()));
     },
   };
 }

@@ -97,9 +97,22 @@ export class SecretScrubber {
   /** The driver error's message, scrubbed. */
   message(error: unknown): string {
     const m = (error as DriverError | undefined)?.message;
-    const text = typeof m === 'string' && m !== '' ? m : String(error);
+    // PGlite (Emscripten) may throw plain objects: say what they hold, never "[object Object]".
+    const text = typeof m === 'string' && m !== '' ? m : describeThrown(error);
     return this.text(text);
   }
+}
+
+function describeThrown(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  try {
+    const json = JSON.stringify(error);
+    if (json && json !== '{}') return json.length > 300 ? `${json.slice(0, 300)}…` : json;
+  } catch {
+    // circular: fall through
+  }
+  const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== 'Object' ? `${name} thrown` : 'a non-Error value was thrown';
 }
 
 function safeDecode(s: string): string {

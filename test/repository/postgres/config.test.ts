@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient } from '../../../src/index.js';
 import { startPglite } from '../../helpers/pglite.js';
 
@@ -43,6 +44,47 @@ describe('tool_repository config (postgres, pglite)', () => {
       message: expect.stringMatching(/DATABASE_URL/),
     });
   });
+
+  it('holds the PGlite data directory for one process: a second is refused saying so, a dead holder is taken over', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'utcp-pglite-lock-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await (await startPglite(join(dir, 'catalog'))).close();
+    const config = { tool_repository: { tool_repository_type: 'pglite', data_dir: join(dir, 'catalog') } };
+    // Another process (the built package) opens the directory and keeps it.
+    const script = `const { UtcpClient } = await import(${JSON.stringify(new URL('../../../dist/index.js', import.meta.url).href)});
+      const c = await UtcpClient.create(${JSON.stringify(config)});
+      process.stdout.write('ready\\n');
+      process.stdin.on('end', async () => { await c.close(); process.exit(0); }).resume();`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+      child.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+    });
+    const refused = await UtcpClient.create(config).catch((e) => e);
+    expect(refused).toMatchObject({ code: 'REPOSITORY_UNAVAILABLE', operation: 'open' });
+    expect(refused.message).toMatch(
+      new RegExp(`is in use by process ${child.pid}: PGlite allows one process per directory`),
+    );
+    // The holder dies without closing (kill -9): its lock is stale and the next open takes it over.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    const next = await UtcpClient.create(config);
+    try {
+      expect(await next.getManualNames()).toEqual([]);
+      // Within one process too: a second client on the same directory is refused while the first holds it.
+      await expect(UtcpClient.create(config)).rejects.toMatchObject({ code: 'REPOSITORY_UNAVAILABLE' });
+    } finally {
+      await next.close();
+    }
+    // Closed: the directory is free again.
+    await (await UtcpClient.create(config)).close();
+  }, 60_000);
 
   describe('pglite with a data directory', () => {
     let dir: string;
