@@ -118,10 +118,13 @@ async function recheck(
     if (fresh.action === 'ask' && ctx.approval?.approve) return replan(entry.call, ctx);
     return { kind: 'pending', call: entry.call, toolName: fresh.tool.name, args, reason: entry.reason };
   }
-  // An unsigned "already approved" call: a fresh call decides it, except that an unverifiable edit waits for a
-  // decision (neither the edited nor the model's own arguments run on the state's word).
-  if (decision) return decide(entry, fresh, isEdited(entry, fresh) ? entry.args : fresh.args, decision, ctx);
-  if (fresh.action === 'allow' && isEdited(entry, fresh))
-    return { kind: 'pending', call: entry.call, toolName: fresh.tool.name, args: entry.args, reason: 'unverified' };
+  // An unsigned "already approved" call: the resumed policy decides it as a fresh call. Where that needs a decision
+  // (or the state claims an edit, which it cannot prove), it waits: neither the edited nor the model's own
+  // arguments run on the state's word. An approver of this resume is asked afresh.
+  const edited = isEdited(entry, fresh);
+  const args = edited ? entry.args : fresh.args;
+  if (decision) return decide(entry, fresh, args, decision, ctx);
+  if ((fresh.action === 'ask' && !ctx.approval?.approve) || (fresh.action === 'allow' && edited))
+    return { kind: 'pending', call: entry.call, toolName: fresh.tool.name, args, reason: 'unverified' };
   return replan(entry.call, ctx);
 }
