@@ -262,7 +262,7 @@ describe('resumeAgent refuses tampered budgets and malformed states', () => {
       ['state.step', (s) => (s.step = '1')],
       ['state.steps', (s) => (s.step = 5)],
       ['state.usage.inputTokens', (s) => (s.usage.inputTokens = -1)],
-      ['state.usage.outputTokens', (s) => (s.usage.outputTokens = 1e400)],
+      ['state.usage.outputTokens', (s) => (s.usage.outputTokens = Number.POSITIVE_INFINITY)],
       ['state.settings.maxSteps', (s) => (s.settings.maxSteps = 2.5)],
       ['state.settings.toolConcurrency', (s) => (s.settings.toolConcurrency = 0)],
     ];
