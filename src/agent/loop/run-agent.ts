@@ -13,7 +13,6 @@ import {
   checkDecision,
   planToolCalls,
   runPlannedCalls,
-  type PendingReason,
   type PlannedCall,
   type ToolRunContext,
 } from './execute-tool-calls.js';
@@ -100,7 +99,7 @@ export interface PendingApproval {
    * `defer`; `unverified`: an unsigned state said the call was already approved (or edited), which a resume cannot
    * take on trust.
    */
-  reason: PendingReason;
+  reason: 'no_approver' | 'deferred' | 'unverified';
 }
 
 /**
