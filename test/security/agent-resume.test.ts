@@ -233,6 +233,30 @@ describe('resumeAgent re-checks the paused turn against the resumed run', () => 
     expect(done.status).toBe('completed');
     expect(ran).toEqual(['files.write {"path":"safe.txt"}']);
   });
+  it('arguments come from the call and are validated by the client, not taken from the plan', async () => {
+    const state = await pausedRun([openAIText('ok')]);
+    (state.planned[0] as { args: unknown }).args = { path: '/etc/passwd' };
+    const done = await resume(state, { w1: { type: 'allow' } });
+    expect(done.status).toBe('completed');
+    expect(ran.sort()).toEqual(['files.read {"path":"a.txt"}', 'files.write {"path":"notes.txt"}']);
+    await model.close?.();
+    await llm?.close();
+    ran.length = 0;
+    const forged = await pausedRun([openAIText('ok')]);
+    const bad = { ...writeCall, name: 'files.write', arguments: '{"path":{"$ne":null}}' };
+    (forged.messages.at(-1) as AgentSrc.ToolCallsMessage).calls[0] = bad;
+    forged.turn.toolCalls[0] = bad;
+    forged.planned[0] = {
+      kind: 'pending',
+      call: bad,
+      toolName: 'files.write',
+      args: { path: { $ne: null } },
+      reason: 'no_approver',
+    };
+    await resume(forged, { w1: { type: 'allow' } });
+    expect(ran).toEqual(['files.read {"path":"a.txt"}']);
+    expect(toolResults(1)[0].content).toMatch(/invalid arguments for files__write/i);
+  });
 });
 
 describe('resumeAgent refuses tampered budgets and malformed states', () => {
@@ -253,6 +277,22 @@ describe('resumeAgent refuses tampered budgets and malformed states', () => {
     const capped = await resume(again, { w1: { type: 'allow' } }, { maxSteps: 2 });
     expect(capped.stepLimitReached).toBe(true);
     expect(llm!.requests).toHaveLength(3);
+  });
+
+  it('a forged list of found tools cannot push more tool definitions than the inline limit', async () => {
+    // Deferred: the model sees only search_tools (it may still call a tool by its exact client name).
+    const calls = [
+      { ...writeCall, name: 'files.write' },
+      { ...readCall, name: 'files.read' },
+    ];
+    const state = await pausedRun([openAIText('ok')], { maxToolsInline: 1 }, calls);
+    expect(llm!.requests[0].body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual([
+      'search_tools',
+    ]);
+    state.loadedTools = ['files.read', 'files.write', 'shell.run', 'admin.wipe'];
+    await resume(state, { w1: { type: 'allow' } }, { maxToolsInline: 1 });
+    const offered = llm!.requests[1].body.tools.map((t: { function: { name: string } }) => t.function.name);
+    expect(offered).toEqual(['search_tools', 'shell__run']);
   });
 
   it('refuses counters that disagree or are not counts', async () => {
