@@ -9,25 +9,11 @@ import type { AgentEvent, AgentEventListener } from './agent-events.js';
 import { AgentToolSet, type ToolSelection } from './agent-tool-set.js';
 import type { ApprovalDecision, ApprovalOptions } from './approval.js';
 import type { ChatModel, ChatResponse, TokenUsage } from '../chat-model.js';
-import {
-  checkDecision,
-  planToolCalls,
-  runPlannedCalls,
-  type PlannedCall,
-  type ToolRunContext,
-} from './execute-tool-calls.js';
+import { planToolCalls, runPlannedCalls, type PlannedCall, type ToolRunContext } from './execute-tool-calls.js';
 import { assertNever, type AgentMessage, type ToolCall, type ToolResultMessage } from '../messages.js';
 import { replanPausedTurn } from './resume-plan.js';
 import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
-import {
-  AgentStateError,
-  checkJsonTree,
-  checkRunStateShape,
-  objectAt,
-  signState,
-  stateKeyBytes,
-  verifyState,
-} from './run-state.js';
+import { checkDecisions, checkState, signState, stateKeyBytes } from './run-state.js';
 import { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
 import { DEFAULT_MAX_DESCRIPTION_CHARS } from '../export/tool-definitions.js';
 import { ToolNameCodec } from '../export/tool-names.js';
@@ -484,37 +470,6 @@ function resumedSettings(state: AgentRunState['settings'], options: ResumeAgentO
   const timeout = options.toolTimeoutMs ?? (signed ? state.toolTimeoutMs : undefined);
   if (timeout !== undefined) out.toolTimeoutMs = timeout;
   return out;
-}
-
-/**
- * The state as a checked value: JSON (a string is parsed), no prototype keys or hostile nesting, the MAC verified
- * when a key is given, then every field and the state's consistency. Nothing is read from it before this.
- */
-function checkState(state: unknown, key: Uint8Array | undefined): { state: AgentRunState; signed: boolean } {
-  let s = state;
-  if (typeof s === 'string') {
-    try {
-      s = JSON.parse(s);
-    } catch {
-      throw new AgentStateError('state', 'is not valid JSON');
-    }
-  }
-  checkJsonTree(s, 'state');
-  if (key) verifyState(objectAt(s, 'state'), key);
-  checkRunStateShape(s);
-  return { state: s as AgentRunState, signed: key !== undefined };
-}
-
-function checkDecisions(decisions: unknown): ApprovalDecisions {
-  const d = objectAt(decisions, 'decisions');
-  checkJsonTree(d, 'decisions');
-  for (const [id, decision] of Object.entries(d)) {
-    checkDecision(decision as ApprovalDecision, `resumeAgent: decisions[${JSON.stringify(id)}]`);
-    const reason = (decision as { reason?: unknown }).reason;
-    if (reason !== undefined && typeof reason !== 'string')
-      throw new UtcpError('INVALID_CONFIG', `resumeAgent: decisions[${JSON.stringify(id)}].reason must be a string`);
-  }
-  return d as ApprovalDecisions;
 }
 
 /**

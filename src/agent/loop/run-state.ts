@@ -5,6 +5,9 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { UtcpError } from '../../index.js';
+import type { ApprovalDecision } from './approval.js';
+import { checkDecision } from './execute-tool-calls.js';
+import type { AgentRunState, ApprovalDecisions } from './run-agent.js';
 
 /** The state handed to `resumeAgent` is malformed, inconsistent, or its signature does not verify. */
 export class AgentStateError extends UtcpError {
@@ -337,4 +340,36 @@ export function checkRunStateShape(value: unknown): void {
     throw new AgentStateError('state.planned', `must hold one entry per call of the turn (${calls.length})`);
   planned.forEach((p, i) => checkPlanned(p, `state.planned[${i}]`, calls[i]));
   arrayAt(s.loadedTools, 'state.loadedTools').forEach((n, i) => stringAt(n, `state.loadedTools[${i}]`));
+}
+
+/**
+ * The state as a checked value: JSON (a string is parsed), no prototype keys or hostile nesting, the MAC verified
+ * when a key is given, then every field and the state's consistency. Nothing is read from it before this.
+ */
+export function checkState(state: unknown, key: Uint8Array | undefined): { state: AgentRunState; signed: boolean } {
+  let s = state;
+  if (typeof s === 'string') {
+    try {
+      s = JSON.parse(s);
+    } catch {
+      throw new AgentStateError('state', 'is not valid JSON');
+    }
+  }
+  checkJsonTree(s, 'state');
+  if (key) verifyState(objectAt(s, 'state'), key);
+  checkRunStateShape(s);
+  return { state: s as AgentRunState, signed: key !== undefined };
+}
+
+/** The decisions as a checked value: a plain object of well-formed decisions, no `__proto__` key anywhere. */
+export function checkDecisions(decisions: unknown): ApprovalDecisions {
+  const d = objectAt(decisions, 'decisions');
+  checkJsonTree(d, 'decisions');
+  for (const [id, decision] of Object.entries(d)) {
+    checkDecision(decision as ApprovalDecision, `resumeAgent: decisions[${JSON.stringify(id)}]`);
+    const reason = (decision as { reason?: unknown }).reason;
+    if (reason !== undefined && typeof reason !== 'string')
+      throw new UtcpError('INVALID_CONFIG', `resumeAgent: decisions[${JSON.stringify(id)}].reason must be a string`);
+  }
+  return d as ApprovalDecisions;
 }
