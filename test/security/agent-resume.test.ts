@@ -341,7 +341,18 @@ describe('resumeAgent refuses tampered budgets and malformed states', () => {
         (s) => ({ replace: JSON.parse(`{"__proto__":{"polluted":true},${JSON.stringify(s).slice(1)}`) }),
       ],
       [
+        // As stored JSON text (parsed without recursion), the walk names the field...
         /^state\.messages\[0\]\.providerData\.items\[0\](\[0\])+$/,
+        (s) => ({
+          replace: JSON.stringify(s).replace(
+            '"messages":[',
+            `"messages":[{"type":"assistant","text":"","providerData":{"provider":"x","items":[${'['.repeat(100_000)}0${']'.repeat(100_000)}]}},`,
+          ),
+        }),
+      ],
+      [
+        // ...as an object, copying it refuses it as a whole.
+        'state',
         (s) => {
           let deep: unknown = 0;
           for (let i = 0; i < 100_000; i++) deep = [deep];
@@ -419,6 +430,21 @@ describe('a signed state (stateKey) is tamper-evident', () => {
           : v;
     const done = await resume(JSON.stringify(reorder(state)), { w1: { type: 'allow' } }, { stateKey: KEY });
     expect(done.status).toBe('completed');
+    expect(ran.sort()).toEqual(['files.read {"path":"a.txt"}', 'files.write {"path":"notes.txt"}']);
+  });
+
+  it('reads a state object once: a getter that changes its answer after the check changes nothing', async () => {
+    const state = await pausedRun([openAIText('saved')], { stateKey: KEY });
+    let reads = 0;
+    const honest = state.planned[0] as { args: unknown };
+    const { args } = honest;
+    Object.defineProperty(honest, 'args', {
+      enumerable: true,
+      get: () => (reads++ === 0 ? args : { path: '/etc/shadow' }),
+    });
+    const done = await resume(state, { w1: { type: 'allow' } }, { stateKey: KEY });
+    expect(done.status).toBe('completed');
+    expect(reads).toBe(1);
     expect(ran.sort()).toEqual(['files.read {"path":"a.txt"}', 'files.write {"path":"notes.txt"}']);
   });
 

@@ -343,27 +343,35 @@ export function checkRunStateShape(value: unknown): void {
 }
 
 /**
- * The state as a checked value: JSON (a string is parsed), no prototype keys or hostile nesting, the MAC verified
+ * A private copy of the caller's value (a string is parsed as JSON): what is checked is what is used, even if the
+ * caller's object changes later or reads differently each time (getters).
+ */
+function snapshot(value: unknown, path: string): unknown {
+  try {
+    return typeof value === 'string' ? JSON.parse(value) : structuredClone(value);
+  } catch {
+    throw new AgentStateError(
+      path,
+      typeof value === 'string' ? 'is not valid JSON' : 'is not plain JSON data (or is nested too deeply to copy)',
+    );
+  }
+}
+
+/**
+ * The state as a checked copy: JSON (a string is parsed), no prototype keys or hostile nesting, the MAC verified
  * when a key is given, then every field and the state's consistency. Nothing is read from it before this.
  */
 export function checkState(state: unknown, key: Uint8Array | undefined): { state: AgentRunState; signed: boolean } {
-  let s = state;
-  if (typeof s === 'string') {
-    try {
-      s = JSON.parse(s);
-    } catch {
-      throw new AgentStateError('state', 'is not valid JSON');
-    }
-  }
+  const s = snapshot(state, 'state');
   checkJsonTree(s, 'state');
   if (key) verifyState(objectAt(s, 'state'), key);
   checkRunStateShape(s);
   return { state: s as AgentRunState, signed: key !== undefined };
 }
 
-/** The decisions as a checked value: a plain object of well-formed decisions, no `__proto__` key anywhere. */
+/** The decisions as a checked copy: a plain object of well-formed decisions, no `__proto__` key anywhere. */
 export function checkDecisions(decisions: unknown): ApprovalDecisions {
-  const d = objectAt(decisions, 'decisions');
+  const d = objectAt(snapshot(decisions, 'decisions'), 'decisions');
   checkJsonTree(d, 'decisions');
   for (const [id, decision] of Object.entries(d)) {
     checkDecision(decision as ApprovalDecision, `resumeAgent: decisions[${JSON.stringify(id)}]`);
