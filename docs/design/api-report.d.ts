@@ -685,6 +685,13 @@ export interface AgentRunState {
     };
     planned: PlannedCall[];
     loadedTools: string[];
+    mac?: string;
+}
+// AgentStateError
+export declare class AgentStateError extends UtcpError {
+    name: string;
+    readonly path: string;
+    constructor(path: string, problem: string);
 }
 // AgentStep
 export interface AgentStep {
@@ -891,7 +898,7 @@ export interface PendingApproval {
     toolCallId: string;
     toolName: string;
     args: JsonObject;
-    reason: 'no_approver' | 'deferred';
+    reason: 'no_approver' | 'deferred' | 'unverified';
 }
 // ProviderData
 export interface ProviderData {
@@ -913,7 +920,7 @@ export interface ResponsesModelOptions extends ModelConnectionOptions {
 // resumeAgent
 export declare function resumeAgent(state: AgentRunState, decisions: ApprovalDecisions, options: ResumeAgentOptions): Promise<AgentResult>;
 // ResumeAgentOptions
-export type ResumeAgentOptions = Omit<RunAgentOptions, 'messages' | keyof RunSettings> & Pick<RunSettings, 'tools'>;
+export type ResumeAgentOptions = Omit<RunAgentOptions, 'messages'>;
 // runAgent
 export declare function runAgent(options: RunAgentOptions): Promise<AgentResult>;
 // RunAgentOptions
@@ -925,6 +932,7 @@ export interface RunAgentOptions extends RunSettings {
     approval?: ApprovalOptions;
     onEvent?: AgentEventListener;
     signal?: AbortSignal;
+    stateKey?: string | Uint8Array;
 }
 // toAnthropicTools
 export declare function toAnthropicTools(tools: readonly Tool[], options?: ExportToolsOptions): AnthropicTool[];

@@ -5,6 +5,7 @@
  * The MCP bridge is its own entry point, `utcp-kit/mcp`.
  */
 export { runAgent, resumeAgent } from './loop/run-agent.js';
+export { AgentStateError } from './loop/run-state.js';
 export type {
   RunAgentOptions,
   AgentResult,

@@ -1,6 +1,6 @@
 /** A paused run's JSON, resumed in a new process with a new client (the built dist), runs the approved call exactly once. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,23 +24,58 @@ afterEach(async () => {
   dir = undefined;
 });
 
+async function startCounter(orders: string[]): Promise<string> {
+  const counter = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      orders.push(body);
+      res.end(String(orders.length));
+    });
+  });
+  await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
+  closeCounter = () => {
+    counter.closeAllConnections();
+    counter.close();
+  };
+  return `http://127.0.0.1:${(counter.address() as AddressInfo).port}/orders`;
+}
+
 describe('resumeAgent across processes', () => {
+  it('a signed state resumes in another process with the key, and is refused there once changed on disk', async () => {
+    const orders: string[] = [];
+    const counterUrl = await startCounter(orders);
+    llm = await startLlmServer([
+      openAIToolCalls([{ id: 'call_order', name: 'shop__place_order', arguments: '{"item":"lamp"}' }]),
+      openAIText('Your lamp is ordered.'),
+    ]);
+    dir = mkdtempSync(join(tmpdir(), 'utcp-resume-'));
+    const stateFile = join(dir, 'state.json');
+    const key = 'process-test-key-0123456789abcdef';
+    await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile, key], { timeout: 60_000 });
+    const signed = readFileSync(stateFile, 'utf8');
+    expect(JSON.parse(signed).mac).toMatch(/^[0-9a-f]{64}$/);
+    writeFileSync(stateFile, signed.replace('{\\"item\\":\\"lamp\\"}', '{\\"item\\":\\"piano\\"}'));
+    const tampered = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile, key], {
+      timeout: 60_000,
+    });
+    expect(JSON.parse(tampered.stdout)).toEqual({
+      error: 'AgentStateError',
+      code: 'INVALID_CONFIG',
+      path: 'state.mac',
+    });
+    expect(orders).toEqual([]);
+    writeFileSync(stateFile, signed);
+    const second = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile, key], {
+      timeout: 60_000,
+    });
+    expect(JSON.parse(second.stdout)).toEqual({ status: 'completed', text: 'Your lamp is ordered.' });
+    expect(orders).toEqual(['{"item":"lamp"}']);
+  });
+
   it('process 1 pauses and writes the state; process 2 resumes it with a new client; the approved call runs once', async () => {
     const orders: string[] = [];
-    const counter = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        orders.push(body);
-        res.end(String(orders.length));
-      });
-    });
-    await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
-    closeCounter = () => {
-      counter.closeAllConnections();
-      counter.close();
-    };
-    const counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/orders`;
+    const counterUrl = await startCounter(orders);
     llm = await startLlmServer([
       openAIToolCalls([{ id: 'call_order', name: 'shop__place_order', arguments: '{"item":"lamp"}' }]),
       openAIText('Your lamp is ordered.'),

@@ -328,6 +328,37 @@ describe('runAgent approvals', () => {
     });
   });
 
+  it("a resume's approver decides the calls still waiting, and the resume's settings override the state's", async () => {
+    const { client, ran } = await toolsWithTags();
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'files__write', args: { path: 'a' }, id: 'w1' }),
+      toolCallsTurn({ name: 'files__read', args: {}, id: 'r2' }),
+      textTurn('ok'),
+    ]);
+    const policy = [{ tags: ['write'], action: 'ask' as const }];
+    const first = await runAgent({ client, model, messages: ask, approval: { policy }, maxSteps: 5 });
+    expect(first.status).toBe('paused');
+    const asked: ApprovalRequest[] = [];
+    const events: AgentEvent[] = [];
+    const done = await resumeAgent(
+      first.state!,
+      {},
+      {
+        client,
+        model,
+        maxSteps: 1,
+        onEvent: (e) => events.push(e),
+        approval: { policy, approve: (req) => (asked.push(req), { type: 'allow' }) },
+      },
+    );
+    expect(asked.map((a) => [a.toolCallId, a.toolName, a.args])).toEqual([['w1', 'files.write', { path: 'a' }]]);
+    expect(ran).toEqual([{ tool: 'write', args: { path: 'a' } }]);
+    expect(events.find((e) => e.type === 'approval')).toMatchObject({ toolCallId: 'w1', by: 'approver' });
+    // maxSteps 1 from the resume: the next turn is the answer without tools (the scripted r2 turn is not a tool turn).
+    expect(done.stepLimitReached).toBe(true);
+    expect(model.requests[1].toolChoice).toBe('none');
+  });
+
   it('settles promptly with an abort error when aborted while an approver is pending (the approver gets the signal)', async () => {
     const { client, ran } = await toolsWithTags();
     const model = new ScriptedModel([toolCallsTurn({ name: 'files__write', args: {} }), textTurn('ok')]);

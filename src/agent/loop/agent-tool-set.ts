@@ -115,9 +115,20 @@ export class AgentToolSet {
     return [...this.#loaded];
   }
 
-  /** Restores the tools found before a pause; names no longer registered are skipped. */
+  /**
+   * Restores the tools found before a pause, the newest `inlineLimit` of them; names outside this run's tools are
+   * skipped (the list comes from a state that may have been changed).
+   */
   restoreLoaded(names: readonly string[]): void {
-    for (const name of names) if (this.#all.has(name)) this.#loaded.add(name);
+    for (const name of names) {
+      if (!this.#all.has(name)) continue;
+      this.#loaded.delete(name);
+      this.#loaded.add(name);
+    }
+    for (const name of this.#loaded) {
+      if (this.#loaded.size <= this.#inlineLimit) break;
+      this.#loaded.delete(name);
+    }
   }
 
   /** Marks a called tool as recently used, so it is the last to be dropped. */

@@ -43,7 +43,10 @@ export type PlannedCall =
   | { kind: 'result'; message: ToolResultMessage }
   | { kind: 'search'; call: ToolCall; args: JsonObject; query: string; limit: number }
   | { kind: 'call'; call: ToolCall; toolName: string; args: JsonObject; note: string }
-  | { kind: 'pending'; call: ToolCall; toolName: string; args: JsonObject; reason: 'no_approver' | 'deferred' };
+  | { kind: 'pending'; call: ToolCall; toolName: string; args: JsonObject; reason: PendingReason };
+
+/** Why a call waits: see `PendingApproval.reason`. */
+export type PendingReason = 'no_approver' | 'deferred' | 'unverified';
 
 const MAX_LISTED_TOOLS = 40;
 

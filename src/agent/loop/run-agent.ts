@@ -9,16 +9,11 @@ import type { AgentEvent, AgentEventListener } from './agent-events.js';
 import { AgentToolSet, type ToolSelection } from './agent-tool-set.js';
 import type { ApprovalDecision, ApprovalOptions } from './approval.js';
 import type { ChatModel, ChatResponse, TokenUsage } from '../chat-model.js';
-import {
-  applyDecision,
-  checkDecision,
-  planToolCalls,
-  runPlannedCalls,
-  type PlannedCall,
-  type ToolRunContext,
-} from './execute-tool-calls.js';
+import { planToolCalls, runPlannedCalls, type PlannedCall, type ToolRunContext } from './execute-tool-calls.js';
 import { assertNever, type AgentMessage, type ToolCall, type ToolResultMessage } from '../messages.js';
+import { replanPausedTurn } from './resume-plan.js';
 import { runAbortError, throwIfRunAborted } from './run-abort-error.js';
+import { checkDecisions, checkState, signState, stateKeyBytes } from './run-state.js';
 import { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
 import { DEFAULT_MAX_DESCRIPTION_CHARS } from '../export/tool-definitions.js';
 import { ToolNameCodec } from '../export/tool-names.js';
@@ -62,6 +57,12 @@ export interface RunAgentOptions extends RunSettings {
   onEvent?: AgentEventListener;
   /** Stops the run and any approval, tool call, model request or retry wait in flight; the run rejects with UtcpAbortError (or the signal's UtcpError reason). */
   signal?: AbortSignal;
+  /**
+   * A secret (at least 16 bytes) to sign a paused state with (HMAC-SHA-256, `state.mac`). Pass the same key to
+   * `resumeAgent`, which then refuses a state that was changed (docs/design/agent.md#resume-checks).
+   * @default unsigned: the resumed run re-checks every call, but cannot tell an approval given before the pause from a forged one
+   */
+  stateKey?: string | Uint8Array;
 }
 
 /** One model turn and the tool calls it made. */
@@ -79,8 +80,12 @@ export interface PendingApproval {
   toolCallId: string;
   toolName: string;
   args: JsonObject;
-  /** `no_approver`: the policy said `ask` and no `approve` callback was given; `deferred`: the callback answered `defer`. */
-  reason: 'no_approver' | 'deferred';
+  /**
+   * `no_approver`: the policy said `ask` and no `approve` callback was given; `deferred`: the callback answered
+   * `defer`; `unverified`: an unsigned state said the call was already approved (or edited), which a resume cannot
+   * take on trust.
+   */
+  reason: 'no_approver' | 'deferred' | 'unverified';
 }
 
 /**
@@ -99,6 +104,8 @@ export interface AgentRunState {
   planned: PlannedCall[];
   /** Tools found by `search_tools` so far. */
   loadedTools: string[];
+  /** HMAC-SHA-256 of the rest (canonical JSON), hex, when the run had a `stateKey`. */
+  mac?: string;
 }
 
 export interface AgentResult {
@@ -121,6 +128,7 @@ export interface AgentResult {
 
 interface Run {
   options: RunAgentOptions;
+  stateKey?: Uint8Array;
   settings: RunSettings;
   model: ChatModel;
   maxSteps: number;
@@ -146,6 +154,7 @@ async function startRun(options: RunAgentOptions, signal: AbortSignal, from?: Ag
   const names = new ToolNameCodec({ maxLength: options.model.maxToolNameLength, reserved: [SEARCH_TOOLS_NAME] });
   const run: Omit<Run, 'tools'> = {
     options,
+    stateKey: stateKeyBytes(options.stateKey, from ? 'resumeAgent' : 'runAgent'),
     settings: options,
     model: options.model,
     maxSteps: checkCount('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS, 0),
@@ -299,7 +308,7 @@ function paused(run: Run, step: number, response: ChatResponse, planned: Planned
     args: p.args,
     reason: p.reason,
   }));
-  const state: AgentRunState = JSON.parse(
+  const unsigned: AgentRunState = JSON.parse(
     JSON.stringify({
       version: 1,
       settings: settingsOf(run),
@@ -317,6 +326,7 @@ function paused(run: Run, step: number, response: ChatResponse, planned: Planned
       loadedTools: run.tools.loadedNames(),
     } satisfies AgentRunState),
   );
+  const state = run.stateKey ? signState(unsigned, run.stateKey) : unsigned;
   run.emit({
     type: 'paused',
     step,
@@ -425,60 +435,68 @@ export function runAgent(options: RunAgentOptions): Promise<AgentResult> {
 /** Decisions for a paused run's calls, by tool call id. */
 export type ApprovalDecisions = Record<string, ApprovalDecision>;
 
-/** What `resumeAgent` needs besides the state: a client and a model (new ones are fine), and optionally the run's other callbacks. */
-export type ResumeAgentOptions = Omit<RunAgentOptions, 'messages' | keyof RunSettings> & Pick<RunSettings, 'tools'>;
+/**
+ * What `resumeAgent` needs besides the state: a client and a model (new ones are fine), and the run's policy:
+ * `approval` and `tools` are never taken from the state, so pass them again. Settings given here override the
+ * state's.
+ */
+export type ResumeAgentOptions = Omit<RunAgentOptions, 'messages'>;
 
-function checkState(state: AgentRunState): AgentRunState {
-  const s = (typeof state === 'string' ? JSON.parse(state) : state) as AgentRunState;
-  if (s?.version !== 1 || !Array.isArray(s.messages) || !Array.isArray(s.planned) || typeof s.step !== 'number') {
-    throw new UtcpError(
-      'INVALID_CONFIG',
-      'resumeAgent: the state is not a paused run of this version (expected the `state` of a paused AgentResult)',
-    );
+/** The limits an unsigned state may only tighten (docs/design/agent.md#resume-checks). */
+const STATE_LIMITS = {
+  maxSteps: DEFAULT_MAX_STEPS,
+  maxToolsInline: DEFAULT_MAX_TOOLS_INLINE,
+  toolConcurrency: DEFAULT_TOOL_CONCURRENCY,
+  maxToolOutputChars: DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+  maxToolDescriptionChars: DEFAULT_MAX_DESCRIPTION_CHARS,
+} as const;
+
+/**
+ * The resumed run's settings: the resumer's options first. From the state: the system prompt and the tool names
+ * (a list that can only narrow a run that passes none); its limits as they are when the MAC verified, otherwise
+ * never looser than the defaults; its tool timeout only when signed.
+ */
+function resumedSettings(state: AgentRunState['settings'], options: ResumeAgentOptions, signed: boolean): RunSettings {
+  const out: RunSettings = {};
+  const system = options.system ?? state.system;
+  if (system !== undefined) out.system = system;
+  const tools = options.tools ?? state.tools;
+  if (tools !== undefined) out.tools = tools;
+  for (const [key, limit] of Object.entries(STATE_LIMITS) as Array<[keyof typeof STATE_LIMITS, number]>) {
+    const fromState = state[key] === undefined ? undefined : signed ? state[key] : Math.min(state[key], limit);
+    const value = options[key] ?? fromState;
+    if (value !== undefined) out[key] = value;
   }
-  return s;
+  const timeout = options.toolTimeoutMs ?? (signed ? state.toolTimeoutMs : undefined);
+  if (timeout !== undefined) out.toolTimeoutMs = timeout;
+  return out;
 }
 
 /**
- * Continues a paused run: applies `decisions` to its waiting calls, runs the turn's calls (each exactly once
- * per resume) and carries on with the loop. Works in another process with a new client and model.
+ * Continues a paused run: re-checks the turn's calls against the tools and `approval` policy of this resume as a
+ * fresh call would be checked, applies `decisions` to the calls that wait for one, runs the turn's calls (each
+ * exactly once per resume) and carries on with the loop. Works in another process with a new client and model.
  * Calls without a decision keep the run paused. Resume one state once: a second resume would run its calls again.
- * @throws UtcpError INVALID_CONFIG for a state or decision of the wrong shape.
+ * @throws AgentStateError (INVALID_CONFIG) for a state of the wrong shape, inconsistent, or whose MAC does not verify
+ * under `stateKey`; UtcpError INVALID_CONFIG for a decision of the wrong shape or for an id that waits for none.
  */
 export function resumeAgent(
   state: AgentRunState,
   decisions: ApprovalDecisions,
   options: ResumeAgentOptions,
 ): Promise<AgentResult> {
-  const s = checkState(state);
-  for (const [id, d] of Object.entries(decisions)) checkDecision(d, `resumeAgent: the decision for ${id}`);
-  const runOptions: RunAgentOptions = {
-    ...s.settings,
-    ...options,
-    messages: s.messages,
-    ...(s.settings.tools && !options.tools ? { tools: s.settings.tools } : {}),
-  };
   return withRunSignal(options.signal, async (signal) => {
+    const key = stateKeyBytes(options.stateKey, 'resumeAgent');
+    const { state: s, signed } = checkState(state, key);
+    const checked = checkDecisions(decisions);
+    const runOptions: RunAgentOptions = {
+      ...options,
+      ...resumedSettings(s.settings, options, signed),
+      messages: s.messages,
+    };
     const run = await startRun(runOptions, signal, s);
-    const ctx = toolContext(run, s.step);
-    const planned = s.planned.map((p) => {
-      if (p.kind !== 'pending') return p;
-      const decision = decisions[p.call.id];
-      if (!decision) return p;
-      if (decision.type !== 'defer')
-        run.emit({
-          type: 'approval',
-          step: s.step,
-          toolCallId: p.call.id,
-          toolName: p.toolName,
-          decision: decision.type,
-          by: 'approver',
-          ...(decision.type === 'deny' && decision.reason ? { reason: decision.reason } : {}),
-        });
-      return applyDecision(p, decision, ctx);
-    });
-    const response: ChatResponse = { ...s.turn };
-    const pause = await finishToolStep(run, s.step, response, planned);
+    const planned = await replanPausedTurn(s.planned, checked, toolContext(run, s.step), signed);
+    const pause = await finishToolStep(run, s.step, { ...s.turn }, planned);
     if (pause) return pause;
     return loop(run, s.step + 1);
   });
