@@ -240,6 +240,7 @@ export declare class McpServerError extends TransportError {
     readonly stderrTail: string;
     readonly status: number | undefined;
     exitedDuringProbe: boolean;
+    probeRefused: boolean;
     constructor(server: string, message: string, stderrTail?: string, options?: ErrorOptions & {
         status?: number;
     });
@@ -1109,6 +1110,9 @@ export interface OpenApiHttpTemplate {
         in: string;
         style: string;
         explode: boolean;
+    } | {
+        in: string;
+        content_type: string;
     }>;
 }
 // OpenApiManual
