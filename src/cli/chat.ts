@@ -126,6 +126,7 @@ export async function chatCommand(
     configPath: c.config,
     timeoutMs: c.timeoutMs,
     baseUrl: c.baseUrl,
+    name: c.name,
   });
   for (const r of results)
     if (!r.success) c.out.info(`${red(c.out, '✗')} ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);

@@ -47,6 +47,7 @@ export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): 
     configPath: c.config,
     timeoutMs: c.timeoutMs,
     baseUrl: c.baseUrl,
+    name: c.name,
   });
   for (const r of results) if (!r.success) c.out.info(`✗ ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   const failure = sourceFailure(results);

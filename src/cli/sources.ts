@@ -161,12 +161,20 @@ export async function createCliClient(
 ): Promise<{ client: UtcpClient; results: RegisterManualResult[] }> {
   const used = new Set<string>();
   const resolved: ResolvedSource[] = [];
+  if (options.name !== undefined && options.sources.length !== 1)
+    throw new UsageError(
+      `--name names one manual source, and ${options.sources.length === 0 ? 'none was given' : `${options.sources.length} were given`}`,
+    );
   for (const s of options.sources)
     resolved.push(
       await resolveSource(s, options.cwd, used, {
         baseUrl: options.baseUrl,
         name: options.sources.length === 1 ? options.name : undefined,
       }),
+    );
+  if (options.name !== undefined && resolved[0]?.configPath)
+    throw new UsageError(
+      '--name names a manual (a file, a URL or mcp:…), not a config file: name manuals inside the config',
     );
   let configPath = options.configPath ? resolve(options.cwd, options.configPath) : undefined;
   if (!configPath && resolved.every((r) => !r.configPath))
