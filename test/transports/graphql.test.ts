@@ -79,7 +79,7 @@ describe('graphql discovery', () => {
       'query ($id: ID!) { user(id: $id) { id name age role address { street city } friends { id name age role } } }',
     );
     expect((tool('search').tool_call_template as GraphqlCallTemplate).query).toBe(
-      'query ($term: String!) { search(term: $term) { __typename } }',
+      'query ($term: String!) { search(term: $term) { __typename ... on User { id name age role address { street city } friends { id name age role } } ... on Post { id title } } }',
     );
     expect((tool('hello').tool_call_template as GraphqlCallTemplate).query).toBe(
       'query ($name: String) { hello(name: $name) }',
@@ -197,6 +197,41 @@ describe('graphql calls', () => {
     };
     return { server, transport, ctx, raw, call, tool: found.tool };
   }
+
+  it('selects the members of unions and interfaces with inline fragments, aliasing fields whose types clash (docs/design/transports.md#graphql-abstract-types)', async () => {
+    const { call, tool } = await setup();
+    expect(await call('search', { term: 'x' })).toEqual([
+      {
+        __typename: 'User',
+        id: '1',
+        name: 'Ada',
+        age: 36,
+        role: 'ADMIN',
+        address: expect.any(Object),
+        friends: expect.any(Array),
+      },
+      { __typename: 'Post', id: 'p1', title: 'Hi' },
+    ]);
+    // Photo.size is an Int and Clip.size a String: one selection set cannot hold both, so each is aliased.
+    expect((tool('media').tool_call_template as GraphqlCallTemplate).query).toBe(
+      'query { media { __typename ... on Photo { id size_Photo: size caption } ... on Clip { id size_Clip: size seconds } } }',
+    );
+    expect(await call('media', {})).toEqual([
+      { __typename: 'Photo', id: 'p1', size_Photo: 1024, caption: 'A lake' },
+      { __typename: 'Clip', id: 'c1', size_Clip: 'large', seconds: 30 },
+    ]);
+    // An interface: its own fields once, then each implementation's.
+    expect((tool('node').tool_call_template as GraphqlCallTemplate).query).toBe(
+      'query ($id: ID!) { node(id: $id) { __typename id ... on Photo { size_Photo: size caption } ... on Clip { size_Clip: size seconds } } }',
+    );
+    expect(await call('node', { id: 'c1' })).toEqual({ __typename: 'Clip', id: 'c1', size_Clip: 'large', seconds: 30 });
+    expect(tool('node').outputs).toMatchObject({
+      anyOf: [
+        { type: 'object', properties: { __typename: { const: 'Photo' }, id: { type: 'string' } } },
+        { type: 'object', properties: { __typename: { const: 'Clip' }, seconds: { type: 'integer' } } },
+      ],
+    });
+  });
 
   it('returns the field value of a generated document, with nested objects selected', async () => {
     const { call } = await setup();

@@ -131,11 +131,14 @@ export class GraphqlSchemaMapper {
     const full = this.type(ref.name);
     if (ref.kind === 'ENUM') return { selection: '', schema: enumSchema(full) };
     if (ref.kind === 'SCALAR') return { selection: '', schema: scalarSchema(ref.name) };
+    if ((ref.kind === 'UNION' || ref.kind === 'INTERFACE') && (full?.possibleTypes?.length ?? 0) > 0)
+      return this.#abstractSelection(full!, depth);
     if (ref.kind === 'UNION') return typenameOnly(full);
     return this.#objectSelection(full, depth);
   }
 
-  #objectSelection(full: FullType | undefined, depth: number): SelectedOutput {
+  /** The selected fields of an object or interface type: `[selection parts, properties]`. */
+  #fieldsOf(full: FullType | undefined, depth: number): { parts: string[]; properties: Record<string, JsonSchema> } {
     const parts: string[] = [];
     const properties: Record<string, JsonSchema> = {};
     for (const field of full?.fields ?? []) {
@@ -150,10 +153,69 @@ export class GraphqlSchemaMapper {
         properties[field.name] = describe(sub.schema, field.description);
       }
     }
+    return { parts, properties };
+  }
+
+  #objectSelection(full: FullType | undefined, depth: number): SelectedOutput {
+    const { parts, properties } = this.#fieldsOf(full, depth);
     if (parts.length === 0) return typenameOnly(full);
     const schema: JsonSchema = { type: 'object', properties };
     if (full?.description) schema.description = full.description;
     return { selection: `{ ${parts.join(' ')} }`, schema };
+  }
+
+  /**
+   * A union or interface (docs/design/transports.md#graphql-abstract-types): `__typename`, the interface's own fields,
+   * then one inline fragment per possible object type with its fields. A field name two members select with
+   * different types would make the document invalid (fields in one selection set must merge), so such a field is
+   * aliased `<field>_<Type>` in each member that has it; the output schema is `anyOf` one object per member, each
+   * with its `__typename` as a `const`.
+   */
+  #abstractSelection(full: FullType, depth: number): SelectedOutput {
+    const own = full.kind === 'INTERFACE' ? this.#fieldsOf(full, depth) : { parts: [], properties: {} };
+    const members = (full.possibleTypes ?? [])
+      .map((p) => this.type(p.name))
+      .filter((t): t is FullType => t?.kind === 'OBJECT');
+    // Response names selected with more than one type across the members (and the interface's own fields).
+    const typesByName = new Map<string, Set<string>>();
+    const note = (name: string, type: TypeRef) => {
+      const seen = typesByName.get(name) ?? new Set<string>();
+      seen.add(typeNotation(type));
+      typesByName.set(name, seen);
+    };
+    for (const m of [full, ...members]) for (const f of m.fields ?? []) note(f.name, f.type);
+    const clashes = new Set([...typesByName].filter(([, types]) => types.size > 1).map(([name]) => name));
+    const ownNames = new Set(Object.keys(own.properties));
+    const fragments: string[] = [];
+    const branches: JsonSchema[] = [];
+    for (const member of members) {
+      const { parts, properties } = this.#fieldsOf(member, depth);
+      const selected: string[] = [];
+      const memberProps: Record<string, JsonSchema> = { __typename: { const: member.name } };
+      parts.forEach((part) => {
+        const name = part.split(' ', 1)[0];
+        if (ownNames.has(name) && !clashes.has(name)) {
+          memberProps[name] = properties[name];
+          return;
+        }
+        const key = clashes.has(name) ? `${name}_${member.name}` : name;
+        selected.push(key === name ? part : `${key}: ${part}`);
+        memberProps[key] = properties[name];
+      });
+      for (const [name, schema] of Object.entries(own.properties))
+        if (!(name in memberProps)) memberProps[name] = schema;
+      if (selected.length > 0) fragments.push(`... on ${member.name} { ${selected.join(' ')} }`);
+      const branch: JsonSchema = { type: 'object', properties: memberProps };
+      if (member.description) branch.description = member.description;
+      branches.push(branch);
+    }
+    const ownParts = own.parts.filter((p) => !clashes.has(p.split(' ', 1)[0]));
+    const schema: JsonSchema =
+      branches.length > 0
+        ? { anyOf: branches }
+        : { type: 'object', properties: { __typename: { type: 'string' }, ...own.properties } };
+    if (full.description) schema.description = full.description;
+    return { selection: `{ __typename ${[...ownParts, ...fragments].join(' ')} }`.replace('  }', ' }'), schema };
   }
 }
 

@@ -5,7 +5,7 @@ export const INTROSPECTION_QUERY = `query UtcpIntrospection { __schema {
     fields(includeDeprecated: false) { name description type { ...T }
       args { name description defaultValue type { ...T } } }
     inputFields { name description defaultValue type { ...T } }
-    enumValues(includeDeprecated: false) { name } } } }
+    enumValues(includeDeprecated: false) { name } possibleTypes { name } } } }
 fragment T on __Type { kind name ofType { kind name ofType { kind name ofType { kind name
   ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`;
 
@@ -39,6 +39,8 @@ export interface FullType {
   fields?: FieldInfo[] | null;
   inputFields?: InputValue[] | null;
   enumValues?: Array<{ name: string }> | null;
+  /** The object types of a UNION or INTERFACE. */
+  possibleTypes?: Array<{ name: string }> | null;
 }
 
 export interface IntrospectionSchema {
