@@ -30,7 +30,7 @@ async function setup(reflection: 'v1' | 'v1alpha' = 'v1', extra: Partial<GrpcCal
 describe('grpc generic discovery by reflection', () => {
   it('makes one tool per unary or server-streaming method and warns about the others', async () => {
     const { found } = await setup();
-    expect(found.tools.map((t) => t.name)).toEqual(['Add', 'Echo', 'Count', 'Fail', 'Hang']);
+    expect(found.tools.map((t) => t.name)).toEqual(['Add', 'Echo', 'Count', 'Fail', 'Hang', 'Now']);
     expect(found.result.warnings).toEqual([
       `Skipped gRPC method ${SERVICE}/Upload: client streaming is not supported`,
       `Skipped gRPC method ${SERVICE}/Chat: bidirectional streaming is not supported`,
@@ -69,6 +69,15 @@ describe('grpc generic discovery by reflection', () => {
   it('restricts discovery to method_name', async () => {
     const { found } = await setup('v1', { method_name: 'Count' });
     expect(found.tools.map((t) => t.name)).toEqual(['Count']);
+  });
+
+  it('returns a well-known type the RPC returns itself in its proto3 JSON form, as it does in a field (docs/design/transports.md#grpc-json)', async () => {
+    const { found, call } = await setup();
+    expect(found.tool('Now').outputs).toMatchObject({ type: 'string' });
+    expect(await call('Now', {})).toBe('2023-11-14T22:13:20.500Z');
+    // The same instant nested in a message has the same form.
+    const echoed = (await call('Echo', { at: '2023-11-14T22:13:20.500Z' })) as { at: unknown };
+    expect(echoed.at).toBe('2023-11-14T22:13:20.500Z');
   });
 
   it('maps request fields to JSON Schema', async () => {

@@ -33,7 +33,7 @@ describe('grpc generic mode with proto_file', () => {
     const { transport } = grpcTransport({ rootDir: FIXTURES });
     const raw = template(server.port, { service_name: SERVICE, proto_file: 'demo/demo.proto' });
     const found = await discover(transport, raw);
-    expect(found.tools.map((t) => t.name)).toEqual(['Add', 'Echo', 'Count', 'Fail', 'Hang']);
+    expect(found.tools.map((t) => t.name)).toEqual(['Add', 'Echo', 'Count', 'Fail', 'Hang', 'Now']);
     expect(found.tool('Add').description).toBe(`${SERVICE}/Add\nAdds two numbers.`);
     expect(found.tool('Echo').inputs).toMatchObject({
       properties: { point: { $ref: '#/$defs/common.Point' }, counts: { type: 'object' } },

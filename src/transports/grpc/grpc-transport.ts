@@ -13,7 +13,7 @@ import { grpcTarget, pinGrpcTarget, type GrpcTarget } from './grpc-target.js';
 import { loadByReflection } from './load-by-reflection.js';
 import { loadGrpcModules, type GrpcModules } from './load-grpc.js';
 import { loadProtoFile } from './load-proto-file.js';
-import { TO_OBJECT_OPTIONS, jsonToMessage, messageToJson } from './proto-json.js';
+import { TO_OBJECT_OPTIONS, jsonToMessage, responseToJson } from './proto-json.js';
 import { typeName } from './proto-schema.js';
 import { findMethod, toolsForService } from './service-tools.js';
 
@@ -430,14 +430,14 @@ function encodeRequest(method: Method, args: JsonObject, toolName: string): Buff
   }
 }
 
-function decodeResponse(type: Type, bytes: Buffer): Record<string, unknown> {
+function decodeResponse(type: Type, bytes: Buffer): unknown {
   let decoded;
   try {
     decoded = type.decode(bytes);
   } catch (cause) {
     throw new UtcpError('PROTOCOL_ERROR', `The gRPC response is not a valid ${typeName(type)} message`, { cause });
   }
-  return messageToJson(type, type.toObject(decoded, TO_OBJECT_OPTIONS));
+  return responseToJson(type, type.toObject(decoded, TO_OBJECT_OPTIONS));
 }
 
 /** `result_json`: empty → null, JSON when it parses, else the text. */

@@ -217,6 +217,18 @@ function valueToProto(value: unknown, entries: boolean): unknown {
  * field names: well-known types become strings/objects/values, virtual oneof properties are dropped.
  */
 export function messageToJson(type: Type, object: Record<string, unknown>): Record<string, unknown> {
+  return messageFieldsToJson(type, object);
+}
+
+/**
+ * A whole decoded response in proto3 JSON: the same mapping as for a field, so a response that is itself a
+ * well-known type (a Timestamp, a wrapper, Struct) has that type's JSON form (docs/design/transports.md#grpc-json).
+ */
+export function responseToJson(type: Type, object: Record<string, unknown>): unknown {
+  return singleToJson(type, object);
+}
+
+function messageFieldsToJson(type: Type, object: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of type.fieldsArray) {
     if (!(field.name in object)) continue;
@@ -263,7 +275,7 @@ function singleToJson(resolved: Type | Enum | null, value: unknown): unknown {
     default:
       if (WRAPPERS[name]) return v.value ?? null;
   }
-  return messageToJson(type, v);
+  return messageFieldsToJson(type, v);
 }
 
 function structToJson(v: Record<string, unknown>): Record<string, unknown> {

@@ -68,6 +68,10 @@ export class ProtoSchemaBuilder {
 
   /** The schema of a whole message (the request or response), with `$defs` for nested messages. */
   root(type: Type): JsonSchema {
+    // A response that is itself a well-known type has that type's JSON form, as it does in a field
+    // (docs/design/transports.md#grpc-json): a Timestamp is an RFC 3339 string, not {seconds, nanos}.
+    const special = this.#direction === 'output' ? this.#wellKnown(type) : undefined;
+    if (special) return special;
     const schema = this.#messageBody(type);
     if (Object.keys(this.#defs).length > 0) schema.$defs = this.#defs;
     return schema;
@@ -120,6 +124,18 @@ export class ProtoSchemaBuilder {
   }
 
   #message(type: Type): JsonSchema {
+    const special = this.#wellKnown(type);
+    if (special) return special;
+    const name = typeName(type);
+    if (!(name in this.#defs)) {
+      this.#defs[name] = {}; // placeholder first: messages may refer to themselves
+      this.#defs[name] = this.#messageBody(type);
+    }
+    return { $ref: `#/$defs/${name}` };
+  }
+
+  /** The schema of a well-known type's proto3 JSON form, or undefined for any other message. */
+  #wellKnown(type: Type): JsonSchema | undefined {
     const name = typeName(type);
     switch (name) {
       case 'google.protobuf.Timestamp':
@@ -138,12 +154,7 @@ export class ProtoSchemaBuilder {
       case 'google.protobuf.Any':
         return { type: 'object', properties: { '@type': { type: 'string' } }, required: ['@type'] };
       default:
-        if (WRAPPERS[name]) return this.#scalar(WRAPPERS[name]);
+        return WRAPPERS[name] ? this.#scalar(WRAPPERS[name]) : undefined;
     }
-    if (!(name in this.#defs)) {
-      this.#defs[name] = {}; // placeholder first: messages may refer to themselves
-      this.#defs[name] = this.#messageBody(type);
-    }
-    return { $ref: `#/$defs/${name}` };
   }
 }
