@@ -1,6 +1,6 @@
 /** The `utcp` subcommands: tools, search, call, convert, inspect. */
 import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { RegisterManualResult, Tool, UtcpClient } from '../index.js';
 import { DEFAULT_LIMITS, parseDotenv } from '../internal.js';
 import {
@@ -65,10 +65,10 @@ export function sourceFailure(results: readonly RegisterManualResult[]): SourceE
  */
 async function withClient<T>(
   c: Common,
-  run: (client: UtcpClient, results: RegisterManualResult[]) => Promise<T>,
+  run: (client: UtcpClient, results: RegisterManualResult[], origins: Map<string, string>) => Promise<T>,
   options: { runWhenAllFailed?: boolean; listsWarnings?: boolean } = {},
 ): Promise<{ value: T; failure: SourceError | undefined }> {
-  const { client, results } = await createCliClient({
+  const { client, results, origins } = await createCliClient({
     cwd: c.cwd,
     sources: c.sources,
     configPath: c.config,
@@ -84,7 +84,7 @@ async function withClient<T>(
       );
     const failure = sourceFailure(results);
     if (failure && !options.runWhenAllFailed && results.every((r) => !r.success)) throw failure;
-    return { value: await run(client, results), failure };
+    return { value: await run(client, results, origins), failure };
   } finally {
     await client.close();
   }
@@ -330,7 +330,7 @@ function variableState(
 export async function inspectCommand(c: Common): Promise<number> {
   const { value: report, failure } = await withClient(
     c,
-    async (client, results) => {
+    async (client, results, origins) => {
       const { existsSync, readFileSync } = await import('node:fs');
       const dotenvPath = resolve(c.cwd, '.env');
       const env: Record<string, string | undefined> = {
@@ -346,6 +346,7 @@ export async function inspectCommand(c: Common): Promise<number> {
         manuals.push({
           name,
           type: r.manualCallTemplate?.call_template_type,
+          source: origins.get(name),
           success: r.success,
           tools: r.manual.tools.length,
           errors: r.errors,
@@ -372,7 +373,7 @@ export async function inspectCommand(c: Common): Promise<number> {
   } else {
     for (const m of report) {
       c.out.print(
-        `${m.success ? green(c.out, '✓') : red(c.out, '✗')} ${bold(c.out, m.name)} ${dim(c.out, `(${m.type})`)}  ${m.tools} tool(s)`,
+        `${m.success ? green(c.out, '✓') : red(c.out, '✗')} ${bold(c.out, m.name)} ${dim(c.out, `(${m.source ?? m.type})`)}  ${m.tools} tool(s)`,
       );
       for (const e of m.errors) c.out.print(`  ${red(c.out, 'error')}   ${e}`);
       for (const w of m.warnings) c.out.print(`  ${yellow(c.out, 'warning')} ${w}`);
@@ -440,8 +441,21 @@ export async function convertCommand(
   });
   const ms = performance.now() - t0;
   const body = JSON.stringify(manual, null, 2) + '\n';
-  if (opts.output) await writeFile(resolve(c.cwd, opts.output), body);
-  else process.stdout.write(body);
+  if (opts.output) {
+    const target = resolve(c.cwd, opts.output);
+    await writeFile(target, body).catch((error: NodeJS.ErrnoException) => {
+      // The system's words name neither the option nor what to do (ENOENT: no such file or directory, open …).
+      const why =
+        error.code === 'ENOENT'
+          ? `the directory ${dirname(target)} does not exist`
+          : error.code === 'EACCES' || error.code === 'EPERM'
+            ? 'permission denied'
+            : error.code === 'EISDIR'
+              ? 'it is a directory'
+              : error.message;
+      throw new UsageError(`-o ${opts.output}: cannot write ${target}: ${why}`);
+    });
+  } else process.stdout.write(body);
   const tools = (manual as { tools: unknown[] }).tools.length;
   if (c.out.json && opts.output) c.out.print(JSON.stringify({ output: opts.output, tools, report }, null, 2));
   else {

@@ -16,6 +16,7 @@ import {
   toolsCommand,
   type Common,
 } from './commands.js';
+import { didYouMean } from '../internal.js';
 import { createOut, formatError, printJsonError, type Out } from './output.js';
 
 const SOURCES_HELP = `Sources: a UTCP manual or OpenAPI file (JSON/YAML), an http(s) URL to either, a config file,
@@ -35,7 +36,7 @@ const OPT = {
   config: { type: 'string', short: 'c', value: '<file>', help: 'config file (default: ./utcp.config.json|yaml|yml)' },
   json: { type: 'boolean', help: 'machine-readable output on stdout (errors too, as {"error": {...}})' },
   timeout: { type: 'string', value: '<ms>', help: 'deadline for each discovery and call, in milliseconds' },
-  baseUrl: { type: 'string', value: '<url>', help: 'base URL for OpenAPI files whose servers are missing or relative' },
+  baseUrl: { type: 'string', value: '<url>', help: 'base URL for the operations of OpenAPI files named here (overrides the servers of the spec)' },
   name: {
     type: 'string',
     value: '<name>',
@@ -207,6 +208,28 @@ export function parserOptions(command: string): ParseArgsConfig['options'] {
   return options;
 }
 
+/**
+ * parseArgs with our own words for an unknown option (Node's message leaves a quote open): the option, the
+ * closest known one, and how to pass a value that starts with "-".
+ */
+function parseCommandArgs(command: string, args: string[]) {
+  const options = parserOptions(command);
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const unknown = /^Unknown option '([^']+)'/.exec((error as Error).message)?.[1];
+    if ((error as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || !unknown) throw error;
+    const bare = unknown.replace(/^-+/, '').split('=')[0];
+    const near = didYouMean(
+      bare,
+      Object.keys(options ?? {}).filter((name) => name.length > 1),
+    ).replace(/"([^"]+)"/, '--$1');
+    throw new UsageError(
+      `Unknown option ${unknown}${near}; a value that starts with "-" goes after "--": utcp ${command} -- ${unknown}`,
+    );
+  }
+}
+
 /** Command names, for tests and completion. */
 export const COMMAND_NAMES = Object.keys(COMMANDS);
 
@@ -291,7 +314,7 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   try {
-    const parsed = parseArgs({ args: rest, options: parserOptions(command), allowPositionals: true, strict: true });
+    const parsed = parseCommandArgs(command, rest);
     const values = parsed.values as Record<string, unknown>;
     const positionals = parsed.positionals;
     if (values.help) {

@@ -55,6 +55,17 @@ const HINTS: Record<string, string> = {
   INVALID_CONFIG: 'fix the config file (see the path above)',
 };
 
+/** Error fields copied into the --json error object, with their names there. */
+const ERROR_FIELDS: ReadonlyArray<[string, string]> = [
+  ['status', 'status'],
+  ['exitCode', 'tool_exit_code'],
+  ['variableName', 'variable_name'],
+  ['toolName', 'tool_name'],
+  ['suggestions', 'suggestions'],
+  ['issues', 'issues'],
+  ['sources', 'sources'],
+];
+
 /** The `{"error": {...}}` object printed on stdout in --json mode: code, message, hint and the error's own fields. */
 export function jsonError(error: unknown, exitCode?: number): Record<string, unknown> {
   const e = error as Record<string, unknown> & Error;
@@ -66,8 +77,11 @@ export function jsonError(error: unknown, exitCode?: number): Record<string, unk
   const body: Record<string, unknown> = { code, message: error instanceof Error ? error.message : String(error) };
   const hint = typeof code === 'string' ? HINTS[code] : undefined;
   if (hint) body.hint = hint;
-  for (const key of ['status', 'exitCode', 'variableName', 'toolName', 'suggestions', 'issues', 'sources']) {
-    if (e && e[key] !== undefined && !(Array.isArray(e[key]) && (e[key] as unknown[]).length === 0)) body[key] = e[key];
+  // One spelling for the whole object (snake_case, like exit_code): the failed tool's own exit status is
+  // tool_exit_code, so it is never confused with utcp's exit_code.
+  for (const [key, name] of ERROR_FIELDS) {
+    if (e && e[key] !== undefined && !(Array.isArray(e[key]) && (e[key] as unknown[]).length === 0))
+      body[name] = e[key];
   }
   if (exitCode !== undefined) body.exit_code = exitCode;
   return body;

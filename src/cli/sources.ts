@@ -15,6 +15,8 @@ export interface ResolvedSource {
   /** A manual call template, or a config file to merge. */
   template?: Record<string, unknown>;
   configPath?: string;
+  /** Where the manual comes from, as `inspect` shows it (`file manual.json`), when its template type does not say. */
+  origin?: string;
 }
 
 /** Splits a command line into words, honouring single and double quotes. */
@@ -142,7 +144,7 @@ export async function resolveSource(
     allowed_communication_protocols: [...BUILTIN_CALL_TEMPLATE_TYPES],
   };
   if (options.baseUrl) template.base_url = options.baseUrl;
-  return { template };
+  return { template, origin: `file ${source}` };
 }
 
 export interface CliClientOptions {
@@ -158,7 +160,7 @@ export interface CliClientOptions {
 /** Finds the config (`--config`, else utcp.config.{json,yaml,yml} in cwd), adds `.env`, registers everything. */
 export async function createCliClient(
   options: CliClientOptions,
-): Promise<{ client: UtcpClient; results: RegisterManualResult[] }> {
+): Promise<{ client: UtcpClient; results: RegisterManualResult[]; origins: Map<string, string> }> {
   const used = new Set<string>();
   const resolved: ResolvedSource[] = [];
   if (options.name !== undefined && options.sources.length !== 1)
@@ -187,11 +189,13 @@ export async function createCliClient(
   const merged: UtcpClientConfig = { variables: {}, manual_call_templates: [], load_variables_from: [] };
   for (const p of configPaths) {
     if (!existsSync(p)) throw new SourceError(`No such config file: ${p}`, [{ name: p, errors: ['no such file'] }]);
-    const { config } = await loadConfig(p, dirname(p)).catch((cause: Error) => {
+    const { config, warnings } = await loadConfig(p, dirname(p)).catch((cause: Error) => {
       throw new SourceError(`Config ${p} failed to load: ${cause.message}`, [{ name: p, errors: [cause.message] }], {
         cause,
       });
     });
+    // A misspelt key (`varibles`) would otherwise only show up later as a missing variable.
+    for (const w of warnings) process.stderr.write(`warning: ${p}: ${w}\n`);
     Object.assign(merged.variables!, config.variables);
     merged.manual_call_templates!.push(
       ...config.manual_call_templates.map((t) =>
@@ -223,5 +227,8 @@ export async function createCliClient(
     }),
   );
   bar.done();
-  return { client, results };
+  const origins = new Map<string, string>();
+  for (const r of resolved)
+    if (r.origin && typeof r.template?.name === 'string') origins.set(r.template.name, r.origin);
+  return { client, results, origins };
 }

@@ -7,6 +7,7 @@ import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocumentText } from './document.js';
 import { UtcpError, UtcpValidationError, type ValidationIssue } from './errors.js';
 import { normalizeCallTemplate } from './legacy.js';
+import { didYouMean } from './suggest.js';
 import { validateLimits, type Limits } from './limits.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
 import type { CallTemplateBase } from './types.js';
@@ -104,7 +105,8 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
   if (!isObj(raw))
     throw new UtcpValidationError('config', [{ path: '', message: 'expected an object' }], 'INVALID_CONFIG');
   const issues: ValidationIssue[] = [];
-  for (const key of Object.keys(raw)) if (!KNOWN_KEYS.has(key)) warnings.push(`Unknown config key "${key}" ignored`);
+  for (const key of Object.keys(raw))
+    if (!KNOWN_KEYS.has(key)) warnings.push(`Unknown config key "${key}" ignored${didYouMean(key, KNOWN_KEYS)}`);
 
   const variables: Record<string, string> = {};
   if (raw.variables !== undefined && raw.variables !== null) {

@@ -27,6 +27,20 @@ export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINIT
 
 const shortName = (full: string) => full.slice(full.indexOf('.') + 1);
 
+/** ` (did you mean "x"?)` for the closest of `known` within two edits of `wanted`, else ''. */
+export function didYouMean(wanted: string, known: Iterable<string>): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of known) {
+    const d = editDistance(wanted.toLowerCase(), k.toLowerCase(), bestDistance);
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best === undefined ? '' : ` (did you mean "${best}"?)`;
+}
+
 /** Up to `limit` registered names that the caller probably meant by `wanted`, best first. */
 export function suggestToolNames(wanted: string, names: Iterable<string>, limit = 3): string[] {
   const lower = wanted.toLowerCase();

@@ -6,6 +6,7 @@
  * of the transport that owns the type (core/template.ts, docs/design/adding-a-transport.md).
  */
 import type { ValidationIssue } from './errors.js';
+import { didYouMean } from './suggest.js';
 import type { CompiledTemplate } from './template-validator.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
 
@@ -204,6 +205,8 @@ export interface TemplateLookup {
    * checked then). Throws when the spec exists but was not loaded yet: load before validating.
    */
   compiled(type: string): CompiledTemplate | undefined;
+  /** The known types, for a "did you mean" on an unknown one. */
+  readonly types?: readonly string[];
 }
 
 export interface TemplateValidationOptions {
@@ -241,7 +244,7 @@ function checkCallTemplate(
   if (!options.templates.isKnown(type)) {
     issues.push({
       path: path ? `${path}.call_template_type` : 'call_template_type',
-      message: `unknown call_template_type ${JSON.stringify(type)}`,
+      message: `unknown call_template_type ${JSON.stringify(type)}${didYouMean(type, options.templates.types ?? [])}`,
     });
     return;
   }
