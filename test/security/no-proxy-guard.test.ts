@@ -4,14 +4,25 @@
  * client's resolver, its address checked when the manual is remote. The attack is DNS rebinding: the name answers a
  * public address when it is checked before dispatch and loopback when the connection resolves it. The client's
  * `lookup` option plays the DNS server; every listener is on 127.0.0.1 and counts what reaches it; nothing else is
- * contacted (the public answer is never dialled: the rebinding resolver gives it once, to the check).
+ * contacted (the public answer is never dialled: the rebinding resolver gives it once, to the check). Through the proxy,
+ * a remote manual's tunnel is opened to the address the guard checked (CONNECT 203.0.113.7:port, a TEST-NET address
+ * that only the local recording or tunnelling proxy ever sees), so the proxy's own resolver cannot be rebound.
  */
-import { createServer as createHttpServer } from 'node:http';
-import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
 import { lookup as systemLookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect, createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
+import { rootCertificates } from 'node:tls';
+import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import type * as InternalHttp from '../../src/internal-http.js';
 import { UtcpClient } from './packed.js';
+
+const http = (await import(new URL('../../dist/internal-http.js', import.meta.url).href)) as typeof InternalHttp;
+const TLS_CERT = readFileSync(new URL('../fixtures/http/test-cert.pem', import.meta.url));
+const TLS_KEY = readFileSync(new URL('../fixtures/http/test-key.pem', import.meta.url));
 
 type Answer = { address: string; family: number };
 
@@ -185,3 +196,82 @@ describe('a NO_PROXY target is dialled through the dial guard', () => {
     expect(target.count()).toBe(0);
   });
 });
+
+describe('through the proxy, a remote manual tunnels to the address the guard checked', () => {
+  /** Answers `address` for every name (the manual's host too: it is dialled directly, outside the proxy). */
+  const always =
+    (address: string, target: string): LookupFunction =>
+    (host, options, callback) =>
+      answer(options, callback, host === target ? address : '127.0.0.1');
+
+  it('CONNECT names the checked address, not the name the proxy would resolve again', async () => {
+    const proxy = await recordingProxy();
+    withProxy(proxy.url, '');
+    const client = await remoteManualClient(
+      [httpTool('alias.example.test', 8443)],
+      always('203.0.113.7', 'alias.example.test'),
+    );
+    const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' }); // the recording proxy refuses every tunnel
+    expect(proxy.targets).toEqual(['203.0.113.7:8443']);
+  });
+
+  it('a name that rebinds to loopback after the first answer is refused before the proxy is asked', async () => {
+    const proxy = await recordingProxy();
+    withProxy(proxy.url, '');
+    const dns = rebinding('alias.example.test');
+    const client = await remoteManualClient([httpTool('alias.example.test', 8443)], dns.lookup);
+    const error = await client.callTool('m.p', {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'URL_POLICY', message: expect.stringContaining('loopback') });
+    expect(dns.asked()).toBe(2); // the check before dispatch, then the CONNECT's own
+    expect(proxy.targets).toEqual([]);
+  });
+
+  it('inside the pinned tunnel TLS still verifies the name, and the request carries it as Host', async () => {
+    const hosts: string[] = [];
+    const server = createHttpsServer({ key: TLS_KEY, cert: TLS_CERT }, (req, res) => {
+      hosts.push(String(req.headers.host));
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('secure');
+    });
+    const port = await listen(server as unknown as Server);
+    const proxy = await tunnellingProxy(port);
+    const dispatcher = http.createHttpDispatcher({
+      env: { HTTPS_PROXY: proxy.url },
+      remote: true,
+      lookup: always('203.0.113.7', 'api.example.test'),
+      connect: { ca: [...rootCertificates, TLS_CERT.toString()] },
+    });
+    onTestFinished(() => dispatcher.destroy());
+    const res = await request(`https://api.example.test:${port}/x`, {
+      dispatcher,
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(await res.body.text()).toBe('secure');
+    expect(proxy.targets).toEqual([`203.0.113.7:${port}`]);
+    expect(hosts).toEqual([`api.example.test:${port}`]);
+  });
+});
+
+/** A CONNECT proxy that records each target and tunnels every one of them to `port` on 127.0.0.1. */
+async function tunnellingProxy(port: number): Promise<{ url: string; targets: string[] }> {
+  const targets: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createHttpServer((_req, res) => res.writeHead(502).end());
+  server.on('connect', (req, client: Socket) => {
+    targets.push(String(req.url));
+    const upstream = connect(port, '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+    }
+  });
+  const proxyPort = await listen(server);
+  onTestFinished(() => {
+    for (const s of sockets) s.destroy();
+  });
+  return { url: `http://127.0.0.1:${proxyPort}`, targets };
+}

@@ -83,10 +83,15 @@ export class RoutingDispatcher extends Dispatcher {
     // `connect` is what the EnvHttpProxyAgent's own direct agent (targets in NO_PROXY) dials with: the guarded
     // connector, like the direct pool, so a NO_PROXY target is resolved by the client's resolver and its address
     // checked (docs/design/threat-model.md#edges-and-nesting). Its proxy agents use their own tunnel connectors.
+    // A remote pool's tunnels are opened to the address the guard checked, not to the name (PinnedTunnels).
+    const tunnels = remote
+      ? { clientFactory: (url: URL, opts: Pool.Options) => new PinnedTunnels(url, opts, lookup) }
+      : {};
     this.#proxy = proxyConfigured(env)
       ? new EnvHttpProxyAgent({
           ...poolOptions,
           ...tls,
+          ...tunnels,
           connect: guardedConnect,
           httpProxy: env.http_proxy ?? env.HTTP_PROXY,
           httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
@@ -159,6 +164,52 @@ export class RoutingDispatcher extends Dispatcher {
     this.#closing.abort();
     await Promise.all([how(this.#direct), this.#proxy ? how(this.#proxy) : undefined]);
   }
+}
+
+/**
+ * The connection to the proxy of a remote pool (undici's ProxyAgent `clientFactory`): each CONNECT's target name is
+ * resolved by the dial guard at that moment and the proxy is asked for the checked address (`CONNECT 192.0.2.7:443`),
+ * so a name that rebinds to loopback after an earlier lookup cannot reach loopback through the proxy's own resolver
+ * (docs/design/threat-model.md#edges-and-nesting). The Host header and the TLS name inside the tunnel stay the name.
+ * A name this host cannot resolve at all is still sent by name: the proxy may be the only resolver there is.
+ */
+class PinnedTunnels extends Pool {
+  readonly #lookup: LookupFunction;
+
+  constructor(url: URL, options: Pool.Options, lookup: LookupFunction) {
+    super(url, options);
+    this.#lookup = lookup;
+  }
+
+  // undici declares a promise overload and a callback overload; this one serves both.
+  override connect(options: Dispatcher.ConnectOptions, callback?: (...args: any[]) => void): any {
+    const pinned = checkedTarget(this.#lookup, String(options.path)).then((path) => ({ ...options, path }));
+    if (!callback) return pinned.then((o) => super.connect(o));
+    pinned.then(
+      (o) => super.connect(o, callback),
+      (error: Error) => callback(error, null),
+    );
+  }
+}
+
+/** `host:port` with the host replaced by the address the guard checked; unchanged for IP literals and unknown names. */
+function checkedTarget(lookup: LookupFunction, target: string): Promise<string> {
+  const colon = target.lastIndexOf(':');
+  const host = target.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  if (colon <= 0 || isIP(host) !== 0) return Promise.resolve(target);
+  return new Promise((resolve, reject) => {
+    lookup(host, { all: true }, (error, addresses) => {
+      if (error) {
+        if (error instanceof UtcpError || error.code === 'ECANCELLED') reject(error);
+        else resolve(target); // unresolvable here: the proxy's resolver decides (docs/design/threat-model.md#dial-guard)
+        return;
+      }
+      const first = Array.isArray(addresses) ? addresses[0] : { address: addresses, family: isIP(addresses) };
+      if (!first) return resolve(target);
+      const address = first.family === 6 ? `[${first.address}]` : first.address;
+      resolve(`${address}${target.slice(colon)}`);
+    });
+  });
 }
 
 /**
