@@ -56,11 +56,15 @@ export class Redactor {
     return re && text.length >= MIN_REDACTED_LENGTH ? text.replace(re, REDACTED) : text;
   }
 
-  /** A copy of `data` with every string redacted (plain objects and arrays, bounded depth); errors become redacted messages. */
+  /**
+   * A copy of `data` with every string redacted (plain objects and arrays); errors become redacted messages. Past
+   * MAX_DEPTH levels an object or array is replaced by `[REDACTED]` whole: it is not walked, so it is not passed on.
+   */
   data<T>(data: T, depth = 0): T {
     if (this.#values.size === 0) return data;
     if (typeof data === 'string') return this.text(data) as T;
-    if (depth > MAX_DEPTH || typeof data !== 'object' || data === null) return data;
+    if (typeof data !== 'object' || data === null) return data;
+    if (depth > MAX_DEPTH) return REDACTED as T;
     if (data instanceof Error) return this.error(data);
     if (Array.isArray(data)) return data.map((v) => this.data(v, depth + 1)) as T;
     if (Object.getPrototypeOf(data) !== Object.prototype && Object.getPrototypeOf(data) !== null) return data;
