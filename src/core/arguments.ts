@@ -2,22 +2,27 @@
  * Validation of tool arguments against the tool's `inputs` JSON Schema (2020-12), compiled once per tool.
  * Ajv is loaded on the first validation, and one Ajv instance belongs to one client.
  */
-import type { ValidationIssue } from './errors.js';
+import { UtcpValidationError, type ValidationIssue } from './errors.js';
 import type { Logger } from './logger.js';
+import { MAX_TEMPLATE_NESTING_DEPTH, nestedTooDeep } from './nesting.js';
 import type { JsonSchema, Tool } from './types.js';
 
 type ValidateFn = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 };
 
-/** OpenAPI 3.0 `nullable: true` → a type array allowing null, on a copy. */
-function normalizeNullable(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(normalizeNullable);
+/**
+ * OpenAPI 3.0 `nullable: true` → a type array allowing null, on a copy. The recursion is bounded: a schema nested
+ * deeper is not compiled (docs/design/threat-model.md#edges-and-nesting), as no schema Ajv could compile is.
+ */
+function normalizeNullable(schema: unknown, depth = 0): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
+  if (depth >= MAX_TEMPLATE_NESTING_DEPTH) throw nestedTooDeep('inputs schema', ['inputs']);
+  if (Array.isArray(schema)) return schema.map((v) => normalizeNullable(v, depth + 1));
   const src = schema as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(src))
-    out[k] = k === 'enum' || k === 'const' || k === 'examples' || k === 'default' ? v : normalizeNullable(v);
+    out[k] = k === 'enum' || k === 'const' || k === 'examples' || k === 'default' ? v : normalizeNullable(v, depth + 1);
   if (out.nullable === true) {
     delete out.nullable;
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
@@ -82,6 +87,8 @@ export class ArgumentValidator {
         if (copy.type === undefined && copy.properties !== undefined) copy.type = 'object';
         fn = ajv.compile(copy);
       } catch (e) {
+        // A schema nested past the bound fails the call (closed), not just its validation (open).
+        if (e instanceof UtcpValidationError) throw new UtcpValidationError(`inputs schema of ${tool.name}`, e.issues);
         this.#logger.warn(`Cannot compile the inputs schema of ${tool.name}; its arguments are not validated`, {
           error: (e as Error).message,
         });

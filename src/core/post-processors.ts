@@ -2,7 +2,7 @@
  * Post-processors applied in order to every tool result and stream item (docs/design/manual-format.md#post-processors):
  * `filter_dict` and `limit_strings` from the config, plus user-supplied functions.
  */
-import type { ValidationIssue } from './errors.js';
+import { UtcpLimitError, type ValidationIssue } from './errors.js';
 import type { Tool } from './types.js';
 
 export interface PostProcessContext {
@@ -47,68 +47,129 @@ function applies(cfg: FilterFields, ctx: PostProcessContext): boolean {
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmptyContainer = (v: unknown) => (Array.isArray(v) ? v.length === 0 : isObj(v) && Object.keys(v).length === 0);
 
-function excludeKeys(value: unknown, keys: ReadonlySet<string>): unknown {
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const item of value) {
-      const v = excludeKeys(item, keys);
-      if ((isObj(item) || Array.isArray(item)) && isEmptyContainer(v)) continue;
-      out.push(v);
-    }
-    return out;
-  }
-  if (isObj(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (!keys.has(k)) out[k] = excludeKeys(v, keys);
-    return out;
-  }
-  return value;
+type Container = unknown[] | Record<string, unknown>;
+const isContainer = (v: unknown): v is Container => typeof v === 'object' && v !== null;
+
+/**
+ * How deep a result the post-processors walk: a deeper one fails with `UtcpLimitError` (`max_nesting_depth`), since
+ * returning it unfiltered would skip the filter (docs/design/threat-model.md#edges-and-nesting).
+ */
+export const MAX_RESULT_NESTING_DEPTH = 10_000;
+
+/** One rule set of the walk below. `key` is the entry's key in an object, undefined in an array. */
+interface Rules {
+  /** What becomes of an entry: dropped, kept through `leaf`, or walked into (containers only). */
+  visit(value: unknown, key: string | undefined): 'drop' | 'leaf' | 'walk';
+  leaf(value: unknown): unknown;
+  /** Whether a walked container's result stays in its parent. */
+  keep(result: Container, key: string | undefined): boolean;
 }
 
-function onlyInclude(value: unknown, keys: ReadonlySet<string>): unknown {
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const item of value) {
-      if (!isObj(item) && !Array.isArray(item)) continue;
-      const v = onlyInclude(item, keys);
-      if (!isEmptyContainer(v)) out.push(v);
-    }
-    return out;
-  }
-  if (isObj(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (keys.has(k)) out[k] = isObj(v) || Array.isArray(v) ? onlyInclude(v, keys) : v;
-      else if (isObj(v) || Array.isArray(v)) {
-        const fv = onlyInclude(v, keys);
-        if (!isEmptyContainer(fv)) out[k] = fv;
-      }
-    }
-    return out;
-  }
-  return value;
+interface Frame {
+  source: object;
+  /** The array itself, or the object's entries. */
+  items: readonly unknown[];
+  isArray: boolean;
+  i: number;
+  out: Container;
+  key: string | undefined;
 }
 
-function limitStrings(value: unknown, limit: number): unknown {
-  if (typeof value === 'string') {
-    if (value.length <= limit) return value;
-    // Count code points so a surrogate pair is never split.
-    let i = 0;
-    let count = 0;
-    while (i < value.length && count < limit) {
-      const c = value.charCodeAt(i);
-      i += c >= 0xd800 && c <= 0xdbff && i + 1 < value.length ? 2 : 1;
-      count++;
+function put(frame: Frame, key: string | undefined, value: unknown): void {
+  if (frame.isArray) (frame.out as unknown[]).push(value);
+  else if (key === '__proto__')
+    Object.defineProperty(frame.out, key, { value, enumerable: true, writable: true, configurable: true });
+  else (frame.out as Record<string, unknown>)[key as string] = value;
+}
+
+/**
+ * A transformed copy of `root`, walked with an explicit stack (no recursion: a result nested 100,000 deep is data a
+ * server controls). A container met again inside itself (a cycle) or nesting past MAX_RESULT_NESTING_DEPTH fails.
+ */
+function transform(root: unknown, rules: Rules, what: () => string): unknown {
+  if (!isContainer(root)) return rules.leaf(root);
+  const onPath = new Set<object>();
+  const stack: Frame[] = [];
+  const open = (source: Container, key: string | undefined): void => {
+    if (onPath.has(source)) throw new UtcpLimitError('max_nesting_depth', `${what()}: the result contains itself`);
+    if (stack.length >= MAX_RESULT_NESTING_DEPTH)
+      throw new UtcpLimitError(
+        'max_nesting_depth',
+        `${what()}: the result is nested deeper than ${MAX_RESULT_NESTING_DEPTH} levels`,
+      );
+    onPath.add(source);
+    const isArray = Array.isArray(source);
+    stack.push({
+      source,
+      items: isArray ? source : Object.entries(source),
+      isArray,
+      i: 0,
+      out: isArray ? [] : {},
+      key,
+    });
+  };
+  open(root, undefined);
+  for (;;) {
+    const top = stack[stack.length - 1];
+    if (top.i < top.items.length) {
+      const item = top.items[top.i++];
+      const key = top.isArray ? undefined : (item as [string, unknown])[0];
+      const value = top.isArray ? item : (item as [string, unknown])[1];
+      const step = rules.visit(value, key);
+      if (step === 'walk') open(value as Container, key);
+      else if (step === 'leaf') put(top, key, rules.leaf(value));
+      continue;
     }
-    return value.slice(0, i);
+    stack.pop();
+    onPath.delete(top.source);
+    const parent = stack[stack.length - 1];
+    if (!parent) return top.out;
+    if (rules.keep(top.out, top.key)) put(parent, top.key, top.out);
   }
-  if (Array.isArray(value)) return value.map((v) => limitStrings(v, limit));
-  if (isObj(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = limitStrings(v, limit);
-    return out;
+}
+
+const same = (value: unknown) => value;
+
+/** Drops the `keys` entries of every object; an array item that ends up an empty container is dropped too. */
+function excludeKeys(keys: ReadonlySet<string>): Rules {
+  return {
+    visit: (value, key) => (key !== undefined && keys.has(key) ? 'drop' : isContainer(value) ? 'walk' : 'leaf'),
+    leaf: same,
+    keep: (result, key) => key !== undefined || !isEmptyContainer(result),
+  };
+}
+
+/**
+ * Keeps the `keys` entries (whole) and the containers that still hold some after filtering; array items that are not
+ * containers are dropped.
+ */
+function onlyInclude(keys: ReadonlySet<string>): Rules {
+  return {
+    visit: (value, key) => (isContainer(value) ? 'walk' : key !== undefined && keys.has(key) ? 'leaf' : 'drop'),
+    leaf: same,
+    keep: (result, key) => (key !== undefined && keys.has(key)) || !isEmptyContainer(result),
+  };
+}
+
+function limitString(value: string, limit: number): string {
+  if (value.length <= limit) return value;
+  // Count code points so a surrogate pair is never split.
+  let i = 0;
+  let count = 0;
+  while (i < value.length && count < limit) {
+    const c = value.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < value.length ? 2 : 1;
+    count++;
   }
-  return value;
+  return value.slice(0, i);
+}
+
+function limitStrings(limit: number): Rules {
+  return {
+    visit: (value) => (isContainer(value) ? 'walk' : 'leaf'),
+    leaf: (value) => (typeof value === 'string' ? limitString(value, limit) : value),
+    keep: () => true,
+  };
 }
 
 /** Builds a post-processor function from one config entry. */
@@ -117,17 +178,23 @@ export function postProcessorFromConfig(cfg: PostProcessorConfig): PostProcessor
     case 'filter_dict': {
       const exclude = cfg.exclude_keys ? new Set(cfg.exclude_keys) : undefined;
       const include = cfg.only_include_keys ? new Set(cfg.only_include_keys) : undefined;
+      const excluding = exclude && excludeKeys(exclude);
+      const including = include && onlyInclude(include);
       return (result, ctx) => {
         if (!applies(cfg, ctx)) return result;
+        const what = () => `filter_dict post-processor on the result of ${ctx.tool.name}`;
         let r = result;
-        if (exclude) r = excludeKeys(r, exclude);
-        if (include) r = onlyInclude(r, include);
+        if (excluding) r = transform(r, excluding, what);
+        if (including) r = transform(r, including, what);
         return r;
       };
     }
     case 'limit_strings': {
-      const limit = cfg.limit ?? 10_000;
-      return (result, ctx) => (applies(cfg, ctx) ? limitStrings(result, limit) : result);
+      const rules = limitStrings(cfg.limit ?? 10_000);
+      return (result, ctx) =>
+        applies(cfg, ctx)
+          ? transform(result, rules, () => `limit_strings post-processor on the result of ${ctx.tool.name}`)
+          : result;
     }
   }
 }

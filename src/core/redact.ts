@@ -56,11 +56,15 @@ export class Redactor {
     return re && text.length >= MIN_REDACTED_LENGTH ? text.replace(re, REDACTED) : text;
   }
 
-  /** A copy of `data` with every string redacted (plain objects and arrays, bounded depth); errors become redacted messages. */
+  /**
+   * A copy of `data` with every string redacted (plain objects and arrays); errors become redacted messages. Past
+   * MAX_DEPTH levels an object or array is replaced by `[REDACTED]` whole: it is not walked, so it is not passed on.
+   */
   data<T>(data: T, depth = 0): T {
     if (this.#values.size === 0) return data;
     if (typeof data === 'string') return this.text(data) as T;
-    if (depth > MAX_DEPTH || typeof data !== 'object' || data === null) return data;
+    if (typeof data !== 'object' || data === null) return data;
+    if (depth > MAX_DEPTH) return REDACTED as T;
     if (data instanceof Error) return this.error(data);
     if (Array.isArray(data)) return data.map((v) => this.data(v, depth + 1)) as T;
     if (Object.getPrototypeOf(data) !== Object.prototype && Object.getPrototypeOf(data) !== null) return data;
@@ -69,11 +73,25 @@ export class Redactor {
     return out as T;
   }
 
-  /** Redacts an error in place (message, stack, string fields, issues, the cause chain) and returns it. */
-  error<T>(error: T, seen = new Set<unknown>()): T {
-    if (this.#values.size === 0 || typeof error !== 'object' || error === null || seen.has(error)) return error;
-    seen.add(error);
-    const target = error as Record<string, unknown>;
+  /**
+   * Redacts an error in place (message, stack, string fields, issues, nested errors, the cause chain) and returns it.
+   * A worklist, not recursion: a cause chain of any length is followed (docs/design/threat-model.md#edges-and-nesting).
+   */
+  error<T>(error: T): T {
+    if (this.#values.size === 0) return error;
+    const seen = new Set<unknown>();
+    const pending: unknown[] = [error];
+    while (pending.length > 0) {
+      const next = pending.pop();
+      if (typeof next !== 'object' || next === null || seen.has(next)) continue;
+      seen.add(next);
+      this.#redactFields(next as Record<string, unknown>, pending);
+    }
+    return error;
+  }
+
+  /** Redacts the string fields of one error in place; queues its nested errors, cause and aggregated errors. */
+  #redactFields(target: Record<string, unknown>, pending: unknown[]): void {
     for (const key of ['message', 'stack', ...Object.keys(target)]) {
       let value: unknown;
       try {
@@ -84,7 +102,7 @@ export class Redactor {
       let next: unknown = value;
       if (typeof value === 'string') next = this.text(value);
       else if (key === 'issues' && Array.isArray(value)) next = this.data(value);
-      else if (key !== 'cause' && value instanceof Error) next = this.error(value, seen);
+      else if (key !== 'cause' && value instanceof Error) pending.push(value);
       if (next !== value) {
         try {
           Object.defineProperty(target, key, {
@@ -98,9 +116,8 @@ export class Redactor {
         }
       }
     }
-    if ('cause' in target) this.error(target.cause, seen);
-    if (error instanceof AggregateError) for (const e of error.errors) this.error(e, seen);
-    return error;
+    if ('cause' in target) pending.push(target.cause);
+    if (target instanceof AggregateError) for (const e of target.errors) pending.push(e);
   }
 }
 

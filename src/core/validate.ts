@@ -258,6 +258,8 @@ export interface ToolValidationResult {
 
 /** Validates one tool and fills its defaults (description "", inputs {}, outputs {}, tags []). Does not mutate the input. */
 export function validateTool(value: unknown, index: number, options: TemplateValidationOptions): ToolValidationResult {
+  const shape = shapeIssues(value, `tools[${index}]`);
+  if (shape) return { issues: shape };
   // The usual tool passes the direct checks of plainTool (named property reads, no loop over field specs, no path
   // strings), and only its template's own schema runs; any other tool, or one with issues, gets the full checks
   // with its path `tools[i]` (docs/design/performance.md#cold-registration).
@@ -273,6 +275,22 @@ export function validateTool(value: unknown, index: number, options: TemplateVal
   const issues: ValidationIssue[] = [];
   checkTool(value, `tools[${index}]`, options, issues);
   return issues.length > 0 ? { issues } : { tool: withDefaults(value as Record<string, unknown>), issues };
+}
+
+/**
+ * `inputs.required`, when present, must list property names (JSON Schema): anything else (a nested object, a
+ * string) is an issue here rather than a surprise for every later consumer of the schema
+ * (docs/design/threat-model.md#edges-and-nesting). One property read on the usual tool.
+ */
+function shapeIssues(value: unknown, path: string): ValidationIssue[] | undefined {
+  const required = (value as { inputs?: { required?: unknown } } | null)?.inputs?.required;
+  if (required === undefined || !isPlainObject((value as { inputs: unknown }).inputs)) return undefined;
+  if (Array.isArray(required)) {
+    let names = true;
+    for (let i = 0; i < required.length && names; i++) names = typeof required[i] === 'string';
+    if (names) return undefined;
+  }
+  return [{ path: `${path}.inputs.required`, message: 'expected an array of property names (strings)' }];
 }
 
 /** A fresh tool object with the defaults filled in (the input is not mutated). */

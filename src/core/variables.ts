@@ -3,6 +3,7 @@
  * Substitution always works on a copy; the repository only ever holds raw templates.
  */
 import { UtcpError, UtcpVariableNotFoundError } from './errors.js';
+import { MAX_TEMPLATE_NESTING_DEPTH, nestedTooDeep } from './nesting.js';
 
 /** A source of variable values consulted after the config's `variables` (e.g. a dotenv file). */
 export interface VariableSource {
@@ -144,6 +145,9 @@ function walk(
   visit: (s: string, rules: Rules) => string,
 ): unknown {
   if (typeof value === 'string') return visit(value, rulesFor(templateType, path));
+  // The recursion below is bounded: a manual's template nested deeper is refused (docs/design/threat-model.md#edges-and-nesting).
+  if (typeof value === 'object' && value !== null && path.length >= MAX_TEMPLATE_NESTING_DEPTH)
+    throw nestedTooDeep('call template', path);
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {

@@ -1,6 +1,6 @@
 import { scopeController } from '../../core/deadline.js';
-import { isIP } from 'node:net';
-import { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import { isIP, type Socket } from 'node:net';
+import { Agent, buildConnector, Client, Dispatcher, EnvHttpProxyAgent, Pool } from 'undici';
 import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
@@ -72,15 +72,27 @@ export class RoutingDispatcher extends Dispatcher {
       }
       connector(connectOptions, callback);
     };
-    this.#direct = new Agent({ ...agentOptions, connect: guardedConnect });
+    // Every pool any of the agents below creates (direct, NO_PROXY bypass, proxy tunnels) gets its sockets through
+    // `resetFailsBody` (docs/design/threat-model.md#edges-and-nesting).
+    const poolOptions = { ...agentOptions, factory: poolFactory };
+    this.#direct = new Agent({ ...poolOptions, connect: guardedConnect });
     const tls =
       typeof options.connect === 'object' && options.connect !== null
         ? { requestTls: options.connect, proxyTls: options.connect }
         : {};
+    // `connect` is what the EnvHttpProxyAgent's own direct agent (targets in NO_PROXY) dials with: the guarded
+    // connector, like the direct pool, so a NO_PROXY target is resolved by the client's resolver and its address
+    // checked (docs/design/threat-model.md#edges-and-nesting). Its proxy agents use their own tunnel connectors.
+    // A remote pool's tunnels are opened to the address the guard checked, not to the name (PinnedTunnels).
+    const tunnels = remote
+      ? { clientFactory: (url: URL, opts: Pool.Options) => new PinnedTunnels(url, opts, lookup) }
+      : {};
     this.#proxy = proxyConfigured(env)
       ? new EnvHttpProxyAgent({
-          ...agentOptions,
+          ...poolOptions,
           ...tls,
+          ...tunnels,
+          connect: guardedConnect,
           httpProxy: env.http_proxy ?? env.HTTP_PROXY,
           httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
           noProxy: env.no_proxy ?? env.NO_PROXY,
@@ -152,6 +164,80 @@ export class RoutingDispatcher extends Dispatcher {
     this.#closing.abort();
     await Promise.all([how(this.#direct), this.#proxy ? how(this.#proxy) : undefined]);
   }
+}
+
+/**
+ * The connection to the proxy of a remote pool (undici's ProxyAgent `clientFactory`): each CONNECT's target name is
+ * resolved by the dial guard at that moment and the proxy is asked for the checked address (`CONNECT 192.0.2.7:443`),
+ * so a name that rebinds to loopback after an earlier lookup cannot reach loopback through the proxy's own resolver
+ * (docs/design/threat-model.md#edges-and-nesting). The Host header and the TLS name inside the tunnel stay the name.
+ * A name this host cannot resolve at all is still sent by name: the proxy may be the only resolver there is.
+ */
+class PinnedTunnels extends Pool {
+  readonly #lookup: LookupFunction;
+
+  constructor(url: URL, options: Pool.Options, lookup: LookupFunction) {
+    super(url, options);
+    this.#lookup = lookup;
+  }
+
+  // undici declares a promise overload and a callback overload; this one serves both.
+  override connect(options: Dispatcher.ConnectOptions, callback?: (...args: any[]) => void): any {
+    const pinned = checkedTarget(this.#lookup, String(options.path)).then((path) => ({ ...options, path }));
+    if (!callback) return pinned.then((o) => super.connect(o));
+    pinned.then(
+      (o) => super.connect(o, callback),
+      (error: Error) => callback(error, null),
+    );
+  }
+}
+
+/** `host:port` with the host replaced by the address the guard checked; unchanged for IP literals and unknown names. */
+function checkedTarget(lookup: LookupFunction, target: string): Promise<string> {
+  const colon = target.lastIndexOf(':');
+  const host = target.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  if (colon <= 0 || isIP(host) !== 0) return Promise.resolve(target);
+  return new Promise((resolve, reject) => {
+    lookup(host, { all: true }, (error, addresses) => {
+      if (error) {
+        if (error instanceof UtcpError || error.code === 'ECANCELLED') reject(error);
+        else resolve(target); // unresolvable here: the proxy's resolver decides (docs/design/threat-model.md#dial-guard)
+        return;
+      }
+      const first = Array.isArray(addresses) ? addresses[0] : { address: addresses, family: isIP(addresses) };
+      if (!first) return resolve(target);
+      const address = first.family === 6 ? `[${first.address}]` : first.address;
+      resolve(`${address}${target.slice(colon)}`);
+    });
+  });
+}
+
+/**
+ * undici's pool factory (its default: a Client for one connection, else a Pool) with the connector wrapped by
+ * `resetFailsBody`. Every agent of the dispatcher passes a connector function, never an options object.
+ */
+function poolFactory(origin: string | URL, options: Pool.Options): Dispatcher {
+  const connect = typeof options.connect === 'function' ? resetFailsBody(options.connect) : options.connect;
+  const opts = { ...options, connect };
+  return options.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
+}
+
+/**
+ * A response delimited by the connection's close is complete only when the peer closed cleanly (RFC 9112 §8).
+ * undici takes an ECONNRESET while such a body is being read for its end (a workaround for macOS) and returns the
+ * short body as whole; this renames the reset, before undici's listener sees it, to `UND_ERR_SOCKET` (undici's
+ * own "socket failed" code), so the request fails instead (docs/design/threat-model.md#edges-and-nesting).
+ */
+function resetFailsBody(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) =>
+    connect(options, (error, socket) => {
+      socket?.prependListener('error', renameReset);
+      (callback as (error: Error | null, socket: Socket | null) => void)(error, socket);
+    });
+}
+
+function renameReset(error: NodeJS.ErrnoException): void {
+  if (error?.code === 'ECONNRESET') error.code = 'UND_ERR_SOCKET';
 }
 
 /** Delivers a dispatch failure to an undici handler of either API generation. */

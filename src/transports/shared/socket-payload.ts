@@ -5,6 +5,7 @@
  */
 import { TextDecoder } from 'node:util';
 import { UtcpError } from '../../core/errors.js';
+import { MAX_TEMPLATE_NESTING_DEPTH, nestedTooDeep } from '../../core/nesting.js';
 import { argToText, parseJsonOrText } from '../../core/stringify.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { SocketRequestOptions } from './template-fields.js';
@@ -70,23 +71,32 @@ export function looksLikeJson(text: string): boolean {
  */
 export function substituteStructured(template: unknown, args: JsonObject): unknown {
   const pattern = placeholderPattern(args);
-  if (!pattern) return structuredClone(template);
-  const whole = new RegExp(`^${pattern.source}$`);
-  const walk = (node: unknown): unknown => {
+  const whole = pattern && new RegExp(`^${pattern.source}$`);
+  // Bounded recursion: a manual's message template nested deeper is refused (docs/design/threat-model.md#edges-and-nesting).
+  const walk = (node: unknown, depth: number): unknown => {
     if (typeof node === 'string') {
+      if (!pattern || !whole) return node;
       const m = whole.exec(node);
       if (m) return args[m[1]];
       return node.replace(pattern, (_match, name: string) => valueText(args[name], 'raw'));
     }
-    if (Array.isArray(node)) return node.map(walk);
-    if (node !== null && typeof node === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(node)) out[k] = walk(v);
-      return out;
+    if (node === null || typeof node !== 'object') return node;
+    if (depth >= MAX_TEMPLATE_NESTING_DEPTH) throw nestedTooDeep('message template', ['message']);
+    if (Array.isArray(node)) return node.map((v) => walk(v, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '__proto__')
+        Object.defineProperty(out, k, {
+          value: walk(v, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else out[k] = walk(v, depth + 1);
     }
-    return node;
+    return out;
   };
-  return walk(template);
+  return walk(template, 0);
 }
 
 /**
@@ -103,11 +113,13 @@ export function buildWebSocketMessage(message: unknown, args: JsonObject): strin
 /** Whether a template (string, object or array, at any depth) mentions the placeholder of `name`. */
 export function templateMentions(template: unknown, name: string): boolean {
   const needle = socketPlaceholder(name);
-  if (typeof template === 'string') return template.includes(needle);
-  if (template !== null && typeof template === 'object') {
-    return Object.values(template as Record<string, unknown>).some((v) => templateMentions(v, name));
-  }
-  return false;
+  const mentions = (node: unknown, depth: number): boolean => {
+    if (typeof node === 'string') return node.includes(needle);
+    if (node === null || typeof node !== 'object') return false;
+    if (depth >= MAX_TEMPLATE_NESTING_DEPTH) throw nestedTooDeep('message template', ['message']);
+    return Object.values(node as Record<string, unknown>).some((v) => mentions(v, depth + 1));
+  };
+  return mentions(template, 0);
 }
 
 /** The tool name sent on the wire: bare (`<manual>.` stripped) unless `qualified`. */
