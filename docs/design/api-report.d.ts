@@ -161,7 +161,8 @@ export declare class HttpStatusError extends UtcpError {
     readonly statusText: string;
     readonly url: string;
     readonly bodyExcerpt: string;
-    constructor(status: number, url: string, bodyExcerpt?: string, statusText?: string, options?: ErrorOptions);
+    readonly problem: Record<string, unknown> | undefined;
+    constructor(status: number, url: string, body?: string, statusText?: string, options?: ErrorOptions);
 }
 // InMemoryToolRepository
 export declare class InMemoryToolRepository implements ToolRepository {
@@ -1327,6 +1328,8 @@ export declare class Deadline {
 export declare const DEFAULT_LIMITS: Readonly<Limits>;
 // destroyBody
 export declare function destroyBody(body: ResponseBody | undefined): void;
+// didYouMean
+export declare function didYouMean(wanted: string, known: Iterable<string>): string;
 // isLoopbackAddress
 export declare function isLoopbackAddress(address: string): boolean;
 // isLoopbackLike

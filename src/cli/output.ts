@@ -64,6 +64,8 @@ const ERROR_FIELDS: ReadonlyArray<[string, string]> = [
   ['suggestions', 'suggestions'],
   ['issues', 'issues'],
   ['sources', 'sources'],
+  // An HTTP error body as JSON (RFC 9457 problem details and the like): what a caller needs to fix the request.
+  ['problem', 'problem'],
 ];
 
 /** The `{"error": {...}}` object printed on stdout in --json mode: code, message, hint and the error's own fields. */

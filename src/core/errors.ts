@@ -129,6 +129,9 @@ export class UrlPolicyError extends UtcpError {
   }
 }
 
+/** The largest parsed error body kept as `problem` (its JSON text), so an error stays small enough to log. */
+const MAX_PROBLEM_CHARS = 16 * 1024;
+
 /** A remote endpoint answered with an HTTP error status. */
 export class HttpStatusError extends UtcpError {
   override name = 'HttpStatusError';
@@ -137,10 +140,17 @@ export class HttpStatusError extends UtcpError {
   readonly url: string;
   /** At most 2 KiB of the response body. */
   readonly bodyExcerpt: string;
-  constructor(status: number, url: string, bodyExcerpt = '', statusText = '', options?: ErrorOptions) {
-    // Only the server's short explanation joins the message (see `explainHttpBody`); the full excerpt is in
-    // `bodyExcerpt`. Substituted secrets are redacted from messages where errors leave the client.
-    const why = explainHttpBody(bodyExcerpt);
+  /**
+   * The error body when it is a JSON object (RFC 9457 `application/problem+json`, or any JSON error body), read from
+   * up to 64 KiB of it and kept when its JSON is at most 16 KiB: `errors`, `invalid-params` and the like, which a
+   * model needs to fix its arguments (docs/design/http-exchange.md#problem-details).
+   */
+  readonly problem: Record<string, unknown> | undefined;
+  constructor(status: number, url: string, body = '', statusText = '', options?: ErrorOptions) {
+    // The server's short explanation and its field errors join the message (see `explainHttpBody`); the body is in
+    // `bodyExcerpt` and `problem`. Substituted secrets are redacted from messages where errors leave the client.
+    const problem = parseProblem(body);
+    const why = explainHttpBody(body, problem);
     super(
       'HTTP_STATUS',
       `HTTP ${status}${statusText ? ' ' + statusText : ''} from ${url}${why ? `: ${why}` : ''}`,
@@ -149,8 +159,58 @@ export class HttpStatusError extends UtcpError {
     this.status = status;
     this.statusText = statusText;
     this.url = url;
-    this.bodyExcerpt = bodyExcerpt.slice(0, 2048);
+    this.bodyExcerpt = body.slice(0, 2048);
+    this.problem = problem !== undefined && JSON.stringify(problem).length <= MAX_PROBLEM_CHARS ? problem : undefined;
   }
+}
+
+/** The body as a JSON object, or undefined (not JSON, cut, or not an object). */
+function parseProblem(body: string): Record<string, unknown> | undefined {
+  const text = body.trim();
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const doc = JSON.parse(text) as unknown;
+    return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** At most this many characters of field errors join the message. */
+const MAX_FIELD_ERRORS_CHARS = 600;
+
+/**
+ * Field-level errors of a problem document, as `field: message` parts: ASP.NET's `errors: { Field: [..] }`, RFC 9457's
+ * `invalid-params: [{ name, reason }]`, and `errors: [{ field|pointer|path, message|detail }]` lists.
+ */
+function fieldErrors(problem: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const text = (v: unknown) =>
+    typeof v === 'string' ? v : Array.isArray(v) ? v.filter((x) => typeof x === 'string').join(' ') : '';
+  const errors = problem.errors;
+  if (errors && typeof errors === 'object' && !Array.isArray(errors)) {
+    for (const [field, v] of Object.entries(errors as Record<string, unknown>)) {
+      const t = text(v);
+      if (t) out.push(field ? `${field}: ${t}` : t);
+    }
+  }
+  const lists = [
+    Array.isArray(errors) ? errors : [],
+    Array.isArray(problem['invalid-params']) ? problem['invalid-params'] : [],
+  ];
+  for (const list of lists)
+    for (const item of list as unknown[]) {
+      if (!item || typeof item !== 'object') continue;
+      const e = item as Record<string, unknown>;
+      const where = [e.name, e.field, e.pointer, e.path, e.parameter].find((x) => typeof x === 'string') as
+        | string
+        | undefined;
+      const what = [e.reason, e.message, e.detail, e.description].find((x) => typeof x === 'string') as
+        | string
+        | undefined;
+      if (what) out.push(where ? `${where}: ${what}` : what);
+    }
+  return out;
 }
 
 const EXPLANATION_FIELDS = ['message', 'error_description', 'detail', 'error', 'title', 'description', 'reason'];
@@ -160,13 +220,18 @@ const EXPLANATION_FIELDS = ['message', 'error_description', 'detail', 'error', '
  * (`message`, `error_description`, `detail`, `error`, ... also one level down, e.g. `{ error: { message } }`),
  * else the first line of a short plain-text body. HTML pages and long bodies give nothing. At most 200 characters.
  */
-export function explainHttpBody(body: string): string {
+export function explainHttpBody(
+  body: string,
+  parsed: Record<string, unknown> | undefined = parseProblem(body),
+): string {
   const text = body.trim();
   if (!text) return '';
   let found: string | undefined;
+  let details = '';
   if (text.startsWith('{')) {
     try {
-      const doc = JSON.parse(text) as Record<string, unknown>;
+      if (!parsed) throw new Error('not a JSON object');
+      const doc = parsed;
       const pick = (o: Record<string, unknown>): string | undefined => {
         for (const f of EXPLANATION_FIELDS)
           if (typeof o[f] === 'string' && (o[f] as string).trim()) return o[f] as string;
@@ -178,15 +243,20 @@ export function explainHttpBody(body: string): string {
         if (v && typeof v === 'object' && !Array.isArray(v)) found = pick(v as Record<string, unknown>);
         else if (Array.isArray(v) && v[0] && typeof v[0] === 'object') found = pick(v[0] as Record<string, unknown>);
       }
+      const fields = fieldErrors(doc).join('; ').replace(/\s+/g, ' ');
+      if (fields && !found?.includes(fields))
+        details = fields.length > MAX_FIELD_ERRORS_CHARS ? `${fields.slice(0, MAX_FIELD_ERRORS_CHARS - 1)}…` : fields;
     } catch {
       // A truncated or invalid JSON body explains nothing reliable.
     }
   } else if (!text.startsWith('<') && text.length <= 500) {
     found = text.split('\n')[0];
   }
-  if (!found) return '';
-  const line = found.replace(/\s+/g, ' ').trim();
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  if (!found && !details) return '';
+  let line = (found ?? '').replace(/\s+/g, ' ').trim();
+  if (line.length > 200) line = `${line.slice(0, 199)}…`;
+  if (!details) return line;
+  return line ? `${line.replace(/[.:;]$/, '')} (${details})` : details;
 }
 
 /** The remote tool reported a failure (MCP `isError`, GraphQL `errors`, gRPC status, a `tool_error` frame). */

@@ -101,7 +101,9 @@ export class Redactor {
       }
       let next: unknown = value;
       if (typeof value === 'string') next = this.text(value);
-      else if (key === 'issues' && Array.isArray(value)) next = this.data(value);
+      // Structured fields a server fills (HttpStatusError.problem, ToolExecutionError.details) are redacted like data.
+      else if ((key === 'issues' || key === 'problem' || key === 'details') && typeof value === 'object' && value)
+        next = this.data(value);
       else if (key !== 'cause' && value instanceof Error) pending.push(value);
       if (next !== value) {
         try {

@@ -140,5 +140,11 @@ export function toCallToolResult(result: unknown, options: { structured?: boolea
 /** A failed call as an MCP tool error the model can read. */
 export function toErrorResult(error: unknown): McpCallToolResult {
   const message = error instanceof Error ? error.message : String(error);
-  return { content: [{ type: 'text', text: message || 'Tool call failed' }], isError: true };
+  const content: McpCallToolResult['content'] = [{ type: 'text', text: message || 'Tool call failed' }];
+  // The API's own problem document (field errors...) follows, so a model can fix its arguments
+  // (docs/design/http-exchange.md#problem-details).
+  const problem = (error as { problem?: unknown } | null)?.problem;
+  if (problem && typeof problem === 'object')
+    content.push({ type: 'text', text: `Response body: ${JSON.stringify(problem)}` });
+  return { content, isError: true };
 }

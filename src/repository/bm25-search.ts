@@ -70,6 +70,19 @@ export function stem(word: string): string {
   return word;
 }
 
+/** The weight of a description's later paragraphs, relative to its first. */
+export const DESCRIPTION_REST_WEIGHT = 0.1;
+
+/**
+ * A description's first paragraph (its summary) and the rest. Search weighs the rest far less: an OpenAPI tool's
+ * description is its summary followed by the operation's long text (docs/design/openapi.md#naming), and that text,
+ * counted in full, buried "List commits" under every tool that mentions commits (docs/design/manual-format.md#search).
+ */
+export function splitDescription(description: string): [head: string, rest: string] {
+  const cut = description.indexOf('\n\n');
+  return cut === -1 ? [description, ''] : [description.slice(0, cut), description.slice(cut + 2)];
+}
+
 /**
  * Splits text into search terms: camelCase and snake_case split, lowercased, stop words dropped, stemmed.
  * A hand-written scanner (ASCII fast path, Unicode letters and digits kept) because registration tokenizes every tool.
@@ -252,9 +265,9 @@ export class Bm25Search implements ToolSearchStrategy {
     const pTf: number[] = [];
     const lens = new Float32Array(docs.length);
     let len = 0;
-    const addTerms = (list: string[], w: number) => {
+    const addTerms = (list: string[], w: number, counts = true) => {
       for (let i = 0; i < list.length; i++) tf.set(list[i], (tf.get(list[i]) ?? 0) + w);
-      len += list.length * w;
+      if (counts) len += list.length * w;
     };
     for (let d = 0; d < docs.length; d++) {
       const tool = docs[d];
@@ -262,7 +275,10 @@ export class Bm25Search implements ToolSearchStrategy {
       const dot = tool.name.indexOf('.');
       addTerms(tokenize(dot === -1 ? tool.name : tool.name.slice(dot + 1)), nameWeight);
       if (dot !== -1) addTerms(this.#manualTerms(tool.name.slice(0, dot)), manualWeight);
-      addTerms(tokenize(tool.description), descriptionWeight);
+      const [head, rest] = splitDescription(tool.description ?? '');
+      addTerms(tokenize(head), descriptionWeight);
+      // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
+      if (rest) addTerms(tokenize(rest), descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
       for (const tag of tool.tags) addTerms(tokenize(tag), tagWeight);
       lens[d] = len;
       this.#totalLen += len;

@@ -4,14 +4,14 @@
  * as an array literal, and the name's words for the typo vocabulary.
  */
 import type { Tool } from '../../core/types.js';
-import { tokenize } from '../bm25-search.js';
+import { splitDescription, tokenize } from '../bm25-search.js';
 
 /**
  * Version of how tool rows are derived from a tool (terms, weights, literals). A save whose tools are byte for byte
  * the stored ones keeps the stored rows; this number is part of that fingerprint, so bump it whenever the derived
  * columns change (including the tokenizer's behaviour), and every manual is rewritten on its next save.
  */
-export const DOCUMENT_FORMAT = 1;
+export const DOCUMENT_FORMAT = 2;
 
 /** PostgreSQL's limits: positions 1..16383, at most 255 kept per lexeme, a lexeme under 2048 bytes, 1 MB in all. */
 const MAX_POS = 16383;
@@ -80,7 +80,8 @@ export interface ToolDocument {
 }
 
 /**
- * Weighted terms of a tool: its bare name (A), tags (B), description (C) and manual name (D), from the same tokenizer
+ * Weighted terms of a tool: its bare name (A), tags (B), the first paragraph of its description (C) and manual name
+ * (D), from the same tokenizer
  * as the in-memory search, so both stores agree on what a word is.
  */
 export function toolDocument(tool: Tool, terms: TermCache = new Map()): ToolDocument {
@@ -88,12 +89,15 @@ export function toolDocument(tool: Tool, terms: TermCache = new Map()): ToolDocu
   const bare = dot === -1 ? tool.name : tool.name.slice(dot + 1);
   const tags = (tool.tags ?? []).map(String);
   const nameTerms = tokenize(bare);
+  // Only the first paragraph is indexed: ts_rank's length normalisation counts every indexed word, so a long text
+  // would sink the tool (docs/design/repository-postgres.md#search); the in-memory search keeps the rest at a low weight.
+  const [head] = splitDescription(typeof tool.description === 'string' ? tool.description : '');
   return {
     tags: textArrayLiteral(tags.map((t) => t.toLowerCase())),
     doc: tsvectorLiteral([
       nameTerms,
       tags.length === 1 ? cachedTerms(tags[0], terms) : tags.flatMap((t) => cachedTerms(t, terms)),
-      tokenize(typeof tool.description === 'string' ? tool.description : ''),
+      tokenize(head),
       dot === -1 ? [] : cachedTerms(tool.name.slice(0, dot), terms),
     ]),
     nameTerms,

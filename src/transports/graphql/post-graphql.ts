@@ -67,7 +67,7 @@ export async function postGraphql(url: URL, body: GraphqlBody, options: PostOpti
   try {
     parsed = JSON.parse(text);
   } catch (cause) {
-    if (statusCode >= 400) throw new HttpStatusError(statusCode, shown, text.slice(0, 2048), '', { cause });
+    if (statusCode >= 400) throw new HttpStatusError(statusCode, shown, text.slice(0, 65_536), '', { cause });
     throw new TransportError(`${what}: ${shown} did not answer with JSON (HTTP ${statusCode})`, {
       code: 'PROTOCOL_ERROR',
       cause,
@@ -77,7 +77,7 @@ export async function postGraphql(url: URL, body: GraphqlBody, options: PostOpti
     typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as GraphqlResponse) : undefined;
   if (statusCode >= 400) {
     if (envelope && Array.isArray(envelope.errors) && envelope.errors.length > 0) return envelope;
-    throw new HttpStatusError(statusCode, shown, text.slice(0, 2048));
+    throw new HttpStatusError(statusCode, shown, text.slice(0, 65_536));
   }
   if (!envelope || (!('data' in envelope) && !('errors' in envelope))) {
     throw new TransportError(`${what}: ${shown} answered JSON without "data" or "errors"`, { code: 'PROTOCOL_ERROR' });

@@ -5,7 +5,7 @@ import type { JsonObject, Tool } from '../../core/types.js';
 import type { HttpCallTemplate } from './template.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from '../shared/auth.js';
-import { decodeResponseBody, headerValue, utf8 } from '../shared/http-body.js';
+import { decodeResponseBody, ERROR_BODY_BYTES, headerValue, utf8 } from '../shared/http-body.js';
 import { httpExchange } from '../shared/http-exchange.js';
 import { buildHttpRequest } from '../shared/http-request.js';
 import { exchangeDefaults } from '../shared/http-dispatcher.js';
@@ -51,7 +51,8 @@ export async function callHttpTool(
         redirect: 'follow',
         remoteSource: options.remoteSource,
         maxBytes: ctx.limits.max_response_bytes,
-        errorBodyBytes: 2048,
+        // Enough of an error body to parse its problem details (docs/design/http-exchange.md#problem-details).
+        errorBodyBytes: ERROR_BODY_BYTES,
       });
       if (response.status === 401 && attempt === 0 && template.auth?.auth_type === 'oauth2') {
         invalidateAuth(template.auth, ctx);

@@ -125,6 +125,9 @@ export function concatBytes(
 }
 
 /** Stateless when `decode` is called without `stream`, so one instance serves every call. */
+/** How much of an error body is read: enough to parse its problem details (docs/design/http-exchange.md#problem-details). */
+export const ERROR_BODY_BYTES = 64 * 1024;
+
 const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** UTF-8 text of some bytes (BOM kept; invalid sequences replaced). */

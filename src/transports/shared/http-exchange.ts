@@ -21,6 +21,7 @@ import {
   discardBody,
   headerValue,
   type ResponseBody,
+  ERROR_BODY_BYTES,
 } from './http-body.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -529,7 +530,7 @@ export async function fetchDocument(
       redirect: 'follow',
       maxRedirects: options.maxRedirects,
       maxBytes: options.maxBytes,
-      errorBodyBytes: 2048,
+      errorBodyBytes: ERROR_BODY_BYTES,
       logger: options.logger,
     },
   );

@@ -3,7 +3,7 @@ import type { TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from './auth.js';
-import { bodyExcerpt, discardBody } from './http-body.js';
+import { bodyExcerpt, discardBody, ERROR_BODY_BYTES } from './http-body.js';
 import { exchangeDefaults } from './http-dispatcher.js';
 import { httpExchange, type StreamedHttpResponse } from './http-exchange.js';
 import type { HttpRequestSpec } from './http-request.js';
@@ -55,7 +55,7 @@ export async function openStreamingResponse(
       continue;
     }
     if (status >= 400) {
-      const excerpt = await bodyExcerpt(response.body);
+      const excerpt = await bodyExcerpt(response.body, ERROR_BODY_BYTES);
       throw new HttpStatusError(status, redactUrl(response.url), excerpt, response.statusText);
     }
     return response;
