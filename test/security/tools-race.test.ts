@@ -1,0 +1,180 @@
+/**
+ * Threat model (docs/design/threat-model.md#tools-descriptor-walk): every path operation of the code tools acts on
+ * what was checked. While another process swaps a workspace directory for a symbolic link to a directory outside
+ * (and back), the built package's grep (built-in and ripgrep), glob, ls, write (with new parent directories) and
+ * apply_patch's delete run round after round, bounded by count and time: nothing outside is read, listed,
+ * created or deleted (leaks counted, must be 0), and the race is shown to be exercised.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type * as Tools from '../../src/tools/index.js';
+import { UtcpClient } from './packed.js';
+
+const { registerCodeTools } = (await import(
+  new URL('../../dist/tools/index.js', import.meta.url).href
+)) as typeof Tools;
+
+const hasRipgrep = spawnSync('rg', ['--version']).status === 0;
+
+const RACER = `
+const fs = require('node:fs');
+const [root, outside] = process.argv.slice(1);
+const sub = root + '/sub', real = root + '/sub.real', link = root + '/sub.link';
+fs.symlinkSync(outside, link);
+for (let i = 0; i < 5_000_000; i++) {
+  fs.renameSync(sub, real); // the directory steps aside...
+  fs.renameSync(link, sub); // ...and a symlink to the outside takes its name
+  fs.renameSync(sub, link);
+  fs.renameSync(real, sub);
+}
+`;
+
+const ROUNDS = 200;
+const BUDGET_MS = 15_000;
+
+let stop: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
+
+async function setup(ripgrep: string | false | undefined) {
+  const base = await mkdtemp(join(tmpdir(), 'utcp-tools-race-'));
+  const root = join(base, 'root');
+  const outside = join(base, 'outside');
+  await mkdir(join(root, 'sub'), { recursive: true });
+  await mkdir(outside);
+  await writeFile(join(root, 'sub', 'file.txt'), 'INSIDE-MARKER\n');
+  await writeFile(join(root, 'sub', 'victim.txt'), 'x\n');
+  await writeFile(join(outside, 'file.txt'), 'LEAK-MARKER\n');
+  await writeFile(join(outside, 'outside-only.txt'), 'LEAK-MARKER\n');
+  await writeFile(join(outside, 'victim.txt'), 'x\n');
+  const client = await UtcpClient.create({});
+  await registerCodeTools(client, {
+    root,
+    sandbox: 'none',
+    ripgrep,
+    tools: ['grep', 'glob', 'ls', 'write', 'apply_patch'],
+  });
+  const racer = spawn(process.execPath, ['-e', RACER, root, outside], { stdio: 'ignore' });
+  const racerDone = new Promise<void>((r) => racer.once('exit', () => r()));
+  stop = async () => {
+    racer.kill('SIGKILL');
+    await racerDone;
+    await client.close();
+    await rm(base, { recursive: true, force: true });
+  };
+  /** The result text of a call, or undefined when it was refused (any error). */
+  const call = async (name: string, args: Record<string, unknown>) => {
+    try {
+      return String(await client.callTool(`code.${name}`, args as never, { timeoutMs: 10_000 }));
+    } catch (error) {
+      if ((error as { code?: string }).code === 'TIMEOUT') throw error;
+      return undefined;
+    }
+  };
+  return { root, outside, call };
+}
+
+/** Runs `round` until ROUNDS rounds or BUDGET_MS have passed; returns the number of rounds run. */
+async function rounds(round: (i: number) => Promise<void>): Promise<number> {
+  const t0 = performance.now();
+  let i = 0;
+  for (; i < ROUNDS && performance.now() - t0 < BUDGET_MS; i++) await round(i);
+  return i;
+}
+
+describe.skipIf(process.platform === 'win32')('code tools under a directory-for-symlink swap', () => {
+  describe.each([
+    ['built-in', false as const],
+    ['ripgrep', undefined],
+  ])('grep (%s)', (label, ripgrep) => {
+    it.skipIf(label === 'ripgrep' && !hasRipgrep)(
+      'never returns lines of a file outside',
+      { timeout: 60_000 },
+      async () => {
+        const { call } = await setup(ripgrep);
+        let leaks = 0;
+        let inside = 0;
+        let missed = 0;
+        const n = await rounds(async () => {
+          const outs = await Promise.all([
+            call('grep', { pattern: 'MARKER' }),
+            call('grep', { pattern: 'MARKER', path: 'sub' }),
+            call('grep', { pattern: 'MARKER', path: 'sub/file.txt' }),
+            call('grep', { pattern: 'MARKER', glob: '*.txt' }),
+          ]);
+          for (const out of outs) {
+            if (out?.includes('LEAK')) leaks++;
+            if (out?.includes('INSIDE-MARKER')) inside++;
+            else missed++;
+          }
+        });
+        expect(n).toBeGreaterThan(10);
+        expect(leaks).toBe(0);
+        expect(inside).toBeGreaterThan(0);
+        expect(missed).toBeGreaterThan(0); // some calls met the link: the race was exercised
+      },
+    );
+  });
+
+  it('ls and glob never list a directory outside', { timeout: 60_000 }, async () => {
+    const { call } = await setup(false);
+    let leaks = 0;
+    let inside = 0;
+    let missed = 0;
+    const n = await rounds(async () => {
+      const outs = await Promise.all([
+        call('ls', { path: 'sub' }),
+        call('ls', { path: 'sub' }),
+        call('glob', { pattern: '**/*.txt' }),
+        call('glob', { pattern: '*', path: 'sub' }),
+      ]);
+      for (const out of outs) {
+        if (out?.includes('outside-only')) leaks++;
+        if (out?.includes('file.txt')) inside++;
+        else missed++;
+      }
+    });
+    expect(n).toBeGreaterThan(10);
+    expect(leaks).toBe(0);
+    expect(inside).toBeGreaterThan(0);
+    expect(missed).toBeGreaterThan(0);
+  });
+
+  it('write and apply_patch never create or delete a file outside', { timeout: 60_000 }, async () => {
+    const { call, outside } = await setup(false);
+    const del = '--- a/sub/victim.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n';
+    let deleted = 0;
+    let leaks = 0;
+    const n = await rounds(async (i) => {
+      const [patched] = await Promise.all([
+        call('apply_patch', { patch: del }),
+        call('write', { path: `sub/new-${i}.txt`, content: 'n\n' }),
+        call('write', { path: `sub/d-${i}/e/new.txt`, content: 'n\n' }),
+      ]);
+      if (patched !== undefined) {
+        deleted++;
+        await call('write', { path: 'sub/victim.txt', content: 'x\n' });
+      }
+      if (
+        await access(join(outside, 'victim.txt')).then(
+          () => false,
+          () => true,
+        )
+      ) {
+        leaks++;
+        await writeFile(join(outside, 'victim.txt'), 'x\n');
+      }
+    });
+    const created = (await readdir(outside)).filter((name) => name.startsWith('new-') || name.startsWith('d-'));
+    expect(n).toBeGreaterThan(10);
+    expect(leaks).toBe(0);
+    expect(created).toEqual([]);
+    expect(deleted).toBeGreaterThan(0);
+    expect(deleted).toBeLessThan(n); // some deletes met the link: the race was exercised
+  });
+});
