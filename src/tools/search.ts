@@ -170,8 +170,8 @@ export function ripgrepLocator(option: string | false | undefined): () => Promis
 interface Candidate {
   rel: string;
   file: RegularFile;
-  /** Where a name is needed (no `/proc`): the path the file was opened by. */
-  path: string;
+  /** Where descriptors cannot be named (no `/proc`): the path the file was opened by; else undefined. */
+  path: string | undefined;
 }
 
 /** The files a grep searches, in walk order, each opened through the descriptor walk; text files only. */
@@ -201,7 +201,7 @@ async function eachCandidate(
   const { opened } = start;
   if (opened.kind === 'file') {
     const { handle, stats, real } = opened.file;
-    await consider({ rel: opened.rel, file: { handle, stats }, path: real }, false);
+    await consider({ rel: opened.rel, file: { handle, stats }, path: opened.byDescriptor ? undefined : real }, false);
     return;
   }
   const match = glob ? await picomatcher(glob) : undefined;
@@ -215,7 +215,7 @@ async function eachCandidate(
       if (match && !match(rel.slice(prefix)) && !match(rel)) return true;
       const file = await openRegularAt(dir, dirent.name).catch(() => undefined);
       if (!file) return true; // replaced meanwhile by a link or a non-regular file
-      return consider({ rel, file, path: dir.at(dirent.name) }, true);
+      return consider({ rel, file, path: dir.byDescriptor ? undefined : dir.at(dirent.name) }, true);
     },
     signal,
   );
@@ -231,8 +231,9 @@ async function ripgrepBatch(
   maxPerFile: number,
   signal: AbortSignal,
 ): Promise<string[][]> {
-  const byDescriptor = files.every((f) => f.path.startsWith('/proc/self/fd/'));
-  const names = files.map((f, i) => (byDescriptor ? `/proc/self/fd/${3 + i}` : f.path));
+  // Each open file becomes the child's descriptor 3 + i, which ripgrep opens as /proc/self/fd/<3 + i>: the very
+  // file that was checked, never a path resolved again.
+  const names = files.map((f, i) => f.path ?? `/proc/self/fd/${3 + i}`);
   const args = [
     '--line-number',
     '--no-heading',
@@ -252,7 +253,7 @@ async function ripgrepBatch(
   args.push('--regexp', pattern, '--', ...names);
   const child = spawn(bin, args, {
     cwd,
-    stdio: ['ignore', 'pipe', 'pipe', ...(byDescriptor ? files.map((f) => f.file.handle.fd) : [])],
+    stdio: ['ignore', 'pipe', 'pipe', ...files.map((f) => f.file.handle.fd)],
     signal,
     env: { PATH: process.env.PATH ?? '' },
   });

@@ -124,9 +124,11 @@ export async function readHead(handle: FileHandle, maxBytes: number): Promise<Bu
 }
 
 /** What a model-supplied path names: a directory or a regular file, opened through the descriptor walk. */
-export type OpenedPath =
-  | { kind: 'dir'; dir: Dir; real: string; shown: string; rel: string; rootReal: string }
-  | { kind: 'file'; file: OpenedFile; real: string; shown: string; rel: string; rootReal: string };
+export type OpenedPath = { real: string; shown: string; rel: string; rootReal: string } & (
+  | { kind: 'dir'; dir: Dir }
+  /** `byDescriptor`: the file's descriptor can be named as `/proc/self/fd/<fd>` (Linux). */
+  | { kind: 'file'; file: OpenedFile; byDescriptor: boolean }
+);
 
 export class Workspace {
   readonly root: string;
@@ -419,7 +421,8 @@ export class Workspace {
       await handle.close();
       throw new Error(`${shown} is not a regular file or directory`);
     }
-    return { kind: 'file', file: { handle, real, shown, stats, created: false }, real, shown, rel, rootReal };
+    const file = { handle, real, shown, stats, created: false };
+    return { kind: 'file', file, byDescriptor: parent.byDescriptor, real, shown, rel, rootReal };
   }
 
   /**
