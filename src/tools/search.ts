@@ -66,13 +66,29 @@ function ignored(rules: RuleSet[], rel: string, isDir: boolean): boolean {
   return false;
 }
 
-export interface WalkEntry {
+export interface WalkEntry<T = undefined> {
   /** Relative to the workspace root, posix separators (not quoted). */
   rel: string;
   dirent: Dirent;
   /** The open directory holding the entry (open only while `visit` runs). */
   dir: Dir;
+  /** What `prefetch` made of a non-directory entry; `visit` then owns it. */
+  prefetched?: T;
 }
+
+export interface WalkOptions<T> {
+  signal?: AbortSignal;
+  /**
+   * Started for non-directory entries up to PREFETCH entries ahead of `visit`, so that opens and reads run in
+   * parallel while results keep walk order. Its directory stays open until it settles.
+   */
+  prefetch?: (dir: Dir, dirent: Dirent, rel: string) => Promise<T | undefined> | undefined;
+  /** Disposes of a prefetched value that `visit` never received (the walk stopped first). */
+  discard?: (value: T) => Promise<void>;
+}
+
+/** Non-directory entries prepared ahead of the one being visited. */
+const PREFETCH = 16;
 
 interface Start {
   opened: OpenedPath;
@@ -103,14 +119,15 @@ function closeStart(start: Start): Promise<void> {
  * subdirectory is opened through its parent's descriptor without following a link, so a directory swapped for a
  * link is skipped, never entered. Stops when `visit` returns false.
  */
-export async function walk(
+export async function walk<T = undefined>(
   start: Dir,
   relStart: string,
   rules: RuleSet[],
-  visit: (e: WalkEntry) => boolean | Promise<boolean>,
-  signal?: AbortSignal,
+  visit: (e: WalkEntry<T>) => boolean | Promise<boolean>,
+  options: WalkOptions<T> = {},
 ): Promise<void> {
-  const go = async (dir: Dir, relDir: string, sets: RuleSet[], depth: number): Promise<boolean> => {
+  const { signal, prefetch, discard } = options;
+  const go = async (dir: Dir, relDir: string, inherited: RuleSet[], depth: number): Promise<boolean> => {
     signal?.throwIfAborted();
     let entries: Dirent[];
     try {
@@ -118,24 +135,45 @@ export async function walk(
     } catch {
       return true;
     }
+    // The start directory's own rules came with `rules`; below it, a directory's .gitignore is read when listed.
+    const own = depth > 0 && entries.some((e) => e.name === '.gitignore') ? await loadRules(dir, relDir) : undefined;
+    const sets = own ? [...inherited, own] : inherited;
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const kept: { e: Dirent; rel: string }[] = [];
     for (const e of entries) {
       if (e.name === '.git') continue;
       const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
-      if (ignored(sets, rel, e.isDirectory())) continue;
-      if (!(await visit({ rel, dirent: e, dir }))) return false;
-      if (e.isDirectory() && depth < MAX_DEPTH) {
-        const sub = await openDirAt(dir, e.name).catch(() => undefined); // replaced meanwhile: skipped
-        if (!sub) continue;
-        try {
-          const own = await loadRules(sub, rel);
-          if (!(await go(sub, rel, own ? [...sets, own] : sets, depth + 1))) return false;
-        } finally {
-          await sub.close();
+      if (!ignored(sets, rel, e.isDirectory())) kept.push({ e, rel });
+    }
+    const ahead: (Promise<T | undefined> | undefined)[] = [];
+    let started = 0;
+    try {
+      for (let k = 0; k < kept.length; k++) {
+        for (; prefetch && started < kept.length && started < k + PREFETCH; started++) {
+          const { e, rel } = kept[started];
+          if (!e.isDirectory()) ahead[started] = prefetch(dir, e, rel)?.catch(() => undefined);
+        }
+        const { e, rel } = kept[k];
+        const prefetched = await ahead[k];
+        ahead[k] = undefined;
+        if (!(await visit({ rel, dirent: e, dir, prefetched }))) return false;
+        if (e.isDirectory() && depth < MAX_DEPTH) {
+          const sub = await openDirAt(dir, e.name).catch(() => undefined); // replaced meanwhile: skipped
+          if (!sub) continue;
+          try {
+            if (!(await go(sub, rel, sets, depth + 1))) return false;
+          } finally {
+            await sub.close();
+          }
         }
       }
+      return true;
+    } finally {
+      for (const pending of ahead) {
+        const value = await pending;
+        if (value !== undefined) await discard?.(value);
+      }
     }
-    return true;
   };
   await go(start, relStart, rules, 0);
 }
@@ -172,52 +210,57 @@ interface Candidate {
   file: RegularFile;
   /** Where descriptors cannot be named (no `/proc`): the path the file was opened by; else undefined. */
   path: string | undefined;
+  /** True for the start file (closed by its owner). */
+  start?: boolean;
+  /** With `readUpTo`: the content (its handle already closed), or null when larger than that. */
+  bytes?: Buffer | null;
 }
 
-/** The files a grep searches, in walk order, each opened through the descriptor walk; text files only. */
+/**
+ * The files a grep searches, in walk order, each opened through the descriptor walk (several ahead of the one
+ * handed over, so opens run in parallel). `take` owns each candidate it receives and must close it.
+ */
 async function eachCandidate(
   start: Start,
   glob: string | undefined,
-  maxBytes: number | undefined,
   signal: AbortSignal,
   take: (c: Candidate) => Promise<boolean>,
+  readUpTo?: number,
 ): Promise<void> {
-  /** Hands a text file to `take` (which then owns it); skips (and closes, when `owned`) anything else. */
-  const consider = async (c: Candidate, owned: boolean): Promise<boolean> => {
-    let skip = maxBytes !== undefined && c.file.stats.size > maxBytes;
-    try {
-      if (!skip) {
-        const head = await readHead(c.file.handle, Math.min(8192, c.file.stats.size));
-        skip = looksBinary(head, c.file.stats.size > head.length);
-      }
-    } catch (error) {
-      if (owned) await c.file.handle.close();
-      throw error;
-    }
-    if (!skip) return take(c);
-    if (owned) await c.file.handle.close();
-    return true;
-  };
   const { opened } = start;
   if (opened.kind === 'file') {
     const { handle, stats, real } = opened.file;
-    await consider({ rel: opened.rel, file: { handle, stats }, path: opened.byDescriptor ? undefined : real }, false);
+    await take({ rel: opened.rel, file: { handle, stats }, path: opened.byDescriptor ? undefined : real, start: true });
     return;
   }
   const match = glob ? await picomatcher(glob) : undefined;
   const prefix = opened.rel === '' ? 0 : opened.rel.length + 1;
-  await walk(
+  await walk<Candidate>(
     opened.dir,
     opened.rel,
     start.rules,
-    async ({ rel, dirent, dir }) => {
-      if (!dirent.isFile()) return true; // FIFOs, sockets, devices and links are never opened
-      if (match && !match(rel.slice(prefix)) && !match(rel)) return true;
-      const file = await openRegularAt(dir, dirent.name).catch(() => undefined);
-      if (!file) return true; // replaced meanwhile by a link or a non-regular file
-      return consider({ rel, file, path: dir.byDescriptor ? undefined : dir.at(dirent.name) }, true);
+    // A missing prefetched value: not a file, filtered out, or replaced meanwhile by a link or a non-regular file.
+    ({ prefetched }) => (prefetched ? take(prefetched) : true),
+    {
+      signal,
+      prefetch(dir, dirent, rel) {
+        if (!dirent.isFile()) return undefined; // FIFOs, sockets, devices and links are never opened
+        if (match && !match(rel.slice(prefix)) && !match(rel)) return undefined;
+        return openRegularAt(dir, dirent.name).then(async (file): Promise<Candidate> => {
+          const path = dir.byDescriptor ? undefined : dir.at(dirent.name);
+          if (readUpTo === undefined) return { rel, file, path };
+          try {
+            const bytes = file.stats.size <= readUpTo ? await readHead(file.handle, file.stats.size) : null;
+            return { rel, file, path, bytes };
+          } finally {
+            await file.handle.close();
+          }
+        });
+      },
+      discard: async (c) => {
+        if (c.bytes === undefined) await c.file.handle.close();
+      },
     },
-    signal,
   );
 }
 
@@ -290,6 +333,7 @@ async function grepWithRipgrep(
   const lines: string[] = [];
   let more = false;
   let batch: Candidate[] = [];
+  const close = () => Promise.all(batch.map((c) => (c.start ? undefined : c.file.handle.close())));
   const flush = async (): Promise<boolean> => {
     if (batch.length === 0 || more) return !more;
     try {
@@ -305,19 +349,18 @@ async function grepWithRipgrep(
       }
       return true;
     } finally {
-      // The single-file start is closed by its owner.
-      await Promise.all(batch.map((c) => (c.rel === start.opened.rel ? undefined : c.file.handle.close())));
+      await close();
       batch = [];
     }
   };
   try {
-    await eachCandidate(start, glob, undefined, signal, async (c) => {
+    await eachCandidate(start, glob, signal, async (c) => {
       batch.push(c);
       return batch.length < RIPGREP_BATCH || (await flush());
     });
     await flush();
   } finally {
-    await Promise.all(batch.map((c) => (c.rel === start.opened.rel ? undefined : c.file.handle.close())));
+    await close();
   }
   return { lines, more };
 }
@@ -350,13 +393,11 @@ async function grepBuiltin(
   const test = compileMatcher(pattern, ci);
   const lines: string[] = [];
   let more = false;
-  await eachCandidate(start, glob, ctx.limits.maxFileBytes, signal, async ({ rel, file }) => {
-    let bytes: Buffer;
-    try {
-      bytes = await readHead(file.handle, file.stats.size);
-    } finally {
-      if (rel !== start.opened.rel) await file.handle.close();
-    }
+  const maxBytes = ctx.limits.maxFileBytes;
+  const take = async ({ rel, file, bytes }: Candidate) => {
+    // The start file comes open (its owner closes it); walked files come read and closed.
+    if (bytes === undefined && file.stats.size <= maxBytes) bytes = await readHead(file.handle, file.stats.size);
+    if (!bytes || looksBinary(bytes)) return true;
     const text = bytes.toString('utf8').split(/\r?\n/);
     for (let i = 0; i < text.length; i++) {
       if (!test(text[i])) continue;
@@ -367,7 +408,8 @@ async function grepBuiltin(
       lines.push(`${quotePath(rel)}:${i + 1}:${cutLine(text[i])}`);
     }
     return true;
-  });
+  };
+  await eachCandidate(start, glob, signal, take, maxBytes);
   return { lines, more };
 }
 
@@ -460,7 +502,7 @@ export function globTool(ctx: CodeToolsContext): DirectFunction {
             else more++;
             return more < 10_000;
           },
-          signal,
+          { signal },
         );
       } finally {
         await closeStart(start);
