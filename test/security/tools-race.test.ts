@@ -3,12 +3,14 @@
  * what was checked. While another process swaps a workspace directory for a symbolic link to a directory outside
  * (and back), the built package's grep (built-in and ripgrep), glob, ls, write (with new parent directories) and
  * apply_patch's delete run round after round, bounded by count and time: nothing outside is read, listed,
- * created or deleted (leaks counted, must be 0), and the race is shown to be exercised.
+ * created or deleted (leaks counted, must be 0), and the race is shown to be exercised. The same attack runs
+ * once more in a child process as uid 65534 (test/fixtures/tools/race.mjs).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type * as Tools from '../../src/tools/index.js';
 import { UtcpClient } from './packed.js';
@@ -158,7 +160,12 @@ describe.skipIf(process.platform === 'win32')('code tools under a directory-for-
       ]);
       if (patched !== undefined) {
         deleted++;
-        await call('write', { path: 'sub/victim.txt', content: 'x\n' });
+        // Put the victim back (the write itself may meet the link: try again).
+        for (
+          let k = 0;
+          k < 100 && (await call('write', { path: 'sub/victim.txt', content: 'x\n' })) === undefined;
+          k++
+        );
       }
       if (
         await access(join(outside, 'victim.txt')).then(
@@ -177,4 +184,51 @@ describe.skipIf(process.platform === 'win32')('code tools under a directory-for-
     expect(deleted).toBeGreaterThan(0);
     expect(deleted).toBeLessThan(n); // some deletes met the link: the race was exercised
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as uid 65534 too: nothing outside is read, listed, created or deleted',
+    { timeout: 60_000 },
+    async () => {
+      const base = await mkdtemp(join(tmpdir(), 'utcp-tools-race-'));
+      stop = () => rm(base, { recursive: true, force: true });
+      const root = join(base, 'root');
+      const outside = join(base, 'outside');
+      await mkdir(join(root, 'sub'), { recursive: true });
+      await mkdir(outside);
+      await writeFile(join(root, 'sub', 'file.txt'), 'INSIDE-MARKER\n');
+      await writeFile(join(root, 'sub', 'victim.txt'), 'x\n');
+      await writeFile(join(outside, 'file.txt'), 'LEAK-MARKER\n');
+      await writeFile(join(outside, 'outside-only.txt'), 'LEAK-MARKER\n');
+      await writeFile(join(outside, 'victim.txt'), 'x\n');
+      for (const p of [
+        base,
+        root,
+        join(root, 'sub'),
+        outside,
+        ...['file.txt', 'victim.txt'].map((f) => join(root, 'sub', f)),
+      ])
+        await chown(p, 65534, 65534);
+      for (const f of ['file.txt', 'outside-only.txt', 'victim.txt']) await chown(join(outside, f), 65534, 65534);
+      const fixture = fileURLToPath(new URL('../fixtures/tools/race.mjs', import.meta.url));
+      const child = spawn(process.execPath, [fixture, root, outside, String(ROUNDS), String(BUDGET_MS)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        uid: 65534,
+        gid: 65534,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const kill = setTimeout(() => child.kill('SIGKILL'), 50_000);
+      const code = await new Promise<number | null>((r) => child.once('close', r));
+      clearTimeout(kill);
+      expect(code, stderr).toBe(0);
+      const counts = JSON.parse(stdout) as Record<string, number>;
+      expect(counts.rounds).toBeGreaterThan(10);
+      expect(counts.leaks).toBe(0);
+      expect(counts.inside).toBeGreaterThan(0);
+      expect(counts.refused).toBeGreaterThan(0);
+      expect(counts.deleted).toBeGreaterThan(0);
+    },
+  );
 });
