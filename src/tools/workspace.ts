@@ -277,8 +277,9 @@ export class Workspace {
     const shown = this.shown(await this.rootReal(), join(dir.real, name));
     if (code === 'ENOENT') return new Error(`${shown} does not exist`);
     if (code === 'ELOOP' || code === 'ENOTDIR') {
+      // The checked path had a directory here: a link, or a directory again by now, means it was swapped.
       const info = await lstat(dir.at(name)).catch(() => undefined);
-      if (code === 'ELOOP' || info?.isSymbolicLink())
+      if (code === 'ELOOP' || info?.isSymbolicLink() || info?.isDirectory())
         return refuse(
           `path ${userPath} left the workspace while it was being opened (a symbolic link was swapped in at ${shown})`,
         );

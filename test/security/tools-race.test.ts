@@ -26,11 +26,22 @@ const fs = require('node:fs');
 const [root, outside] = process.argv.slice(1);
 const sub = root + '/sub', real = root + '/sub.real', link = root + '/sub.link';
 fs.symlinkSync(outside, link);
-for (let i = 0; i < 5_000_000; i++) {
+let strays = 0;
+// While sub is missing, a write may create a new sub (a legitimate parent directory): move it aside and retry.
+const move = (from, to) => {
+  for (;;) {
+    try {
+      return fs.renameSync(from, to);
+    } catch {
+      fs.renameSync(sub, root + '/stray-' + strays++);
+    }
+  }
+};
+for (;;) {
   fs.renameSync(sub, real); // the directory steps aside...
-  fs.renameSync(link, sub); // ...and a symlink to the outside takes its name
+  move(link, sub); // ...and a symlink to the outside takes its name
   fs.renameSync(sub, link);
-  fs.renameSync(real, sub);
+  move(real, sub);
 }
 `;
 
