@@ -12,15 +12,8 @@ import { createInterface } from 'node:readline';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
 import { QUOTED_NAMES_NOTE, quotePath } from './text.js';
-import {
-  looksBinary,
-  openDirAt,
-  openRegularAt,
-  readHead,
-  type Dir,
-  type OpenedPath,
-  type RegularFile,
-} from './workspace.js';
+import { openDirAt, openRegularAt, readHead, type Dir, type RegularFile } from './dir.js';
+import { looksBinary, type OpenedPath } from './workspace.js';
 
 type Ignore = { ignores(path: string): boolean; add(patterns: string): unknown };
 
