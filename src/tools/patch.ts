@@ -282,6 +282,7 @@ async function commit(ctx: CodeToolsContext, plans: Planned[]): Promise<void> {
     }
     throw new Error(
       `applying the patch failed and the files already changed were restored: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
     );
   }
 }
