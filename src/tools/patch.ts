@@ -140,6 +140,8 @@ interface Planned {
   before: string | null;
   after: string | null;
   file?: OpenedFile;
+  /** The file a create made (its handle closed), so an undo removes that very file. */
+  created?: OpenedFile;
   path: string;
 }
 
@@ -253,12 +255,11 @@ async function commit(ctx: CodeToolsContext, plans: Planned[]): Promise<void> {
         } finally {
           await file.handle.close();
         }
-        p.file = undefined;
+        p.created = file;
       } else if (p.kind === 'modify') {
         await rewrite(p.file!, p.after ?? '');
       } else {
-        const { unlink } = await import('node:fs/promises');
-        await unlink(p.file!.real);
+        await ctx.workspace.remove(p.file!);
       }
       done.push(p);
     }
@@ -266,15 +267,22 @@ async function commit(ctx: CodeToolsContext, plans: Planned[]): Promise<void> {
     for (const p of done.reverse()) {
       try {
         if (p.kind === 'modify') await rewrite(p.file!, p.before ?? '');
-        else if (p.kind === 'create')
-          await (await import('node:fs/promises')).unlink((await ctx.workspace.resolve(p.path)).real);
-        else await (await import('node:fs/promises')).writeFile(p.file!.real, p.before ?? '', { flag: 'wx' });
+        else if (p.kind === 'create') await ctx.workspace.remove(p.created!);
+        else {
+          const file = await ctx.workspace.openForWrite(p.path, 'create');
+          try {
+            await file.handle.writeFile(p.before ?? '', 'utf8');
+          } finally {
+            await file.handle.close();
+          }
+        }
       } catch {
         // Best effort: the error below names the failure.
       }
     }
     throw new Error(
       `applying the patch failed and the files already changed were restored: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
     );
   }
 }

@@ -1,16 +1,19 @@
 /**
- * Search tools: grep (ripgrep when installed, a built-in walker otherwise), glob and ls. All three respect
+ * Search tools: grep (ripgrep when installed, a built-in search otherwise), glob and ls. All three respect
  * `.gitignore` files (the root's and nested ones), skip `.git`, never follow symbolic links while walking,
- * and cap their output. See docs/design/code-tools.md.
+ * and cap their output. The walk goes through directory descriptors and opens every file (ignore files included)
+ * without following a link or blocking, so what is searched is what was checked; ripgrep receives those open
+ * files, never a path to resolve (docs/design/code-tools.md#descriptor-walk).
  */
 import { spawn } from 'node:child_process';
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
-import { looksBinary } from './workspace.js';
+import { QUOTED_NAMES_NOTE, quotePath } from './text.js';
+import { openDirAt, openRegularAt, readHead, type Dir, type RegularFile } from './dir.js';
+import { looksBinary, type OpenedPath } from './workspace.js';
 
 type Ignore = { ignores(path: string): boolean; add(patterns: string): unknown };
 
@@ -20,17 +23,30 @@ interface RuleSet {
   ig: Ignore;
 }
 
-const toPosix = (p: string) => p.split(sep).join('/');
+/** Bytes of one ignore file that are used; the rest is left out (docs/design/code-tools.md#ignore-files). */
+export const MAX_IGNORE_BYTES = 1024 * 1024;
+/** Directory levels the walk descends below its start (each level holds one descriptor open). */
+const MAX_DEPTH = 256;
+/** Files handed to one ripgrep process, as inherited descriptors. */
+const RIPGREP_BATCH = 200;
 
-async function loadRules(rootReal: string, relDir: string): Promise<RuleSet | undefined> {
-  let text: string;
+/** Reads a directory's `.gitignore`: a regular file opened through the directory, at most MAX_IGNORE_BYTES. */
+async function loadRules(dir: Dir, relDir: string): Promise<RuleSet | undefined> {
+  let file: RegularFile;
   try {
-    text = await readFile(join(rootReal, relDir, '.gitignore'), 'utf8');
+    file = await openRegularAt(dir, '.gitignore');
   } catch {
-    return undefined;
+    return undefined; // missing, a link, a FIFO, a device: no rules
   }
+  let bytes: Buffer;
+  try {
+    bytes = await readHead(file.handle, Math.min(file.stats.size, MAX_IGNORE_BYTES));
+  } finally {
+    await file.handle.close();
+  }
+  if (file.stats.size > MAX_IGNORE_BYTES) bytes = bytes.subarray(0, bytes.lastIndexOf(10) + 1);
   const ignore = (await import('ignore')).default;
-  const ig = ignore().add(text) as Ignore;
+  const ig = ignore().add(bytes.toString('utf8')) as Ignore;
   return { base: relDir, ig };
 }
 
@@ -43,78 +59,121 @@ function ignored(rules: RuleSet[], rel: string, isDir: boolean): boolean {
   return false;
 }
 
-export interface WalkEntry {
-  /** Relative to the workspace root, posix separators. */
+export interface WalkEntry<T = undefined> {
+  /** Relative to the workspace root, posix separators (not quoted). */
   rel: string;
   dirent: Dirent;
+  /** The open directory holding the entry (open only while `visit` runs). */
+  dir: Dir;
+  /** What `prefetch` made of a non-directory entry; `visit` then owns it. */
+  prefetched?: T;
 }
 
-/** The rule sets that apply inside `relDir`: the .gitignore of every directory from the root down to it. */
-async function rulesFor(rootReal: string, relDir: string): Promise<RuleSet[]> {
-  const parts = relDir === '' ? [] : relDir.split('/');
-  const dirs = [''];
-  for (let i = 1; i <= parts.length; i++) dirs.push(parts.slice(0, i).join('/'));
-  return (await Promise.all(dirs.map((d) => loadRules(rootReal, d)))).filter((r): r is RuleSet => r !== undefined);
+export interface WalkOptions<T> {
+  signal?: AbortSignal;
+  /**
+   * Started for non-directory entries up to PREFETCH entries ahead of `visit`, so that opens and reads run in
+   * parallel while results keep walk order. Its directory stays open until it settles.
+   */
+  prefetch?: (dir: Dir, dirent: Dirent, rel: string) => Promise<T | undefined> | undefined;
+  /** Disposes of a prefetched value that `visit` never received (the walk stopped first). */
+  discard?: (value: T) => Promise<void>;
 }
 
-/** True when `relDir` itself (or one of its parents) is ignored. */
-async function isIgnoredDir(rootReal: string, relDir: string): Promise<boolean> {
-  if (relDir === '') return false;
-  const parts = relDir.split('/');
-  for (let i = 1; i <= parts.length; i++) {
-    const dir = parts.slice(0, i).join('/');
-    if (parts[i - 1] === '.git') return true;
-    if (ignored(await rulesFor(rootReal, parts.slice(0, i - 1).join('/')), dir, true)) return true;
-  }
-  return false;
+/** Non-directory entries prepared ahead of the one being visited. */
+const PREFETCH = 16;
+
+interface Start {
+  opened: OpenedPath;
+  /** The ignore rules of every directory from the root down to the start (its own included). */
+  rules: RuleSet[];
+  /** The start directory, or one above it, is ignored or is `.git`. */
+  ignoredDir: boolean;
+}
+
+/** Opens a directory (or file) argument through the descriptor walk, collecting the ignore rules on the way. */
+async function openStart(ctx: CodeToolsContext, path: string | undefined): Promise<Start> {
+  const rules: RuleSet[] = [];
+  let ignoredDir = false;
+  const opened = await ctx.workspace.openPath(path ?? '.', async (dir, relDir) => {
+    if (relDir !== '' && (relDir.split('/').pop() === '.git' || ignored(rules, relDir, true))) ignoredDir = true;
+    const own = await loadRules(dir, relDir);
+    if (own) rules.push(own);
+  });
+  return { opened, rules, ignoredDir };
+}
+
+function closeStart(start: Start): Promise<void> {
+  return start.opened.kind === 'dir' ? start.opened.dir.close() : start.opened.file.handle.close();
 }
 
 /**
- * Walks files under `relStart` depth-first in name order, skipping `.git`, ignored entries and the insides of
- * symbolic links. Stops when `visit` returns false.
+ * Walks entries under the start directory depth-first in name order, skipping `.git` and ignored entries. Each
+ * subdirectory is opened through its parent's descriptor without following a link, so a directory swapped for a
+ * link is skipped, never entered. Stops when `visit` returns false.
  */
-export async function walk(
-  rootReal: string,
+export async function walk<T = undefined>(
+  start: Dir,
   relStart: string,
-  visit: (e: WalkEntry) => boolean | Promise<boolean>,
-  signal?: AbortSignal,
+  rules: RuleSet[],
+  visit: (e: WalkEntry<T>) => boolean | Promise<boolean>,
+  options: WalkOptions<T> = {},
 ): Promise<void> {
-  const rules = await rulesFor(rootReal, relStart);
-  const go = async (relDir: string, sets: RuleSet[]): Promise<boolean> => {
+  const { signal, prefetch, discard } = options;
+  const go = async (dir: Dir, relDir: string, inherited: RuleSet[], depth: number): Promise<boolean> => {
     signal?.throwIfAborted();
     let entries: Dirent[];
     try {
-      entries = await readdir(join(rootReal, relDir), { withFileTypes: true });
+      entries = await readdir(dir.path, { withFileTypes: true });
     } catch {
       return true;
     }
+    // The start directory's own rules came with `rules`; below it, a directory's .gitignore is read when listed.
+    const own = depth > 0 && entries.some((e) => e.name === '.gitignore') ? await loadRules(dir, relDir) : undefined;
+    const sets = own ? [...inherited, own] : inherited;
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const kept: { e: Dirent; rel: string }[] = [];
     for (const e of entries) {
       if (e.name === '.git') continue;
       const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
-      if (ignored(sets, rel, e.isDirectory())) continue;
-      if (!(await visit({ rel, dirent: e }))) return false;
-      if (e.isDirectory()) {
-        const own = await loadRules(rootReal, rel);
-        if (!(await go(rel, own ? [...sets, own] : sets))) return false;
+      if (!ignored(sets, rel, e.isDirectory())) kept.push({ e, rel });
+    }
+    const ahead: (Promise<T | undefined> | undefined)[] = [];
+    let started = 0;
+    try {
+      for (let k = 0; k < kept.length; k++) {
+        for (; prefetch && started < kept.length && started < k + PREFETCH; started++) {
+          const { e, rel } = kept[started];
+          if (!e.isDirectory()) ahead[started] = prefetch(dir, e, rel)?.catch(() => undefined);
+        }
+        const { e, rel } = kept[k];
+        const prefetched = await ahead[k];
+        ahead[k] = undefined;
+        if (!(await visit({ rel, dirent: e, dir, prefetched }))) return false;
+        if (e.isDirectory() && depth < MAX_DEPTH) {
+          const sub = await openDirAt(dir, e.name).catch(() => undefined); // replaced meanwhile: skipped
+          if (!sub) continue;
+          try {
+            if (!(await go(sub, rel, sets, depth + 1))) return false;
+          } finally {
+            await sub.close();
+          }
+        }
+      }
+      return true;
+    } finally {
+      for (const pending of ahead) {
+        const value = await pending;
+        if (value !== undefined) await discard?.(value);
       }
     }
-    return true;
   };
-  await go(relStart, rules);
+  await go(start, relStart, rules, 0);
 }
 
 async function picomatcher(pattern: string): Promise<(path: string) => boolean> {
   const picomatch = (await import('picomatch')).default;
   return picomatch(pattern, { dot: true, basename: !pattern.includes('/') });
-}
-
-/** Resolves a directory (or file) argument; returns its root-relative posix path. */
-async function resolveStart(ctx: CodeToolsContext, path: string | undefined) {
-  const { real, shown, rootReal } = await ctx.workspace.resolve(path ?? '.');
-  const info = await stat(real).catch(() => undefined);
-  if (!info) throw new Error(`${shown} does not exist`);
-  return { rel: toPosix(relative(rootReal, real)), shown, rootReal, isDir: info.isDirectory(), real };
 }
 
 const MAX_MATCH_LINE = 500;
@@ -138,17 +197,79 @@ export function ripgrepLocator(option: string | false | undefined): () => Promis
   };
 }
 
-async function grepWithRipgrep(
+/** A file to search: opened (a regular file) through its directory, with its root-relative path. */
+interface Candidate {
+  rel: string;
+  file: RegularFile;
+  /** Where descriptors cannot be named (no `/proc`): the path the file was opened by; else undefined. */
+  path: string | undefined;
+  /** True for the start file (closed by its owner). */
+  start?: boolean;
+  /** With `readUpTo`: the content (its handle already closed), or null when larger than that. */
+  bytes?: Buffer | null;
+}
+
+/**
+ * The files a grep searches, in walk order, each opened through the descriptor walk (several ahead of the one
+ * handed over, so opens run in parallel). `take` owns each candidate it receives and must close it.
+ */
+async function eachCandidate(
+  start: Start,
+  glob: string | undefined,
+  signal: AbortSignal,
+  take: (c: Candidate) => Promise<boolean>,
+  readUpTo?: number,
+): Promise<void> {
+  const { opened } = start;
+  if (opened.kind === 'file') {
+    const { handle, stats, real } = opened.file;
+    await take({ rel: opened.rel, file: { handle, stats }, path: opened.byDescriptor ? undefined : real, start: true });
+    return;
+  }
+  const match = glob ? await picomatcher(glob) : undefined;
+  const prefix = opened.rel === '' ? 0 : opened.rel.length + 1;
+  await walk<Candidate>(
+    opened.dir,
+    opened.rel,
+    start.rules,
+    // A missing prefetched value: not a file, filtered out, or replaced meanwhile by a link or a non-regular file.
+    ({ prefetched }) => (prefetched ? take(prefetched) : true),
+    {
+      signal,
+      prefetch(dir, dirent, rel) {
+        if (!dirent.isFile()) return undefined; // FIFOs, sockets, devices and links are never opened
+        if (match && !match(rel.slice(prefix)) && !match(rel)) return undefined;
+        return openRegularAt(dir, dirent.name).then(async (file): Promise<Candidate> => {
+          const path = dir.byDescriptor ? undefined : dir.at(dirent.name);
+          if (readUpTo === undefined) return { rel, file, path };
+          try {
+            const bytes = file.stats.size <= readUpTo ? await readHead(file.handle, file.stats.size) : null;
+            return { rel, file, path, bytes };
+          } finally {
+            await file.handle.close();
+          }
+        });
+      },
+      discard: async (c) => {
+        if (c.bytes === undefined) await c.file.handle.close();
+      },
+    },
+  );
+}
+
+/** Runs ripgrep over open files passed as inherited descriptors; returns `line:text` rows per file. */
+async function ripgrepBatch(
   bin: string,
   cwd: string,
+  files: Candidate[],
   pattern: string,
-  rel: string,
-  glob: string | undefined,
   ci: boolean,
-  max: number,
+  maxPerFile: number,
   signal: AbortSignal,
-): Promise<{ lines: string[]; more: boolean }> {
-  // ripgrep's own --glob would override .gitignore, so the glob filters its output instead (as the built-in search does).
+): Promise<string[][]> {
+  // Each open file becomes the child's descriptor 3 + i, which ripgrep opens as /proc/self/fd/<3 + i>: the very
+  // file that was checked, never a path resolved again.
+  const names = files.map((f, i) => f.path ?? `/proc/self/fd/${3 + i}`);
   const args = [
     '--line-number',
     '--no-heading',
@@ -156,63 +277,92 @@ async function grepWithRipgrep(
     '--null',
     '--color',
     'never',
-    '--no-require-git',
-    '--hidden',
-    '--glob',
-    '!.git',
-    '--sort',
-    'path',
     '--no-config',
+    '--no-ignore', // ignore files were applied by the walk; ripgrep reads none itself
+    '--max-columns',
+    String(MAX_MATCH_LINE),
+    '--max-columns-preview',
+    '--max-count',
+    String(maxPerFile),
   ];
   if (ci) args.push('--ignore-case');
-  const match = glob ? await picomatcher(glob) : undefined;
-  args.push('--regexp', pattern, '--', rel === '' ? '.' : rel);
+  args.push('--regexp', pattern, '--', ...names);
   const child = spawn(bin, args, {
     cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...files.map((f) => f.file.handle.fd)],
     signal,
     env: { PATH: process.env.PATH ?? '' },
   });
-  const lines: string[] = [];
-  let more = false;
+  const index = new Map(names.map((n, i) => [n, i]));
+  const rows: string[][] = files.map(() => []);
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const exited = new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code) => resolve(code));
   });
-  const rl = createInterface({ input: child.stdout });
+  const rl = createInterface({ input: child.stdout! });
   for await (const line of rl) {
     const nul = line.indexOf('\0');
-    if (nul < 0) continue;
-    const path = line.startsWith('./') ? line.slice(2, nul) : line.slice(0, nul);
-    const local = rel === '' || path === rel ? path : path.slice(rel.length + 1);
-    if (match && !match(local) && !match(path)) continue;
-    if (lines.length >= max) {
-      more = true;
-      child.kill('SIGKILL');
-      break;
-    }
-    lines.push(`${path}:${cutLine(line.slice(nul + 1))}`);
+    const i = nul < 0 ? undefined : index.get(line.slice(0, nul));
+    if (i !== undefined && rows[i].length < maxPerFile) rows[i].push(line.slice(nul + 1));
   }
-  rl.close();
   const code = await exited.catch((e: Error) => {
     throw new Error(`grep failed: ${e.message}`);
   });
-  if (!more && code === 2) throw new Error(`grep failed: ${stderr.trim() || 'ripgrep exited with status 2'}`);
-  return { lines, more };
+  if (code === 2) throw new Error(`grep failed: ${stderr.trim() || 'ripgrep exited with status 2'}`);
+  return rows;
 }
 
-async function grepBuiltin(
-  ctx: CodeToolsContext,
-  rootReal: string,
-  start: { rel: string; isDir: boolean },
+async function grepWithRipgrep(
+  bin: string,
+  start: Start,
   pattern: string,
   glob: string | undefined,
   ci: boolean,
   max: number,
   signal: AbortSignal,
-) {
+): Promise<{ lines: string[]; more: boolean }> {
+  const lines: string[] = [];
+  let more = false;
+  let batch: Candidate[] = [];
+  const close = () => Promise.all(batch.map((c) => (c.start ? undefined : c.file.handle.close())));
+  const flush = async (): Promise<boolean> => {
+    if (batch.length === 0 || more) return !more;
+    try {
+      const rows = await ripgrepBatch(bin, start.opened.rootReal, batch, pattern, ci, max - lines.length + 1, signal);
+      for (const [i, found] of rows.entries()) {
+        for (const row of found) {
+          if (lines.length >= max) {
+            more = true;
+            return false;
+          }
+          lines.push(`${quotePath(batch[i].rel)}:${row}`);
+        }
+      }
+      return true;
+    } finally {
+      await close();
+      batch = [];
+    }
+  };
+  try {
+    await eachCandidate(start, glob, signal, async (c) => {
+      batch.push(c);
+      return batch.length < RIPGREP_BATCH || (await flush());
+    });
+    await flush();
+  } finally {
+    await close();
+  }
+  return { lines, more };
+}
+
+/**
+ * The built-in search's matcher: compiles the pattern once and tests one line. Kept in one function so the
+ * regular-expression engine can be chosen in one place.
+ */
+function compileMatcher(pattern: string, ci: boolean): (line: string) => boolean {
   let re: RegExp;
   try {
     re = new RegExp(pattern, ci ? 'i' : '');
@@ -221,40 +371,38 @@ async function grepBuiltin(
       `pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const match = glob ? await picomatcher(glob) : undefined;
+  return (line) => re.test(line);
+}
+
+async function grepBuiltin(
+  ctx: CodeToolsContext,
+  start: Start,
+  pattern: string,
+  glob: string | undefined,
+  ci: boolean,
+  max: number,
+  signal: AbortSignal,
+) {
+  const test = compileMatcher(pattern, ci);
   const lines: string[] = [];
   let more = false;
-  const searchFile = async (rel: string) => {
-    const path = join(rootReal, rel);
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile() || info.size > ctx.limits.maxFileBytes) return true;
-    const bytes = await readFile(path).catch(() => undefined);
+  const maxBytes = ctx.limits.maxFileBytes;
+  const take = async ({ rel, file, bytes }: Candidate) => {
+    // The start file comes open (its owner closes it); walked files come read and closed.
+    if (bytes === undefined && file.stats.size <= maxBytes) bytes = await readHead(file.handle, file.stats.size);
     if (!bytes || looksBinary(bytes)) return true;
     const text = bytes.toString('utf8').split(/\r?\n/);
     for (let i = 0; i < text.length; i++) {
-      if (!re.test(text[i])) continue;
+      if (!test(text[i])) continue;
       if (lines.length >= max) {
         more = true;
         return false;
       }
-      lines.push(`${rel}:${i + 1}:${cutLine(text[i])}`);
+      lines.push(`${quotePath(rel)}:${i + 1}:${cutLine(text[i])}`);
     }
     return true;
   };
-  if (!start.isDir) {
-    await searchFile(start.rel);
-    return { lines, more };
-  }
-  await walk(
-    rootReal,
-    start.rel,
-    async ({ rel, dirent }) => {
-      if (!dirent.isFile()) return true;
-      if (match && !match(rel.slice(start.rel === '' ? 0 : start.rel.length + 1)) && !match(rel)) return true;
-      return searchFile(rel);
-    },
-    signal,
-  );
+  await eachCandidate(start, glob, signal, take, maxBytes);
   return { lines, more };
 }
 
@@ -263,7 +411,7 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
     name: 'grep',
     description:
       'Search file contents with a regular expression. Returns "path:line:text" lines, sorted by path, at most ' +
-      `${ctx.limits.grepMatches} (or head_limit). Respects .gitignore. glob filters files ("*.ts", "src/**/*.js"). Uses ripgrep when installed (Rust regex syntax), else a built-in search (JavaScript regex syntax).`,
+      `${ctx.limits.grepMatches} (or head_limit). Respects .gitignore. glob filters files ("*.ts", "src/**/*.js"). Uses ripgrep when installed (Rust regex syntax), else a built-in search (JavaScript regex syntax). ${QUOTED_NAMES_NOTE}`,
     tags: ['read'],
     inputs: {
       type: 'object',
@@ -290,15 +438,22 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
       const glob = optionalString(args, 'glob');
       const ci = boolArg(args, 'ignore_case');
       const max = Math.min(intArg(args, 'head_limit', ctx.limits.grepMatches), ctx.limits.grepMatches * 10);
-      const start = await resolveStart(ctx, optionalString(args, 'path'));
-      if (start.isDir && (await isIgnoredDir(start.rootReal, start.rel)))
-        throw new Error(`${start.shown} is ignored by .gitignore`);
       const bin = await ripgrep();
-      const { lines, more } = bin
-        ? await grepWithRipgrep(bin, start.rootReal, pattern, start.rel, glob, ci, max, signal)
-        : await grepBuiltin(ctx, start.rootReal, start, pattern, glob, ci, max, signal);
+      if (!bin) compileMatcher(pattern, ci); // a bad pattern is reported before any file is opened
+      const start = await openStart(ctx, optionalString(args, 'path'));
+      const shown = start.opened.shown;
+      let found: { lines: string[]; more: boolean };
+      try {
+        if (start.opened.kind === 'dir' && start.ignoredDir) throw new Error(`${shown} is ignored by .gitignore`);
+        found = bin
+          ? await grepWithRipgrep(bin, start, pattern, glob, ci, max, signal)
+          : await grepBuiltin(ctx, start, pattern, glob, ci, max, signal);
+      } finally {
+        await closeStart(start);
+      }
+      const { lines, more } = found;
       if (lines.length === 0)
-        return `No matches for ${JSON.stringify(pattern)} in ${start.shown}${glob ? ` (files matching ${glob})` : ''}`;
+        return `No matches for ${JSON.stringify(pattern)} in ${shown}${glob ? ` (files matching ${glob})` : ''}`;
       if (more) lines.push(`(capped at ${max} matches; narrow the pattern, path or glob, or raise head_limit)`);
       return lines.join('\n');
     },
@@ -308,7 +463,7 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
 export function globTool(ctx: CodeToolsContext): DirectFunction {
   return {
     name: 'glob',
-    description: `Find files by glob pattern ("**/*.ts", "src/*.js", "*.md" matches at any depth). Paths relative to the workspace root, sorted, at most ${ctx.limits.listEntries}. Respects .gitignore.`,
+    description: `Find files by glob pattern ("**/*.ts", "src/*.js", "*.md" matches at any depth). Paths relative to the workspace root, sorted, at most ${ctx.limits.listEntries}. Respects .gitignore. ${QUOTED_NAMES_NOTE}`,
     tags: ['read'],
     inputs: {
       type: 'object',
@@ -322,24 +477,30 @@ export function globTool(ctx: CodeToolsContext): DirectFunction {
     async handler(args, { signal }) {
       const pattern = stringArg(args, 'pattern');
       const match = await picomatcher(pattern);
-      const start = await resolveStart(ctx, optionalString(args, 'path'));
-      if (!start.isDir) throw new Error(`${start.shown} is a file, not a directory`);
+      const start = await openStart(ctx, optionalString(args, 'path'));
+      const { opened } = start;
       const out: string[] = [];
       let more = 0;
-      await walk(
-        start.rootReal,
-        start.rel,
-        ({ rel, dirent }) => {
-          if (dirent.isDirectory()) return true;
-          const local = start.rel === '' ? rel : rel.slice(start.rel.length + 1);
-          if (!match(local)) return true;
-          if (out.length < ctx.limits.listEntries) out.push(rel);
-          else more++;
-          return more < 10_000;
-        },
-        signal,
-      );
-      if (out.length === 0) return `No files match ${pattern} in ${start.shown}`;
+      try {
+        if (opened.kind !== 'dir') throw new Error(`${opened.shown} is a file, not a directory`);
+        await walk(
+          opened.dir,
+          opened.rel,
+          start.rules,
+          ({ rel, dirent }) => {
+            if (dirent.isDirectory()) return true;
+            const local = opened.rel === '' ? rel : rel.slice(opened.rel.length + 1);
+            if (!match(local)) return true;
+            if (out.length < ctx.limits.listEntries) out.push(quotePath(rel));
+            else more++;
+            return more < 10_000;
+          },
+          { signal },
+        );
+      } finally {
+        await closeStart(start);
+      }
+      if (out.length === 0) return `No files match ${pattern} in ${opened.shown}`;
       if (more) out.push(`(${more}${more >= 10_000 ? '+' : ''} more files not shown; narrow the pattern)`);
       return out.join('\n');
     },
@@ -349,7 +510,7 @@ export function globTool(ctx: CodeToolsContext): DirectFunction {
 export function lsTool(ctx: CodeToolsContext): DirectFunction {
   return {
     name: 'ls',
-    description: `List a workspace directory: entries sorted, directories end with "/", symbolic links with "@". Entries ignored by .gitignore are left out and counted. At most ${ctx.limits.listEntries} entries.`,
+    description: `List a workspace directory: entries sorted, directories end with "/", symbolic links with "@". Entries ignored by .gitignore are left out and counted. At most ${ctx.limits.listEntries} entries. ${QUOTED_NAMES_NOTE}`,
     tags: ['read'],
     inputs: {
       type: 'object',
@@ -357,27 +518,32 @@ export function lsTool(ctx: CodeToolsContext): DirectFunction {
       additionalProperties: false,
     },
     async handler(args) {
-      const start = await resolveStart(ctx, optionalString(args, 'path'));
-      if (!start.isDir) throw new Error(`${start.shown} is a file; use read to see it`);
-      const entries = await readdir(start.real, { withFileTypes: true });
-      const rules = await rulesFor(start.rootReal, start.rel);
+      const start = await openStart(ctx, optionalString(args, 'path'));
+      const { opened } = start;
       const names: string[] = [];
       let hidden = 0;
-      for (const e of entries) {
-        if (e.name === '.git') {
-          hidden++;
-          continue;
+      try {
+        if (opened.kind !== 'dir') throw new Error(`${opened.shown} is a file; use read to see it`);
+        const entries = await readdir(opened.dir.path, { withFileTypes: true });
+        for (const e of entries) {
+          if (e.name === '.git') {
+            hidden++;
+            continue;
+          }
+          const rel = opened.rel === '' ? e.name : `${opened.rel}/${e.name}`;
+          if (ignored(start.rules, rel, e.isDirectory())) {
+            hidden++;
+            continue;
+          }
+          const name = quotePath(e.name);
+          names.push(e.isDirectory() ? `${name}/` : e.isSymbolicLink() ? `${name}@` : name);
         }
-        const rel = start.rel === '' ? e.name : `${start.rel}/${e.name}`;
-        if (ignored(rules, rel, e.isDirectory())) {
-          hidden++;
-          continue;
-        }
-        names.push(e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name);
+      } finally {
+        await closeStart(start);
       }
       names.sort();
       const extra = hidden ? `(${hidden} ignored entr${hidden === 1 ? 'y' : 'ies'} not shown)` : '';
-      if (names.length === 0) return `(${start.shown} is empty)${extra ? ` ${extra}` : ''}`;
+      if (names.length === 0) return `(${opened.shown} is empty)${extra ? ` ${extra}` : ''}`;
       const shown = names.slice(0, ctx.limits.listEntries);
       if (names.length > shown.length) shown.push(`(${names.length - shown.length} more entries not shown)`);
       if (extra) shown.push(extra);

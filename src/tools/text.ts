@@ -181,3 +181,52 @@ export function explainMiss(text: string, needle: string): string {
   }
   return hints.join('\n');
 }
+
+/**
+ * Characters that make a name unsafe to print bare in a line-oriented listing: control characters (a newline
+ * would forge entries), Unicode line separators, `"` (the quote itself) and `:` (grep's `path:line:text`).
+ */
+const UNSAFE_NAME = /[\u0000-\u001f\u007f-\u009f\u2028\u2029":]|^[\s(]|\s$/;
+
+/** What the tool descriptions tell the model about quoted names (docs/design/code-tools.md#quoted-names). */
+export const QUOTED_NAMES_NOTE =
+  'A path with a control character (such as a newline), a colon, a double quote, a leading "(" or leading/trailing space is shown as a JSON string ("dir/a\\nb.txt"); pass it back in that same quoted form.';
+
+/**
+ * A workspace path as ls, glob and grep print it: bare when it is plain, else as a JSON string literal with every
+ * control and line-separator character escaped, so one entry is always one line and cannot pass for another.
+ */
+export function quotePath(path: string): string {
+  if (!UNSAFE_NAME.test(path) && !path.split('/').some((s) => UNSAFE_NAME.test(s))) return path;
+  return JSON.stringify(path).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+function decodeQuoted(text: string): string | undefined {
+  if (text.length < 2 || !text.startsWith('"') || !text.endsWith('"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The inverse of `quotePath` for paths the model sends back: a whole path written as a JSON string is decoded;
+ * otherwise each `/`-separated segment written as one is (so `src/"a\nb"` from ls names that entry of `src`).
+ */
+export function unquotePath(path: string): string {
+  const whole = decodeQuoted(path);
+  if (whole !== undefined) return whole;
+  if (!path.includes('"')) return path;
+  return path
+    .split('/')
+    .map((segment) => {
+      const decoded = decodeQuoted(segment);
+      return decoded !== undefined && !decoded.includes('/') ? decoded : segment;
+    })
+    .join('/');
+}
