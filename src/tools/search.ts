@@ -10,6 +10,7 @@ import { join, relative, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
+import { untrustedPattern } from './regex.js';
 import { looksBinary } from './workspace.js';
 
 type Ignore = { ignores(path: string): boolean; add(patterns: string): unknown };
@@ -118,6 +119,8 @@ async function resolveStart(ctx: CodeToolsContext, path: string | undefined) {
 }
 
 const MAX_MATCH_LINE = 500;
+/** The built-in grep yields to the event loop after this long of matching (docs/design/security.md#untrusted-regex). */
+const SLICE_MS = 20;
 
 function cutLine(line: string): string {
   return line.length > MAX_MATCH_LINE ? `${line.slice(0, MAX_MATCH_LINE)}… [cut]` : line;
@@ -213,17 +216,11 @@ async function grepBuiltin(
   max: number,
   signal: AbortSignal,
 ) {
-  let re: RegExp;
-  try {
-    re = new RegExp(pattern, ci ? 'i' : '');
-  } catch (error) {
-    throw new Error(
-      `pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
+  const re = await untrustedPattern('grep', 'pattern', pattern, ci);
   const match = glob ? await picomatcher(glob) : undefined;
   const lines: string[] = [];
   let more = false;
+  let slice = performance.now();
   const searchFile = async (rel: string) => {
     const path = join(rootReal, rel);
     const info = await stat(path).catch(() => undefined);
@@ -232,6 +229,12 @@ async function grepBuiltin(
     if (!bytes || looksBinary(bytes)) return true;
     const text = bytes.toString('utf8').split(/\r?\n/);
     for (let i = 0; i < text.length; i++) {
+      // Matching is linear, yet a big file still takes a while: let timers and the abort signal in between.
+      if ((i & 1023) === 1023 && performance.now() - slice > SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        signal.throwIfAborted();
+        slice = performance.now();
+      }
       if (!re.test(text[i])) continue;
       if (lines.length >= max) {
         more = true;
@@ -263,7 +266,7 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
     name: 'grep',
     description:
       'Search file contents with a regular expression. Returns "path:line:text" lines, sorted by path, at most ' +
-      `${ctx.limits.grepMatches} (or head_limit). Respects .gitignore. glob filters files ("*.ts", "src/**/*.js"). Uses ripgrep when installed (Rust regex syntax), else a built-in search (JavaScript regex syntax).`,
+      `${ctx.limits.grepMatches} (or head_limit). Respects .gitignore. glob filters files ("*.ts", "src/**/*.js"). Uses ripgrep when installed, else a built-in search; both take RE2/Rust regex syntax (no lookaround, no backreferences).`,
     tags: ['read'],
     inputs: {
       type: 'object',

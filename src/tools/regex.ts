@@ -1,0 +1,55 @@
+/**
+ * The model's regular expressions (grep's built-in search, bash_output's wait_for) compile on the package's
+ * linear-time engine; a pattern it cannot run is a typed argument error naming the problem
+ * (docs/design/security.md#untrusted-regex).
+ */
+import { UtcpArgumentsError } from '../index.js';
+import { compileUntrustedRegex, type LinearRegex } from '../internal.js';
+
+/** What wait_for reads of a process's output (the process manager's OutputBuffer). */
+export interface ReadableOutput {
+  readonly total: number;
+  read(cursor: number, max: number): { text: string; dropped: number };
+}
+
+export async function untrustedPattern(
+  tool: string,
+  argument: string,
+  pattern: string,
+  ignoreCase = false,
+): Promise<LinearRegex> {
+  const result = await compileUntrustedRegex(pattern, { dialect: 're2', ignoreCase });
+  if (result.ok) return result.regex;
+  throw new UtcpArgumentsError(tool, [
+    { path: argument, message: `${JSON.stringify(cut(pattern))} cannot be used: ${result.problem}` },
+  ]);
+}
+
+function cut(pattern: string): string {
+  return pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern;
+}
+
+/** How far back each wait_for check looks into output it has already checked, in bytes. */
+const WAIT_OVERLAP_BYTES = 64 * 1024;
+
+/**
+ * wait_for's check, run on each chunk of output: the first check reads everything since `cursor`, later ones only
+ * the new output and the last WAIT_OVERLAP_BYTES before it (with a little context for `^`, `\b` and lookbehind),
+ * so the work stays linear in the output (docs/design/security.md#untrusted-regex).
+ */
+export function waitMatcher(output: ReadableOutput, cursor: number, re: LinearRegex): () => boolean {
+  let checkedTo = -1;
+  return () => {
+    const windowStart = checkedTo < 0 ? cursor : Math.max(cursor, checkedTo - WAIT_OVERLAP_BYTES);
+    checkedTo = output.total;
+    const contextStart = Math.max(cursor, windowStart - 64);
+    if (contextStart < windowStart) {
+      const context = output.read(contextStart, windowStart - contextStart);
+      if (context.dropped === 0) {
+        const { text } = output.read(contextStart, Number.MAX_SAFE_INTEGER);
+        return re.test(text, context.text.length);
+      }
+    }
+    return re.test(output.read(windowStart, Number.MAX_SAFE_INTEGER).text);
+  };
+}
