@@ -75,7 +75,11 @@ function hasNamedBackreference(pattern: string): boolean {
   return false;
 }
 
-const SYNTAX_HINT = 'RE2 syntax: lookahead, backreferences and repeat counts above 1000 are not supported';
+const SYNTAX_HINT: Record<RegexDialect, string> = {
+  re2: 'RE2 syntax: lookahead, lookbehind, backreferences and repeat counts above 1000 are not supported',
+  ecmascript:
+    'the linear-time engine runs JSON Schema patterns without lookahead, backreferences, capturing groups inside lookbehind and repeat counts above 1000',
+};
 
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -92,7 +96,7 @@ export function compileLinearRegex(pattern: string, options: LinearRegexOptions)
   if (pattern.length > MAX_REGEX_CHARS)
     return { ok: false, problem: `it is ${pattern.length} characters long; at most ${MAX_REGEX_CHARS} are accepted` };
   if (hasNamedBackreference(pattern))
-    return { ok: false, problem: `backreferences (\\k<name>) are not supported (${SYNTAX_HINT})` };
+    return { ok: false, problem: `backreferences (\\k<name>) are not supported (${SYNTAX_HINT[options.dialect]})` };
   const { RE2JS } = re2;
   let flags = options.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0;
   let compiled: Re2Pattern | undefined;
@@ -110,7 +114,7 @@ export function compileLinearRegex(pattern: string, options: LinearRegexOptions)
     try {
       compiled = RE2JS.compile(RE2JS.translateRegExp(pattern), flags);
     } catch (error) {
-      return { ok: false, problem: `${describe(firstError ?? error)} (${SYNTAX_HINT})` };
+      return { ok: false, problem: `${describe(firstError ?? error)} (${SYNTAX_HINT[options.dialect]})` };
     }
   }
   const size = compiled.programSize();
