@@ -29,7 +29,9 @@ export type { Limits } from './core/limits.js';
 export { destroyBody, readBodyCapped, type ResponseBody } from './transports/shared/http-body.js';
 export { isLoopbackAddress, type LookupFunction } from './transports/shared/dial-guard.js';
 export {
+  compileLinearRegex,
   compileUntrustedRegex,
+  loadLinearRegex,
   MAX_REGEX_PROGRAM,
   type LinearRegex,
   type LinearRegexResult,

@@ -141,6 +141,26 @@ describe("bash_output's wait_for", () => {
   );
 });
 
+describe("bash's built-in command policy (our own patterns, the model's command)", () => {
+  it(
+    'long commands that made the policy backtrack quadratically (dd dd …, rm -r -r … x, :(){ :(){ …) run promptly; dangerous ones are still refused',
+    async () => {
+      const report = await attack('command-policy');
+      expect(report.outcome).toBe('returned');
+      const result = report.result as Record<string, string>;
+      expect(result.dd).toMatch(/^90000\n/);
+      expect(result.rm).toMatch(/^90005\n/);
+      expect(result.forkbomb).toMatch(/^100001\n/);
+      expect(result['rm -rf /']).toMatch(/threw .*command policy.*recursive removal/);
+      expect(result['dd if=/dev/zero of=/dev/sda']).toMatch(/threw .*dd onto a device/);
+      expect(result[':(){ :|:& };:']).toMatch(/threw .*fork bomb/);
+      expect(result['rm -rf --no-preserve-root x']).toMatch(/threw .*--no-preserve-root/);
+      expectResponsive(report);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
 describe("a manual's input schema", () => {
   it(
     "`pattern: '^(a+)+$'` and `patternProperties` refuse the hostile argument before the call; the loop stays responsive",
