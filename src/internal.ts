@@ -32,7 +32,6 @@ export {
   compileLinearRegex,
   compileUntrustedRegex,
   loadLinearRegex,
-  MAX_REGEX_PROGRAM,
   type LinearRegex,
   type LinearRegexResult,
 } from './core/linear-regex.js';
