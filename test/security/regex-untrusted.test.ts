@@ -161,6 +161,19 @@ describe("bash's built-in command policy (our own patterns, the model's command)
   );
 });
 
+describe("a manual's cli command template (our placeholder pattern, the manual's text)", () => {
+  it(
+    'a 126 KB template of repeated placeholder starts registers and runs without pinning the loop',
+    async () => {
+      const report = await attack('cli-template');
+      expect(report.outcome).toBe('returned');
+      expect(report.result).toEqual({ registered: true, output: expect.stringMatching(/^\s*126003\s*$/) });
+      expectResponsive(report);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
 describe("a manual's input schema", () => {
   it(
     "`pattern: '^(a+)+$'` and `patternProperties` refuse the hostile argument before the call; the loop stays responsive",
