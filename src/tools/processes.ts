@@ -523,7 +523,8 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
         },
         wait_for: {
           type: 'string',
-          description: 'With wait_ms: wait until the new output matches this regular expression',
+          description:
+            'With wait_ms: wait until the new output matches this regular expression (RE2 syntax: no lookaround, no backreferences)',
         },
       },
       required: ['id'],
