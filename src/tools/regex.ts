@@ -53,3 +53,42 @@ export function waitMatcher(output: ReadableOutput, cursor: number, re: LinearRe
     return re.test(output.read(windowStart, Number.MAX_SAFE_INTEGER).text);
   };
 }
+
+/**
+ * picomatch's lookarounds that only keep `.` and `..` segments and empty names out: the walk never yields either,
+ * so dropping them changes no result, and what remains is plain RE2 syntax.
+ */
+const NO_OP_LOOKAROUNDS = ['(?!(?:^|\\/)\\.{1,2}(?:\\/|$))', '(?!\\.{1,2}(?:\\/|$))', '(?=.)'];
+
+/**
+ * A glob from the model (grep's `glob`, the glob tool's `pattern`) as picomatch reads it (`dot: true`, matched
+ * against the base name when it has no `/`), run on the linear-time engine: picomatch's own RegExp backtracks
+ * polynomially (`*a*a*a*a*a*a*b` against a 60-character name took 0.8 s, one more `*a` multiplies that by the
+ * name's length) (docs/design/security.md#untrusted-regex).
+ */
+export async function untrustedGlob(tool: string, argument: string, glob: string): Promise<(path: string) => boolean> {
+  const picomatch = (await import('picomatch')).default;
+  const basename = !glob.includes('/');
+  const refuse = (problem: string) =>
+    new UtcpArgumentsError(tool, [
+      { path: argument, message: `${JSON.stringify(cut(glob))} cannot be used: ${problem}` },
+    ]);
+  let source: string;
+  try {
+    source = picomatch.makeRe(glob, { dot: true, basename }).source;
+  } catch (error) {
+    throw refuse(error instanceof Error ? error.message : String(error));
+  }
+  for (const fragment of NO_OP_LOOKAROUNDS) source = source.split(fragment).join('');
+  if (/\(\?[=!<]/.test(source)) throw refuse('negated extglobs such as !(…) are not supported');
+  const result = await compileUntrustedRegex(source, { dialect: 're2' });
+  if (!result.ok) throw refuse(result.problem);
+  const re = result.regex;
+  return (path) => {
+    if (path === '') return false;
+    if (path === glob) return true;
+    if (!basename) return re.test(path);
+    const parts = path.split('/');
+    return re.test(parts.at(-1) === '' ? (parts.at(-2) ?? '') : (parts.at(-1) ?? ''));
+  };
+}

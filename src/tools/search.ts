@@ -10,7 +10,7 @@ import { join, relative, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
-import { untrustedPattern } from './regex.js';
+import { untrustedGlob, untrustedPattern } from './regex.js';
 import { looksBinary } from './workspace.js';
 
 type Ignore = { ignores(path: string): boolean; add(patterns: string): unknown };
@@ -105,9 +105,9 @@ export async function walk(
   await go(relStart, rules);
 }
 
-async function picomatcher(pattern: string): Promise<(path: string) => boolean> {
-  const picomatch = (await import('picomatch')).default;
-  return picomatch(pattern, { dot: true, basename: !pattern.includes('/') });
+/** The model's glob, matched in linear time (docs/design/security.md#untrusted-regex). */
+function picomatcher(pattern: string, tool: string, argument: string): Promise<(path: string) => boolean> {
+  return untrustedGlob(tool, argument, pattern);
 }
 
 /** Resolves a directory (or file) argument; returns its root-relative posix path. */
@@ -168,7 +168,7 @@ async function grepWithRipgrep(
     '--no-config',
   ];
   if (ci) args.push('--ignore-case');
-  const match = glob ? await picomatcher(glob) : undefined;
+  const match = glob ? await picomatcher(glob, 'grep', 'glob') : undefined;
   args.push('--regexp', pattern, '--', rel === '' ? '.' : rel);
   const child = spawn(bin, args, {
     cwd,
@@ -217,7 +217,7 @@ async function grepBuiltin(
   signal: AbortSignal,
 ) {
   const re = await untrustedPattern('grep', 'pattern', pattern, ci);
-  const match = glob ? await picomatcher(glob) : undefined;
+  const match = glob ? await picomatcher(glob, 'grep', 'glob') : undefined;
   const lines: string[] = [];
   let more = false;
   let slice = performance.now();
@@ -324,7 +324,7 @@ export function globTool(ctx: CodeToolsContext): DirectFunction {
     },
     async handler(args, { signal }) {
       const pattern = stringArg(args, 'pattern');
-      const match = await picomatcher(pattern);
+      const match = await picomatcher(pattern, 'glob', 'pattern');
       const start = await resolveStart(ctx, optionalString(args, 'path'));
       if (!start.isDir) throw new Error(`${start.shown} is a file, not a directory`);
       const out: string[] = [];

@@ -37,6 +37,8 @@ beforeAll(async () => {
   noRipgrepPath = await mkdtemp(join(tmpdir(), 'utcp-regex-path-'));
   // 200 lines on which `(a+)+$` backtracks 2^40 times each in JavaScript's RegExp.
   await writeFile(join(workspace, 'evil.txt'), `${'a'.repeat(40)}!\n`.repeat(200));
+  // A long file name for `*a*a*a*a*a*a*a*b`, which picomatch's RegExp matches in time polynomial in the name.
+  await writeFile(join(workspace, `${'a'.repeat(120)}.txt`), 'x\n');
 });
 afterAll(async () => {
   await rm(workspace, { recursive: true, force: true });
@@ -109,6 +111,25 @@ describe('grep: the model pattern (`(a+)+$` against 200 lines of 40 a and !)', (
       expect(report.error).toMatchObject({ name: 'UtcpArgumentsError', code: 'INVALID_ARGUMENTS' });
       expect(report.error?.issues?.[0]).toMatchObject({ path: 'pattern' });
       expect(report.error?.issues?.[0].message).toMatch(/\\\\1.*invalid escape sequence.*backreferences/);
+      expectResponsive(report);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("the model's glob (glob tool, grep's glob filter)", () => {
+  it(
+    '`*a*a*a*a*a*a*a*b` against a 124-character file name answers promptly; a negated extglob is a typed error',
+    async () => {
+      const report = await attack('glob');
+      expect(report.outcome).toBe('returned');
+      const result = report.result as Record<string, unknown>;
+      expect(result.glob).toMatch(/^No files match/);
+      expect(result.grep).toMatch(/^No matches/);
+      expect(result.negated).toMatchObject({ name: 'UtcpArgumentsError', code: 'INVALID_ARGUMENTS' });
+      expect(result.negated).toMatchObject({
+        issues: [{ path: 'pattern', message: expect.stringMatching(/extglob/) }],
+      });
       expectResponsive(report);
     },
     TEST_TIMEOUT_MS,
