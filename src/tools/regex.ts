@@ -1,7 +1,7 @@
 /**
- * The model's regular expressions (grep's built-in search, bash_output's wait_for) compile on the package's
- * linear-time engine; a pattern it cannot run is a typed argument error naming the problem
- * (docs/design/security.md#untrusted-regex).
+ * The model's regular expressions (grep's built-in search, bash_output's wait_for) and globs (the glob tool, grep's
+ * glob filter) run on the package's linear-time engine; a pattern it cannot run is a typed argument error naming
+ * the problem (docs/design/security.md#untrusted-regex).
  */
 import { UtcpArgumentsError } from '../index.js';
 import { compileUntrustedRegex, type LinearRegex } from '../internal.js';
