@@ -29,3 +29,10 @@ export {
 export type { Limits } from './core/limits.js';
 export { destroyBody, readBodyCapped, type ResponseBody } from './transports/shared/http-body.js';
 export { isLoopbackAddress, type LookupFunction } from './transports/shared/dial-guard.js';
+export {
+  compileLinearRegex,
+  compileUntrustedRegex,
+  loadLinearRegex,
+  type LinearRegex,
+  type LinearRegexResult,
+} from './core/linear-regex.js';

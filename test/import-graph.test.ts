@@ -20,6 +20,7 @@ const HEAVY = [
   'eventsource-parser',
   'pg',
   '@electric-sql/pglite',
+  're2js',
 ];
 
 /** Every module reachable from `entry` through static `import ... from` (not `import()`). */

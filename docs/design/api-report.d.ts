@@ -1298,6 +1298,10 @@ export interface ClientDefaults {
     createRepository(config: UtcpClientConfig, context: RepositoryContext): ToolRepository;
     convertOpenApi: OpenApiConverter;
 }
+// compileLinearRegex
+export declare function compileLinearRegex(pattern: string, options: LinearRegexOptions): LinearRegexResult;
+// compileUntrustedRegex
+export declare function compileUntrustedRegex(pattern: string, options: LinearRegexOptions): Promise<LinearRegexResult>;
 // completeLogger
 export declare function completeLogger(logger: Logger | undefined): Required<Logger>;
 // createDeadline
@@ -1353,6 +1357,20 @@ export interface Limits {
     max_openapi_output_nodes: number;
     max_connections_per_origin: number;
 }
+// LinearRegex
+export interface LinearRegex {
+    readonly source: string;
+    test(text: string, from?: number): boolean;
+    toString(): string;
+}
+// LinearRegexResult
+export type LinearRegexResult = {
+    ok: true;
+    regex: LinearRegex;
+} | {
+    ok: false;
+    problem: string;
+};
 // loadConfig
 export declare function loadConfig(input: UtcpClientConfig | string | undefined, rootDir: string): Promise<LoadedConfig>;
 // LoadedConfig
@@ -1364,6 +1382,8 @@ export interface LoadedConfig {
     postProcessing: PostProcessorConfig[];
     warnings: string[];
 }
+// loadLinearRegex
+export declare function loadLinearRegex(): Promise<void>;
 // LookupFunction
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
 // namespacedKey

@@ -1,8 +1,11 @@
 /**
  * Validation of tool arguments against the tool's `inputs` JSON Schema (2020-12), compiled once per tool.
- * Ajv is loaded on the first validation, and one Ajv instance belongs to one client.
+ * Ajv is loaded on the first validation, and one Ajv instance belongs to one client. `pattern` and
+ * `patternProperties` run on the linear-time engine, loaded with the first schema that has one
+ * (docs/design/security.md#untrusted-regex).
  */
 import { UtcpValidationError, type ValidationIssue } from './errors.js';
+import { compileLinearRegex, linearRegexLoaded, loadLinearRegex, type LinearRegex } from './linear-regex.js';
 import type { Logger } from './logger.js';
 import { MAX_TEMPLATE_NESTING_DEPTH, nestedTooDeep } from './nesting.js';
 import type { JsonSchema, Tool } from './types.js';
@@ -41,10 +44,33 @@ function pathOf(instancePath: string): string {
     .join('');
 }
 
+/** Thrown by the pattern engine hook while the engine is not loaded yet: load it, then compile again. */
+class EngineNotLoaded extends Error {}
+
+/** A schema pattern the engine cannot run: it accepts everything (the keyword is skipped, with a warning). */
+function skippedPattern(pattern: string): LinearRegex {
+  return { source: pattern, test: () => true, toString: () => `/${pattern}/skipped` };
+}
+
 export class ArgumentValidator {
   #ajv: Promise<{ compile(schema: object): ValidateFn }> | undefined;
   readonly #cache = new WeakMap<Tool, ValidateFn | null>();
   readonly #logger: Required<Logger>;
+  /** The patterns skipped by the compile running now (compiling is synchronous, so one list at a time). */
+  #skipped: string[] = [];
+  /** Ajv's `code.regExp` hook: every schema pattern goes to the linear-time engine. */
+  readonly #regExp = Object.assign(
+    (pattern: string): LinearRegex => {
+      if (!linearRegexLoaded()) throw new EngineNotLoaded();
+      const result = compileLinearRegex(pattern, { dialect: 'ecmascript' });
+      if (result.ok) return result.regex;
+      this.#skipped.push(
+        `${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern)}: ${result.problem}`,
+      );
+      return skippedPattern(pattern);
+    },
+    { code: 'linearRegExp' },
+  );
 
   constructor(logger: Required<Logger>) {
     this.#logger = logger;
@@ -53,7 +79,8 @@ export class ArgumentValidator {
   #load() {
     this.#ajv ??= Promise.all([import('ajv/dist/2020.js'), import('ajv-formats')]).then(([mod, formats]) => {
       const Ajv = (mod as unknown as { default: new (o: object) => { compile(schema: object): ValidateFn } }).default;
-      // unicodeRegExp: false: many real OpenAPI patterns (e.g. `\\-`) are invalid in Unicode mode and would fail to compile.
+      // Patterns are ECMA-262 with the `u` flag (code points); the RE2 engine also accepts `\\-`, which many real
+      // OpenAPI patterns have and JavaScript rejects in Unicode mode.
       // Ajv's own notes (e.g. an unknown format, ignored) go to our logger, never to the console.
       const notes = {
         log: () => {},
@@ -64,7 +91,8 @@ export class ArgumentValidator {
         strict: false,
         allErrors: true,
         validateSchema: false,
-        unicodeRegExp: false,
+        unicodeRegExp: true,
+        code: { regExp: this.#regExp },
         logger: notes,
       });
       // `format` is checked before sending (docs/design/manual-format.md#argument-formats).
@@ -72,6 +100,28 @@ export class ArgumentValidator {
       return ajv;
     });
     return this.#ajv;
+  }
+
+  /** Compiles `schema`, loading the pattern engine first if the schema turns out to need it. */
+  async #compile(ajv: { compile(schema: object): ValidateFn }, schema: object, toolName: string): Promise<ValidateFn> {
+    for (;;) {
+      const skipped: string[] = [];
+      this.#skipped = skipped;
+      try {
+        const fn = ajv.compile(schema);
+        if (skipped.length > 0)
+          this.#logger.warn(
+            `The inputs schema of ${toolName} has patterns the linear-time regex engine cannot run; those keywords are not checked`,
+            { patterns: skipped },
+          );
+        return fn;
+      } catch (e) {
+        if (!(e instanceof EngineNotLoaded)) throw e;
+      } finally {
+        this.#skipped = [];
+      }
+      await loadLinearRegex();
+    }
   }
 
   /** Returns the problems with `args`; empty when valid, or when the schema cannot be compiled (logged). */
@@ -85,7 +135,7 @@ export class ArgumentValidator {
         const copy = normalizeNullable(schema) as Record<string, unknown>;
         delete copy.$id;
         if (copy.type === undefined && copy.properties !== undefined) copy.type = 'object';
-        fn = ajv.compile(copy);
+        fn = await this.#compile(ajv, copy, tool.name);
       } catch (e) {
         // A schema nested past the bound fails the call (closed), not just its validation (open).
         if (e instanceof UtcpValidationError) throw new UtcpValidationError(`inputs schema of ${tool.name}`, e.issues);

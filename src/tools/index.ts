@@ -11,7 +11,7 @@ import { DEFAULT_LIMITS, type CodeToolsContext, type CodeToolsLimits } from './c
 import { HttpGetter, webFetchTool } from './fetch.js';
 import { appendTool, editTool, readTool, writeTool } from './files.js';
 import { applyPatchTool } from './patch.js';
-import { DEFAULT_COMMAND_POLICY, type PolicyRule } from './policy.js';
+import { DEFAULT_COMMAND_POLICY, prepareCommandPolicy, type PolicyRule } from './policy.js';
 import { ProcessManager, processTools } from './processes.js';
 import { chooseSandbox, type SandboxMode } from './sandbox.js';
 import { globTool, grepTool, lsTool, ripgrepLocator } from './search.js';
@@ -189,6 +189,9 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
       `registerCodeTools: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+
+  // The built-in command rules run on the linear-time engine (docs/design/security.md#untrusted-regex).
+  if (needsShell) await prepareCommandPolicy();
 
   const env: NodeJS.ProcessEnv = {};
   for (const key of options.envAllowlist ?? DEFAULT_ENV)

@@ -4,6 +4,8 @@
  * accidents, not a security boundary: the sandbox is (docs/design/code-tools.md#command-policy).
  */
 
+import { compileLinearRegex, loadLinearRegex, type LinearRegex } from '../internal.js';
+
 export interface PolicyRule {
   pattern: RegExp;
   reason: string;
@@ -37,11 +39,53 @@ export const DEFAULT_COMMAND_POLICY: readonly PolicyRule[] = Object.freeze([
   { pattern: /\bchown\s+(?:-[a-zA-Z]*R[a-zA-Z]*\s+)\S+\s+\/(?=\s|$)/, reason: 'changing the owner of / recursively' },
 ]);
 
+/**
+ * After `dev/`: anything but the words null, zero, stdout or stderr (each followed by a word boundary), which is
+ * `(?!null\b|zero\b|stdout\b|stderr\b)` spelled without lookahead for the linear engine.
+ */
+const NOT_HARMLESS_DEVICE = String.raw`(?:$|[^nzs]|n(?:$|[^u]|u(?:$|[^l]|l(?:$|[^l]|l\w)))|z(?:$|[^e]|e(?:$|[^r]|r(?:$|[^o]|o\w)))|s(?:$|[^t]|t(?:$|[^d]|d(?:$|[^eo]|o(?:$|[^u]|u(?:$|[^t]|t\w))|e(?:$|[^r]|r(?:$|[^r]|r\w))))))`;
+
+/**
+ * The same rules in RE2 syntax, for those of the built-in rules whose backtracking is quadratic in the command
+ * (`rm -r -r -r … x`, `dd dd dd …`, `:(){ :(){ …` and `rm … rm …` took seconds at 50 KB): run on the linear-time
+ * engine once it is loaded (docs/design/security.md#untrusted-regex).
+ */
+const LINEAR_TWINS: ReadonlyMap<PolicyRule, string> = new Map([
+  [
+    DEFAULT_COMMAND_POLICY[0],
+    String.raw`\brm\s+(?:-[a-zA-Z]*\s+|--[a-z-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[a-zA-Z-]+\s+)*${ROOTISH}(?:\s|;|&|\||$)`,
+  ],
+  [DEFAULT_COMMAND_POLICY[1], String.raw`\brm\b[^;&|]*--no-preserve-root`],
+  [DEFAULT_COMMAND_POLICY[4], String.raw`\bdd\b[^;&|]*\bof=/dev/${NOT_HARMLESS_DEVICE}`],
+  [DEFAULT_COMMAND_POLICY[6], String.raw`:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&[^}]*\}\s*;?\s*:`],
+]);
+
+let linearTwins: Map<PolicyRule, LinearRegex> | undefined;
+
+/**
+ * Loads the linear-time engine and compiles the built-in rules for it; until then `policyViolation` runs them with
+ * `RegExp`. `registerCodeTools` calls it when it registers `bash`.
+ */
+export async function prepareCommandPolicy(): Promise<void> {
+  if (linearTwins) return;
+  await loadLinearRegex();
+  const twins = new Map<PolicyRule, LinearRegex>();
+  for (const [rule, source] of LINEAR_TWINS) {
+    const compiled = compileLinearRegex(source, { dialect: 're2' });
+    if (!compiled.ok) throw new Error(`command policy rule ${rule.reason}: ${compiled.problem}`);
+    twins.set(rule, compiled.regex);
+  }
+  linearTwins = twins;
+}
+
 /** The reason `command` is refused, or undefined when it may run. */
 export function policyViolation(
   command: string,
   rules: readonly PolicyRule[] = DEFAULT_COMMAND_POLICY,
 ): string | undefined {
-  for (const rule of rules) if (rule.pattern.test(command)) return rule.reason;
+  for (const rule of rules) {
+    const twin = linearTwins?.get(rule);
+    if (twin ? twin.test(command) : rule.pattern.test(command)) return rule.reason;
+  }
   return undefined;
 }

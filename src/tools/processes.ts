@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
 import { policyViolation, type PolicyRule } from './policy.js';
+import { untrustedPattern, waitMatcher } from './regex.js';
 import { bwrapArgs, type SandboxChoice } from './sandbox.js';
 
 /**
@@ -522,7 +523,8 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
         },
         wait_for: {
           type: 'string',
-          description: 'With wait_ms: wait until the new output matches this regular expression',
+          description:
+            'With wait_ms: wait until the new output matches this regular expression (RE2 syntax: no lookaround, no backreferences)',
         },
       },
       required: ['id'],
@@ -533,22 +535,11 @@ export function processTools(ctx: CodeToolsContext, pm: ProcessManager, opts: Pr
       const cursor = args.cursor === undefined ? proc.readCursor : intArg(args, 'cursor', 0, 0);
       const waitMs = intArg(args, 'wait_ms', 0, 0);
       const pattern = optionalString(args, 'wait_for');
-      let re: RegExp | undefined;
-      if (pattern !== undefined) {
-        try {
-          re = new RegExp(pattern);
-        } catch (error) {
-          throw new Error(
-            `wait_for is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-      }
+      const re = pattern === undefined ? undefined : await untrustedPattern('bash_output', 'wait_for', pattern);
       let outcome = '';
       if (waitMs > 0) {
         const start = proc.output.total;
-        const until = re
-          ? () => re.test(proc.output.read(cursor, Number.MAX_SAFE_INTEGER).text)
-          : () => proc.output.total > start;
+        const until = re ? waitMatcher(proc.output, cursor, re) : () => proc.output.total > start;
         outcome = await waitFor(proc, waitMs, signal, until);
       }
       const { text, next, dropped } = proc.output.read(cursor, maxInline);

@@ -13,6 +13,7 @@ import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
 import { QUOTED_NAMES_NOTE, quotePath } from './text.js';
 import { openDirAt, openRegularAt, readHead, type Dir, type RegularFile } from './dir.js';
+import { untrustedGlob, untrustedPattern } from './regex.js';
 import { looksBinary, type OpenedPath } from './workspace.js';
 
 type Ignore = { ignores(path: string): boolean; add(patterns: string): unknown };
@@ -171,9 +172,9 @@ export async function walk<T = undefined>(
   await go(start, relStart, rules, 0);
 }
 
-async function picomatcher(pattern: string): Promise<(path: string) => boolean> {
-  const picomatch = (await import('picomatch')).default;
-  return picomatch(pattern, { dot: true, basename: !pattern.includes('/') });
+/** The model's glob, matched in linear time (docs/design/security.md#untrusted-regex). */
+function picomatcher(pattern: string, tool: string, argument: string): Promise<(path: string) => boolean> {
+  return untrustedGlob(tool, argument, pattern);
 }
 
 const MAX_MATCH_LINE = 500;
@@ -226,7 +227,7 @@ async function eachCandidate(
     await take({ rel: opened.rel, file: { handle, stats }, path: opened.byDescriptor ? undefined : real, start: true });
     return;
   }
-  const match = glob ? await picomatcher(glob) : undefined;
+  const match = glob ? await picomatcher(glob, 'grep', 'glob') : undefined;
   const prefix = opened.rel === '' ? 0 : opened.rel.length + 1;
   await walk<Candidate>(
     opened.dir,
@@ -358,21 +359,8 @@ async function grepWithRipgrep(
   return { lines, more };
 }
 
-/**
- * The built-in search's matcher: compiles the pattern once and tests one line. Kept in one function so the
- * regular-expression engine can be chosen in one place.
- */
-function compileMatcher(pattern: string, ci: boolean): (line: string) => boolean {
-  let re: RegExp;
-  try {
-    re = new RegExp(pattern, ci ? 'i' : '');
-  } catch (error) {
-    throw new Error(
-      `pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  return (line) => re.test(line);
-}
+/** The built-in grep yields to the event loop after this long of matching (docs/design/security.md#untrusted-regex). */
+const SLICE_MS = 20;
 
 async function grepBuiltin(
   ctx: CodeToolsContext,
@@ -383,9 +371,11 @@ async function grepBuiltin(
   max: number,
   signal: AbortSignal,
 ) {
-  const test = compileMatcher(pattern, ci);
+  // The model's pattern on the linear-time engine (docs/design/security.md#untrusted-regex).
+  const re = await untrustedPattern('grep', 'pattern', pattern, ci);
   const lines: string[] = [];
   let more = false;
+  let slice = performance.now();
   const maxBytes = ctx.limits.maxFileBytes;
   const take = async ({ rel, file, bytes }: Candidate) => {
     // The start file comes open (its owner closes it); walked files come read and closed.
@@ -393,7 +383,13 @@ async function grepBuiltin(
     if (!bytes || looksBinary(bytes)) return true;
     const text = bytes.toString('utf8').split(/\r?\n/);
     for (let i = 0; i < text.length; i++) {
-      if (!test(text[i])) continue;
+      // Matching is linear, yet a big file still takes a while: let timers and the abort signal in between.
+      if ((i & 1023) === 1023 && performance.now() - slice > SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        signal.throwIfAborted();
+        slice = performance.now();
+      }
+      if (!re.test(text[i])) continue;
       if (lines.length >= max) {
         more = true;
         return false;
@@ -411,7 +407,7 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
     name: 'grep',
     description:
       'Search file contents with a regular expression. Returns "path:line:text" lines, sorted by path, at most ' +
-      `${ctx.limits.grepMatches} (or head_limit). Respects .gitignore. glob filters files ("*.ts", "src/**/*.js"). Uses ripgrep when installed (Rust regex syntax), else a built-in search (JavaScript regex syntax). ${QUOTED_NAMES_NOTE}`,
+      `${ctx.limits.grepMatches} (or head_limit). Respects .gitignore. glob filters files ("*.ts", "src/**/*.js"). Uses ripgrep when installed, else a built-in search; both take RE2/Rust regex syntax (no lookaround, no backreferences). ${QUOTED_NAMES_NOTE}`,
     tags: ['read'],
     inputs: {
       type: 'object',
@@ -439,7 +435,7 @@ export function grepTool(ctx: CodeToolsContext, ripgrep: () => Promise<string | 
       const ci = boolArg(args, 'ignore_case');
       const max = Math.min(intArg(args, 'head_limit', ctx.limits.grepMatches), ctx.limits.grepMatches * 10);
       const bin = await ripgrep();
-      if (!bin) compileMatcher(pattern, ci); // a bad pattern is reported before any file is opened
+      if (!bin) await untrustedPattern('grep', 'pattern', pattern, ci); // a bad pattern is reported before any file is opened
       const start = await openStart(ctx, optionalString(args, 'path'));
       const shown = start.opened.shown;
       let found: { lines: string[]; more: boolean };
@@ -476,7 +472,7 @@ export function globTool(ctx: CodeToolsContext): DirectFunction {
     },
     async handler(args, { signal }) {
       const pattern = stringArg(args, 'pattern');
-      const match = await picomatcher(pattern);
+      const match = await picomatcher(pattern, 'glob', 'pattern');
       const start = await openStart(ctx, optionalString(args, 'path'));
       const { opened } = start;
       const out: string[] = [];

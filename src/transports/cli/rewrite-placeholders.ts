@@ -21,9 +21,10 @@ export interface RewriteResult {
 
 /**
  * Placeholder at a position; the name is lazy, so `UTCP_ARG_x_UTCP_END123` ends at the first `_UTCP_END`.
- * `UTCP_VAR_<name>_UTCP_END` marks a config variable the client did not write into the text.
+ * `UTCP_VAR_<name>_UTCP_END` marks a config variable the client did not write into the text. A name never contains
+ * another placeholder's start, so trying every index stays linear (shell-contexts.ts has the same rule).
  */
-const PLACEHOLDER = /UTCP_(ARG|VAR)_([A-Za-z0-9_]+?)_UTCP_END/y;
+const PLACEHOLDER = /UTCP_(ARG|VAR)_((?:(?!UTCP_(?:ARG|VAR)_)[A-Za-z0-9_])+?)_UTCP_END/y;
 
 /** Environment variable carrying one argument value: `__UTCP_ARG_<nonce>_<name>`. */
 export function argEnvName(nonce: string, name: string): string {
