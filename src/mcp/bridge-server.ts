@@ -1,6 +1,7 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
 import { createDeadline } from '../internal.js';
 import { toCallToolResult, toErrorResult, toMcpTool, toOutputSchema } from './convert.js';
+import { OutputChecker } from './output-schema.js';
 import { encodeMcpToolName } from './tool-names.js';
 import type { McpServerSdk } from './sdk.js';
 
@@ -51,6 +52,9 @@ export async function servedTools(settings: BridgeServerSettings): Promise<Map<s
   return byName;
 }
 
+/** One output checker per bridge (its sessions share the compiled checks), none shared between bridges. */
+const checkers = new WeakMap<BridgeServerSettings, OutputChecker>();
+
 /** One MCP `Server` (one per connection or session) that lists and calls the client's tools. */
 export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSettings) {
   const { types } = sdk;
@@ -91,9 +95,30 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
         timeoutMs: settings.timeoutMs,
         onProgress,
       });
-      return toCallToolResult(result, {
-        structured: settings.outputSchemas && toOutputSchema(tool.outputs) !== undefined,
-      });
+      const schema = settings.outputSchemas ? toOutputSchema(tool.outputs) : undefined;
+      const out = toCallToolResult(result, { structured: schema !== undefined });
+      if (schema && out.structuredContent !== undefined) {
+        // Checked as the host will check it: a mismatch would make the host throw the result away, so it goes out as
+        // a tool error that still carries the data (docs/design/transports.md#mcp-bridge-output-schemas).
+        let checker = checkers.get(settings);
+        if (!checker) checkers.set(settings, (checker = new OutputChecker()));
+        const problems = await checker.problems(schema, out.structuredContent);
+        if (problems.length > 0) {
+          const { structuredContent: _dropped, ...rest } = out;
+          return {
+            ...rest,
+            content: [
+              {
+                type: 'text' as const,
+                text: `The result does not match this tool's output schema (${problems.join('; ')}); here it is as the API returned it:`,
+              },
+              ...out.content,
+            ],
+            isError: true,
+          };
+        }
+      }
+      return out;
     } catch (error) {
       // A cancelled request gets no response at all (the SDK drops it); anything else is a tool error the host can read.
       if (extra.signal.aborted) throw error;

@@ -1,4 +1,5 @@
 import type { JsonSchema, Tool } from '../index.js';
+import { relaxOutputSchema } from './output-schema.js';
 
 /** The subset of an MCP `Tool` the bridge lists. */
 export interface McpToolDescriptor {
@@ -60,9 +61,17 @@ export function toInputSchema(inputs: JsonSchema | undefined): McpToolDescriptor
 }
 
 /** An MCP `outputSchema` from a tool's `outputs`, only when it is an object schema (MCP's rule). */
+const relaxed = new WeakMap<object, McpToolDescriptor['outputSchema']>();
+
+/**
+ * The output schema advertised for a tool's `outputs`: a relaxed copy the bridge can keep (no closed objects, only
+ * formats hosts know; docs/design/transports.md#mcp-bridge-output-schemas), computed once per schema.
+ */
 export function toOutputSchema(outputs: JsonSchema | undefined): McpToolDescriptor['outputSchema'] {
   if (!isRecord(outputs) || outputs.type !== 'object') return undefined;
-  return { ...outputs, type: 'object' };
+  let schema = relaxed.get(outputs);
+  if (!schema) relaxed.set(outputs, (schema = { ...relaxOutputSchema(outputs), type: 'object' }));
+  return schema;
 }
 
 /** The MCP listing of one UTCP tool under its MCP name. */
