@@ -1115,6 +1115,8 @@ export interface OpenApiHttpTemplate {
         in: string;
         content_type: string;
     }>;
+    file_fields?: string[];
+    body_encoding?: 'base64';
 }
 // OpenApiManual
 export interface OpenApiManual {

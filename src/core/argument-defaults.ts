@@ -42,3 +42,27 @@ export function fillRequiredDefaults(schema: unknown, args: JsonObject, depth = 
   }
   return out ?? args;
 }
+
+/**
+ * Bytes passed in-process (`Uint8Array`, `Buffer`) as base64 text, on a copy: arguments are JSON, and base64 is how
+ * bytes travel in JSON (docs/design/transports.md#http-files). The same object when there are none.
+ */
+export function encodeBytes<T>(value: T, depth = 0): T {
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') as T;
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = encodeBytes(value[i], depth + 1);
+      if (v !== value[i]) (out ??= value.slice())[i] = v;
+    }
+    return (out ?? value) as T;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const e = encodeBytes(v, depth + 1);
+    if (e !== v) setOwn((out ??= { ...(value as Record<string, unknown>) }) as JsonObject, k, e);
+  }
+  return (out ?? value) as T;
+}

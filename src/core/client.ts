@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { LookupFunction } from 'node:net';
 import { resolve } from 'node:path';
 import { ArgumentValidator } from './arguments.js';
-import { fillRequiredDefaults } from './argument-defaults.js';
+import { encodeBytes, fillRequiredDefaults } from './argument-defaults.js';
 import { loadConfig, type LoadedConfig, type UtcpClientConfig } from './config.js';
 import { DotenvSource } from './dotenv.js';
 import {
@@ -854,7 +854,7 @@ export class UtcpClientBase {
     const given: JsonObject = args ?? {};
     if (typeof given !== 'object' || Array.isArray(given))
       throw new UtcpArgumentsError(name, [{ path: '(arguments)', message: 'must be an object' }]);
-    const callArgs = fillRequiredDefaults(tool.inputs, given);
+    const callArgs = fillRequiredDefaults(tool.inputs, encodeBytes(given));
     if (this.#argValidator) {
       const issues = await this.#argValidator.validate(tool, callArgs);
       if (issues.length > 0) throw new UtcpArgumentsError(name, issues);

@@ -134,7 +134,12 @@ describe('OpenAPI → JSON Schema 2020-12 (docs/design/openapi.md#schema-transla
     };
     const r = await convert(doc);
     const t = r.manual.tools[0];
-    expect((t.inputs as any).properties.body.properties.file).toEqual({ type: 'string', format: 'binary' });
+    // A file input (docs/design/openapi.md#files): base64 text or { data, filename, content_type }.
+    expect((t.inputs as any).properties.body.properties.file.anyOf[0]).toEqual({
+      type: 'string',
+      contentEncoding: 'base64',
+    });
+    expect(t.tool_call_template).toMatchObject({ file_fields: ['file'] });
     expect((t.outputs as any).properties.note).toEqual({ type: ['string', 'null'] });
     for (const s of [t.inputs, t.outputs]) expect(checker.check(s)).toEqual([]);
   });

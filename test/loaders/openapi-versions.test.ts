@@ -71,10 +71,14 @@ describe('Swagger 2.0 (YAML fixture)', () => {
       type: 'object',
       properties: {
         additionalMetadata: { type: 'string', description: 'Additional data to pass to server' },
-        file: { type: 'string', format: 'binary', description: 'file to upload' },
+        file: {
+          description: expect.stringMatching(/^file to upload \(A file: its bytes base64-encoded/),
+          anyOf: [{ type: 'string', contentEncoding: 'base64' }, expect.objectContaining({ required: ['data'] })],
+        },
       },
       required: ['file'],
     });
+    expect(t.tool_call_template).toMatchObject({ file_fields: ['file'] });
     expect(t.inputs.required).toEqual(['petId', 'body']);
   });
 

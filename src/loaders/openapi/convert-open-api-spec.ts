@@ -44,6 +44,10 @@ export interface OpenApiHttpTemplate {
     string,
     { in: string; style: string; explode: boolean } | { in: string; content_type: string }
   >;
+  /** *ext.* Multipart properties that are files (docs/design/openapi.md#files). */
+  file_fields?: string[];
+  /** *ext.* The body argument is the body's bytes, base64-encoded (docs/design/openapi.md#files). */
+  body_encoding?: 'base64';
 }
 
 export interface OpenApiTool {
@@ -325,7 +329,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
       bodyField = 'body';
       for (let n = 1; own(properties, bodyField) !== undefined; n++)
         bodyField = n === 1 ? 'request_body' : `request_body_${n}`;
-      setOwn(properties, bodyField, body.schema);
+      setOwn(properties, bodyField, bodyInputSchema(body));
       if (body.required) required.push(bodyField);
     }
     const inputSchema = inRoot.finish(
@@ -363,6 +367,8 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
     if (cookieFields.length > 0) template.cookie_fields = cookieFields;
     if (headers) template.headers = headers;
     if (serialization) template.parameter_serialization = serialization;
+    if (body?.fileFields) template.file_fields = body.fileFields;
+    if (body?.binary) template.body_encoding = 'base64';
     if (auth.auth) template.auth = auth.auth;
     return {
       name: '',
@@ -395,4 +401,53 @@ function operationDescription(summary: string | undefined, description: string |
   const head = summary.replace(/[.\s]+$/, '');
   if (description.startsWith(head)) return description;
   return `${summary}\n\n${description}`;
+}
+
+/** How a caller passes one file: base64 text, or the bytes with a name and type (docs/design/openapi.md#files). */
+const FILE_INPUT = {
+  description: 'A file: its bytes base64-encoded, or { data: <base64>, filename, content_type }',
+  anyOf: [
+    { type: 'string', contentEncoding: 'base64' },
+    {
+      type: 'object',
+      properties: {
+        data: { type: 'string', contentEncoding: 'base64', description: 'The file bytes, base64-encoded' },
+        filename: { type: 'string', description: 'The file name sent to the server' },
+        content_type: { type: 'string', description: 'The media type of the file, e.g. image/png' },
+      },
+      required: ['data'],
+    },
+  ],
+};
+
+/**
+ * The body input's schema: file properties of a multipart body take FILE_INPUT (arrays of it for arrays), a raw
+ * binary body takes base64 text. Built on copies: expanded schemas may be shared between tools.
+ */
+function bodyInputSchema(body: RequestBody): unknown {
+  if (body.binary)
+    return {
+      type: 'string',
+      contentEncoding: 'base64',
+      contentMediaType: body.contentType,
+      description: `The request body (${body.contentType}), base64-encoded`,
+    };
+  const schema = body.schema as Record<string, unknown>;
+  if (!body.fileFields || typeof schema !== 'object' || schema === null || typeof schema.properties !== 'object')
+    return body.schema;
+  const properties: Record<string, unknown> = { ...(schema.properties as Record<string, unknown>) };
+  for (const name of body.fileFields) {
+    const old = properties[name] as Record<string, unknown> | undefined;
+    if (!old) continue;
+    const many = old.type === 'array';
+    const file = old.description
+      ? { ...FILE_INPUT, description: `${old.description} (${FILE_INPUT.description})` }
+      : FILE_INPUT;
+    setOwn(
+      properties,
+      name,
+      many ? { type: 'array', items: FILE_INPUT, ...(old.description ? { description: old.description } : {}) } : file,
+    );
+  }
+  return { ...schema, properties };
 }

@@ -9,6 +9,37 @@ export interface RequestBody {
   schema: unknown;
   required: boolean;
   contentType: string;
+  /** Multipart properties that are files (`format: binary`, or arrays of them): docs/design/openapi.md#files. */
+  fileFields?: string[];
+  /** The body is raw bytes (a binary media type with a binary or open schema), passed as base64. */
+  binary?: boolean;
+}
+
+/** `type: string, format: binary` (or Swagger 2.0 `type: file`) after resolving a `$ref`. */
+function isBinaryString(schema: unknown, ctx: OperationContext): boolean {
+  const s = derefObject(schema, ctx.resolver).value;
+  return !!s && (s.type === 'file' || (s.type === 'string' && s.format === 'binary'));
+}
+
+/** The names of the multipart schema's properties that are files or arrays of files. */
+function fileFieldsOf(schema: unknown, ctx: OperationContext): string[] {
+  const s = derefObject(schema, ctx.resolver).value;
+  if (!s || !isPlainObject(s.properties)) return [];
+  const out: string[] = [];
+  for (const [name, raw] of Object.entries(s.properties)) {
+    const p = derefObject(raw, ctx.resolver).value;
+    if (!p) continue;
+    if (isBinaryString(p, ctx) || (p.type === 'array' && isBinaryString(p.items, ctx))) out.push(name);
+  }
+  return out;
+}
+
+/** A media type whose body is bytes, not text: anything but JSON, forms, `text/*` and XML. */
+function isBinaryMedia(mediaType: string): boolean {
+  const t = baseMediaType(mediaType);
+  if (isJsonLike(mediaType) || t === '*/*' || t.startsWith('text/')) return false;
+  if (t === 'application/x-www-form-urlencoded' || t === 'multipart/form-data') return false;
+  return !t.endsWith('+xml') && t !== 'application/xml';
 }
 
 function mediaRank(mediaType: string): number {
@@ -70,11 +101,23 @@ export function oas3RequestBody(
   }
   const media = isPlainObject(content[chosen]) ? (content[chosen] as Record<string, unknown>) : {};
   const schema = root.expand(media.schema ?? {});
-  return {
+  const out: RequestBody = {
     schema: decorateSchema(schema, body.description, collectObjectExamples(media, ctx.resolver)),
     required: body.required === true,
     contentType: contentTypeFor(chosen),
   };
+  if (baseMediaType(chosen) === 'multipart/form-data') {
+    const files = fileFieldsOf(media.schema, ctx);
+    if (files.length > 0) out.fileFields = files;
+  } else if (
+    isBinaryMedia(chosen) &&
+    (media.schema === undefined ||
+      isBinaryString(media.schema, ctx) ||
+      Object.keys(derefObject(media.schema, ctx.resolver).value ?? {}).length === 0)
+  ) {
+    out.binary = true;
+  }
+  return out;
 }
 
 function consumesOf(value: unknown): string[] {
@@ -105,9 +148,13 @@ export function swagger2RequestBody(
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   let hasFile = false;
+  const fileFields: string[] = [];
   for (const p of formParams) {
     const name = p.name as string;
-    if (p.type === 'file') hasFile = true;
+    if (p.type === 'file') {
+      hasFile = true;
+      fileFields.push(name);
+    }
     setOwn(properties, name, parameterSchema(p, ctx, root));
     if (p.required === true) required.push(name);
   }
@@ -119,5 +166,6 @@ export function swagger2RequestBody(
     schema,
     required: required.length > 0,
     contentType: hasFile || onlyMultipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded',
+    ...(fileFields.length > 0 ? { fileFields } : {}),
   };
 }

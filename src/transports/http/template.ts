@@ -14,6 +14,10 @@ export const template = defineCallTemplate({
     cookie_fields: optional(stringList()),
     /** *ext.* OpenAPI style/explode per argument (docs/design/openapi.md#parameter-serialization). */
     parameter_serialization: optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
+    /** *ext.* Multipart body properties that are files (docs/design/transports.md#http-files). */
+    file_fields: optional(stringList()),
+    /** *ext.* `"base64"`: the body argument is the body's bytes, base64-encoded (docs/design/transports.md#http-files). */
+    body_encoding: optional(oneOf(['base64'])),
     auth_tools: optional(authField()),
     /** OpenAPI specs: "fill" (default) or "override" (docs/design/openapi.md#manual-auth). */
     openapi_auth: optional(oneOf(['fill', 'override'])),

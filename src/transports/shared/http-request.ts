@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { decodeBase64, encodeMultipart } from './http-files.js';
 import { asSignal, type AbortSource } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
@@ -36,6 +37,10 @@ export interface HttpRequestTemplate {
   auth?: Auth | null;
   /** *ext.* OpenAPI `style`/`explode` per argument (docs/design/openapi.md#parameter-serialization). */
   parameter_serialization?: Record<string, unknown> | null;
+  /** *ext.* Multipart properties that are files (docs/design/transports.md#http-files). */
+  file_fields?: string[] | null;
+  /** *ext.* `"base64"`: the body argument holds the body's bytes. */
+  body_encoding?: string | null;
 }
 
 export interface BuildHttpRequestOptions {
@@ -124,8 +129,14 @@ export function encodeBody(
   body: unknown,
   contentType: string,
   stringValue = false,
+  bytes: { fileFields?: readonly string[]; base64?: boolean } = {},
 ): { body: string | Uint8Array; contentType: string } {
   const type = contentType.toLowerCase();
+  // Bytes (docs/design/transports.md#http-files): a raw body given as base64, or multipart file parts.
+  if (bytes.base64 && (typeof body === 'string' || body instanceof Uint8Array))
+    return { body: typeof body === 'string' ? decodeBase64(body, 'The body argument') : body, contentType };
+  if (type.startsWith('multipart/form-data') && isPlainObject(body) && bytes.fileFields?.length)
+    return encodeMultipart(body, new Set(bytes.fileFields));
   if (type.includes('json')) {
     if (typeof body === 'string' && !stringValue && isJsonText(body)) return { body, contentType };
     return { body: JSON.stringify(body), contentType };
@@ -377,7 +388,10 @@ export async function buildHttpRequest(
   let encoded: string | Uint8Array | undefined;
   if (hasBody) {
     const effective = headers.get('content-type') ?? options.contentType;
-    const result = encodeBody(body, effective, stringBody);
+    const result = encodeBody(body, effective, stringBody, {
+      fileFields: template.file_fields ?? undefined,
+      base64: template.body_encoding === 'base64',
+    });
     encoded = result.body;
     if (headers.get('content-type') !== result.contentType)
       headers.set(headers.nameOf('content-type', 'Content-Type'), result.contentType);
