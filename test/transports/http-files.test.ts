@@ -81,7 +81,7 @@ async function parts(s: Seen): Promise<FormData> {
   return new Request(`${base}${s.url}`, {
     method: 'POST',
     headers: { 'content-type': s.contentType },
-    body: s.body,
+    body: new Uint8Array(s.body),
   }).formData();
 }
 
