@@ -128,3 +128,42 @@ describe.skipIf(process.platform !== 'linux' || !hasSetsid)('process trees in a 
     );
   }
 });
+
+/** A client in a child process whose PATH has neither unshare nor bwrap: two cli calls and an MCP server. */
+const FALLBACK_SCRIPT = `
+import { UtcpClient } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)};
+const warnings = [];
+const logger = { warn: (...a) => warnings.push(a.filter((x) => typeof x === 'string').join(' ')) };
+const client = await UtcpClient.create({}, { rootDir: '/tmp', logger, ...(process.argv[1] === 'off' ? { pidNamespaces: false } : {}) });
+const tools = [{ name: 'echo', description: '', inputs: { type: 'object', properties: {} },
+  tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo hi' }] } }];
+await client.registerManual({ name: 'c', call_template_type: 'text', content: JSON.stringify({ tools }), allowed_communication_protocols: ['cli'] });
+const m = await client.registerManual({ name: 'm', call_template_type: 'mcp',
+  config: { mcpServers: { h: { command: process.execPath, args: [${JSON.stringify(HOSTILE)}] } } } });
+const results = [await client.callTool('c.echo', {}), await client.callTool('c.echo', {}), m.success];
+await client.close();
+console.log(JSON.stringify({ results, warnings }));
+`;
+
+describe.skipIf(process.platform !== 'linux')('without a PID namespace', () => {
+  it.each([
+    ['warns once per client that the weaker containment applies', 'auto', 1],
+    ['says nothing when the client opted out (pidNamespaces: false)', 'off', 0],
+  ])(
+    '%s',
+    (_, mode, expected) => {
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', FALLBACK_SCRIPT, mode], {
+        encoding: 'utf8',
+        timeout: STEP_MS,
+        env: { PATH: '/nonexistent' },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const { results, warnings } = JSON.parse(r.stdout) as { results: unknown[]; warnings: string[] };
+      expect(results).toEqual(['hi', 'hi', true]);
+      const about = warnings.filter((w) => w.includes('PID namespace'));
+      expect(about).toHaveLength(expected);
+      if (expected) expect(about[0]).toMatch(/process group and environment marker only/);
+    },
+    STEP_MS + 5_000,
+  );
+});
