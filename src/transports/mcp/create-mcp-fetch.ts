@@ -69,9 +69,18 @@ export function createMcpFetch(
       const existing = headers.get('cookie');
       headers.set('cookie', [...(existing ? [existing] : []), ...pairs].join('; '));
     }
+    // The SDK's own signal (its request timeout) does not follow the session: closing it ends every request too,
+    // also one still connecting (docs/design/threat-model.md#close-during-connect). Not the DELETE that ends the
+    // session, which is sent while closing.
+    const closes = (init?.method ?? 'GET').toUpperCase() === 'DELETE';
+    const signal = closes
+      ? init?.signal
+      : init?.signal
+        ? AbortSignal.any([init.signal, fallbackSignal])
+        : fallbackSignal;
     let response: Response;
     try {
-      response = await send(url, { ...init, headers });
+      response = await send(url, { ...init, headers, signal });
     } catch (error) {
       if (state.ready && !init?.signal?.aborted) state.broken = true;
       throw error;
