@@ -7,10 +7,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { isGone, waitUntilGone } from '../fixtures/cli/harness.js';
 import { FIXTURE_DIR } from '../fixtures/mcp/harness.js';
 import { pidsWithEnv } from '../helpers/host-processes.js';
@@ -22,23 +23,48 @@ const NOBODY = 65534;
 /** Bound on the child's start (node, the package, an MCP server) and on each wait below; 10x a quiet machine's. */
 const STEP_MS = 15_000;
 
-/** The wrapper the built package picks when run as `uid` ('' when none works there). */
-function wrapperFor(uid: number | undefined): string {
+/** The wrapper the built package picks when run as `uid` with `path` ('' when none works there). */
+function wrapperFor(uid: number | undefined, path: string | undefined): string {
   if (process.platform !== 'linux') return '';
   const r = spawnSync(
     process.execPath,
     ['-e', `import(${JSON.stringify(PROBE)}).then((m) => m.pidNamespace()).then((n) => console.log(n?.tool ?? ''))`],
-    { encoding: 'utf8', timeout: STEP_MS, ...(uid === undefined ? {} : { uid, gid: uid }) },
+    {
+      encoding: 'utf8',
+      timeout: STEP_MS,
+      env: { PATH: path },
+      ...(uid === undefined ? {} : { uid, gid: uid }),
+    },
   );
   return r.status === 0 ? r.stdout.trim() : '';
 }
 
 const hasSetsid = spawnSync('sh', ['-c', 'command -v setsid && command -v env']).status === 0;
 const isRoot = process.getuid?.() === 0;
-const users: Array<[string, number | undefined]> = [
-  [isRoot ? 'root' : 'this user', undefined],
-  ...(isRoot ? ([['an unprivileged user (uid 65534)', NOBODY]] as Array<[string, number]>) : []),
-];
+
+/**
+ * A PATH directory with what the fixtures run (`env`, `setsid`, `sh`, `sleep`) and bubblewrap, but no `unshare`:
+ * the package then takes its third choice. Undefined when bwrap is not installed.
+ */
+function bwrapOnlyPath(): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  const which = (name: string) => spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
+  const tools = ['bwrap', 'env', 'setsid', 'sh', 'sleep'].map((name) => [name, which(name)] as const);
+  if (tools.some(([, path]) => path === '')) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'utcp-bwrap-only-'));
+  chmodSync(dir, 0o755);
+  for (const [name, path] of tools) symlinkSync(path, join(dir, name));
+  return dir;
+}
+const bwrapOnly = bwrapOnlyPath();
+afterAll(() => {
+  if (bwrapOnly) rmSync(bwrapOnly, { recursive: true, force: true });
+});
+
+type User = readonly [who: string, uid: number | undefined, path: string | undefined];
+const users: User[] = [[isRoot ? 'root' : 'this user', undefined, process.env.PATH]];
+if (isRoot) users.push(['an unprivileged user (uid 65534)', NOBODY, process.env.PATH]);
+if (bwrapOnly) users.push([`${isRoot ? 'root' : 'this user'}, bwrap only`, undefined, bwrapOnly]);
 
 /** Live `sleep`s carrying `ESCAPE_TOKEN=<token>` but not the process-tree marker: the escapees. */
 function unmarked(token: string): number[] {
@@ -72,8 +98,8 @@ async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
 }
 
 describe.skipIf(process.platform !== 'linux' || !hasSetsid)('process trees in a PID namespace', () => {
-  for (const [who, uid] of users) {
-    const wrapper = wrapperFor(uid);
+  for (const [who, uid, path] of users) {
+    const wrapper = wrapperFor(uid, path);
     it.skipIf(wrapper === '')(
       `as ${who} (${wrapper || 'no wrapper'}): a double fork that unsets the marker, from a cli tool and from an MCP stdio server's grandchild, does not outlive close()`,
       async () => {
@@ -89,7 +115,7 @@ describe.skipIf(process.platform !== 'linux' || !hasSetsid)('process trees in a 
         });
         const child = spawn(process.execPath, [SCRIPT], {
           cwd: '/tmp',
-          env: { PATH: process.env.PATH, ESCAPE_TOKEN: token, HOSTILE_SERVER: HOSTILE },
+          env: { PATH: path, ESCAPE_TOKEN: token, HOSTILE_SERVER: HOSTILE },
           stdio: ['pipe', 'pipe', 'pipe'],
           ...(uid === undefined ? {} : { uid, gid: uid }),
         });
