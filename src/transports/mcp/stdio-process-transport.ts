@@ -159,7 +159,7 @@ export class StdioProcessTransport implements SdkTransport {
     let argv = args;
     if (ns) {
       // The wrapper always starts; a missing command is reported as the plain spawn would (ENOENT), before it.
-      const found = findExecutable(command, env.PATH ?? '', cwd);
+      const found = findExecutable(command, env.PATH ?? '/usr/bin:/bin', cwd);
       if (found === undefined) {
         const error = Object.assign(new Error(`spawn ${command} ENOENT`), { code: 'ENOENT', path: command });
         this.#failure = 'the server process could not be started (ENOENT)';

@@ -1,5 +1,6 @@
 /**
- * Kernel containment of a child's process tree (docs/design/threat-model.md#process-trees): on Linux, when the
+ * Kernel containment of a child's process tree (docs/design/threat-model.md#process-namespaces,
+ * docs/design/transports.md#process-containment): on Linux, when the
  * machine allows it, a cli shell or an MCP stdio server is started inside a new PID namespace whose init is a
  * tiny `/bin/sh` that runs the command in the foreground and waits for it. When that init exits (the command
  * ended) or is killed (SIGKILL from us, or the wrapper's parent-death signal), the kernel kills every process
@@ -7,10 +8,11 @@
  * is still in the namespace, and nothing it can do takes it out.
  *
  * Wrappers, tried once per process in this order (the first whose probe runs a command and passes its exit
- * status through wins):
- * - `unshare --pid --fork --kill-child` (util-linux; as root, or with CAP_SYS_ADMIN);
+ * status through wins; the answer is a property of the machine and user, so it is the one thing cached per
+ * process rather than per client):
+ * - `unshare --pid --fork --kill-child --mount-proc` (util-linux; as root, or with CAP_SYS_ADMIN);
  * - the same with `--user --map-current-user` (any user, where unprivileged user namespaces are allowed);
- * - `bwrap --dev-bind / / --unshare-pid --die-with-parent` (bubblewrap, setuid or user-namespace based).
+ * - `bwrap --dev-bind / / --unshare-pid --proc /proc --die-with-parent` (bubblewrap, setuid or user-namespace based).
  * None works (not Linux, no tool, namespaces forbidden): the caller falls back to the process group and the
  * marker scan of process-group.ts, and says so once per client through the logger.
  */
