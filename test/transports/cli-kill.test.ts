@@ -18,6 +18,10 @@ import {
   waitUntilGone,
   caught,
 } from '../fixtures/cli/harness.js';
+import { pidsWithEnv } from '../helpers/host-processes.js';
+import { pidNamespace } from '../../src/transports/shared/pid-namespace.js';
+
+const namespace = await pidNamespace();
 
 const spawnBackground = (pidFile: string, mode = '') =>
   cliTemplate(`bash ${sq(join(FIXTURES, 'spawn-background.sh'))} ${sq(pidFile)} ${mode}`);
@@ -89,6 +93,21 @@ describe('cli process groups', () => {
     await h.transport.close();
     expect(await waitUntilGone(pid)).toBe(true);
   });
+
+  it.skipIf(namespace === undefined)(
+    'in a PID namespace, background processes end with the call that started them',
+    async () => {
+      const h = makeHarness();
+      const token = `t${Date.now()}${Math.random()}`;
+      const template = cliTemplate('sleep 1000 >/dev/null 2>&1 & echo $!', { env_vars: { KILL_TEST_TOKEN: token } });
+      const inner = Number(await h.call(template));
+      expect(inner).toBeGreaterThan(1);
+      // Nothing carrying the token is left once the call returned (without a namespace it lingers until close()).
+      const left = pidsWithEnv(`KILL_TEST_TOKEN=${token}`).filter((pid) => !isGone(pid));
+      for (const pid of left) process.kill(pid, 'SIGKILL');
+      expect(left).toEqual([]);
+    },
+  );
 
   it('rejects at once without spawning when the signal is already aborted', async () => {
     const dir = await tempDir();
