@@ -440,6 +440,7 @@ export interface TransportContext {
     }>;
     shared<V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V;
     lookup?: LookupFunction;
+    pidNamespaces?: boolean;
     requestRefresh(manualName: string): void;
 }
 // TransportDefinition
@@ -509,6 +510,7 @@ export interface UtcpClientOptions {
     repository?: ToolRepository;
     env?: NodeJS.ProcessEnv;
     lookup?: LookupFunction;
+    pidNamespaces?: boolean;
 }
 // UtcpError
 export declare class UtcpError extends Error {

@@ -120,6 +120,13 @@ export interface UtcpClientOptions {
    * with `dns.lookup`'s signature. The dial guard checks its answers. @default dns.lookup
    */
   lookup?: LookupFunction;
+  /**
+   * Contain the process trees of cli tools and MCP stdio servers with a PID namespace (Linux, via `unshare` or
+   * `bwrap`, probed once): when the command ends or the client closes, the kernel ends every process it started,
+   * including ones that left the process group. `false` keeps only the process-group and marker containment
+   * (docs/design/threat-model.md#process-trees). @default true
+   */
+  pidNamespaces?: boolean;
 }
 
 /** What the composition root gets to build the configured repository. */
@@ -289,6 +296,7 @@ export class UtcpClientBase {
       convertOpenApi: (doc, opts) => convert(doc, { limits: this.#limits, ...opts }),
       callables: this.#callables,
       ...(options.lookup ? { lookup: options.lookup } : {}),
+      ...(options.pidNamespaces === false ? { pidNamespaces: false } : {}),
       shared: <V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V => {
         let entry = this.#shared.get(key);
         if (!entry) this.#shared.set(key, (entry = { value: create(), dispose }));

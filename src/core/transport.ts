@@ -127,6 +127,11 @@ export interface TransportContext {
   shared<V>(key: string, create: () => V, dispose?: (value: V) => void | Promise<void>): V;
   /** Resolves host names for every connection (HTTP family, WebSocket, TCP, UDP). @default dns.lookup */
   lookup?: LookupFunction;
+  /**
+   * Start cli shells and MCP stdio servers in a PID namespace of their own where the machine allows
+   * (docs/design/threat-model.md#process-trees). @default true
+   */
+  pidNamespaces?: boolean;
   /** Asks the client to re-discover a manual (e.g. MCP `tools/list_changed`). */
   requestRefresh(manualName: string): void;
 }

@@ -2,6 +2,8 @@
  * Threat model (docs/design/threat-model.md#process-trees): a CLI tool whose children leave the
  * process group (`setsid`, a daemon's double fork) cannot outlive `close()`, nor a call's abort.
  * Through the public API: a manual with cli tools, a real bash, real `setsid`.
+ * These tests cover the fallback containment (process group and marker, `pidNamespaces: false`), whose pids the
+ * shell prints are ours; test/security/process-namespace.test.ts covers the PID namespace.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -19,7 +21,7 @@ const hasSetsid = (() => {
 
 async function clientWith(commands: string[]): Promise<UtcpClient> {
   const dir = await tempDir();
-  const client = await UtcpClient.create({}, { rootDir: dir });
+  const client = await UtcpClient.create({}, { rootDir: dir, pidNamespaces: false });
   const tools = [
     {
       name: 't',

@@ -10,6 +10,7 @@ import { expect, it, onTestFinished, vi } from 'vitest';
 import { McpServerError, UtcpClient } from './packed.js';
 import { waitUntilGone } from '../fixtures/cli/harness.js';
 import { FIXTURE_DIR, processAlive } from '../fixtures/mcp/harness.js';
+import { hostPidOf } from '../helpers/host-processes.js';
 
 const HOSTILE = join(FIXTURE_DIR, 'hostile-server.mjs');
 
@@ -27,7 +28,19 @@ function pidFile(): string {
   return join(dir, 'pids');
 }
 
-const pidsIn = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map(Number);
+/**
+ * The host pids of the processes the server wrote to `file` (each pid as the process saw it, which inside the
+ * server's PID namespace is not ours: docs/design/threat-model.md#process-trees).
+ */
+const pidsIn = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const pid = hostPidOf(Number(line), `HOSTILE_PID_FILE=${file}`);
+      if (pid === undefined) throw new Error(`no process ${line} with HOSTILE_PID_FILE=${file}`);
+      return pid;
+    });
 
 async function client(): Promise<UtcpClient> {
   const c = await UtcpClient.create();

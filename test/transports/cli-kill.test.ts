@@ -1,6 +1,8 @@
 /**
  * Timeout, abort and close() kill the whole process group of a CLI call: no grandchild survives.
  * The fixture starts `sleep 1000 &`, publishes its pid in a file and blocks on `wait`.
+ * These tests read the pids the shell prints, so they run without a PID namespace (the fallback containment);
+ * test/security/process-namespace.test.ts covers calls inside one.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +18,10 @@ import {
   waitUntilGone,
   caught,
 } from '../fixtures/cli/harness.js';
+import { pidsWithEnv } from '../helpers/host-processes.js';
+import { pidNamespace } from '../../src/transports/shared/pid-namespace.js';
+
+const namespace = await pidNamespace();
 
 const spawnBackground = (pidFile: string, mode = '') =>
   cliTemplate(`bash ${sq(join(FIXTURES, 'spawn-background.sh'))} ${sq(pidFile)} ${mode}`);
@@ -23,7 +29,7 @@ const spawnBackground = (pidFile: string, mode = '') =>
 describe('cli process groups', () => {
   it('abort kills the grandchild and rejects with UtcpAbortError', async () => {
     const dir = await tempDir();
-    const h = makeHarness({ rootDir: dir });
+    const h = makeHarness({ rootDir: dir, pidNamespaces: false });
     const controller = new AbortController();
     const call = h.call(spawnBackground(join(dir, 'pid')), {}, { signal: controller.signal });
     const pid = Number(await waitForFile(dir, 'pid'));
@@ -35,7 +41,7 @@ describe('cli process groups', () => {
 
   it('the template timeout kills the grandchild and rejects with UtcpTimeoutError', async () => {
     const dir = await tempDir();
-    const h = makeHarness({ rootDir: dir });
+    const h = makeHarness({ rootDir: dir, pidNamespaces: false });
     const template = { ...spawnBackground(join(dir, 'pid')), timeout: 1500 };
     const call = h.call(template);
     call.catch(() => {});
@@ -49,7 +55,7 @@ describe('cli process groups', () => {
 
   it('a caller deadline (TimeoutError reason) becomes UtcpTimeoutError with the caller timeout', async () => {
     const dir = await tempDir();
-    const h = makeHarness({ rootDir: dir });
+    const h = makeHarness({ rootDir: dir, pidNamespaces: false });
     const controller = new AbortController();
     const call = h.call(spawnBackground(join(dir, 'pid')), {}, { signal: controller.signal, timeoutMs: 250 });
     const pid = Number(await waitForFile(dir, 'pid'));
@@ -60,7 +66,7 @@ describe('cli process groups', () => {
 
   it('escalates to SIGKILL for a grandchild that ignores SIGTERM', async () => {
     const dir = await tempDir();
-    const h = makeHarness({ rootDir: dir });
+    const h = makeHarness({ rootDir: dir, pidNamespaces: false });
     const controller = new AbortController();
     const call = h.call(spawnBackground(join(dir, 'pid'), 'ignore-term'), {}, { signal: controller.signal });
     const pid = Number(await waitForFile(dir, 'pid'));
@@ -71,7 +77,7 @@ describe('cli process groups', () => {
 
   it('close() kills a running call and rejects it with CLIENT_CLOSED', async () => {
     const dir = await tempDir();
-    const h = makeHarness({ rootDir: dir });
+    const h = makeHarness({ rootDir: dir, pidNamespaces: false });
     const call = h.call(spawnBackground(join(dir, 'pid')));
     call.catch(() => {});
     const pid = Number(await waitForFile(dir, 'pid'));
@@ -81,16 +87,31 @@ describe('cli process groups', () => {
   });
 
   it('close() kills background processes left behind by a finished call', async () => {
-    const h = makeHarness();
+    const h = makeHarness({ pidNamespaces: false });
     const pid = Number(await h.call(cliTemplate('sleep 1000 >/dev/null 2>&1 & echo $!')));
     expect(isGone(pid)).toBe(false);
     await h.transport.close();
     expect(await waitUntilGone(pid)).toBe(true);
   });
 
+  it.skipIf(namespace === undefined)(
+    'in a PID namespace, background processes end with the call that started them',
+    async () => {
+      const h = makeHarness();
+      const token = `t${Date.now()}${Math.random()}`;
+      const template = cliTemplate('sleep 1000 >/dev/null 2>&1 & echo $!', { env_vars: { KILL_TEST_TOKEN: token } });
+      const inner = Number(await h.call(template));
+      expect(inner).toBeGreaterThan(1);
+      // Nothing carrying the token is left once the call returned (without a namespace it lingers until close()).
+      const left = pidsWithEnv(`KILL_TEST_TOKEN=${token}`).filter((pid) => !isGone(pid));
+      for (const pid of left) process.kill(pid, 'SIGKILL');
+      expect(left).toEqual([]);
+    },
+  );
+
   it('rejects at once without spawning when the signal is already aborted', async () => {
     const dir = await tempDir();
-    const h = makeHarness({ rootDir: dir });
+    const h = makeHarness({ rootDir: dir, pidNamespaces: false });
     const controller = new AbortController();
     controller.abort();
     await expect(h.call(cliTemplate('touch ran'), {}, { signal: controller.signal })).rejects.toBeInstanceOf(
@@ -100,10 +121,23 @@ describe('cli process groups', () => {
     expect(existsSync(join(dir, 'ran'))).toBe(false);
   });
 
-  it('reports a shell killed by a signal as a CliExitError with the signal', async () => {
-    const h = makeHarness();
+  it.each([
+    ['in a PID namespace', true],
+    ['without one', false],
+  ])('reports a shell killed by a signal as a CliExitError with the signal (%s)', async (_, pidNamespaces) => {
+    const h = makeHarness({ pidNamespaces });
     const error = await caught(h.call(cliTemplate('kill -KILL $$')));
     expect(error).toBeInstanceOf(CliExitError);
     expect(error).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+  });
+
+  it.each([
+    ['in a PID namespace', true],
+    ['without one', false],
+  ])('reports an exit status above 128 as an exit code, not a signal (%s)', async (_, pidNamespaces) => {
+    const h = makeHarness({ pidNamespaces });
+    const error = await caught(h.call(cliTemplate('exit 143')));
+    expect(error).toBeInstanceOf(CliExitError);
+    expect(error).toMatchObject({ exitCode: 143, signal: null });
   });
 });

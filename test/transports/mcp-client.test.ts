@@ -8,8 +8,12 @@ afterEach(async () => {
   while (clients.length) await clients.pop()!.close();
 });
 
+/**
+ * These tests tell servers apart by the pid they report and probe it from here, so their servers run without a PID
+ * namespace (in one, each is pid 2); test/security/process-namespace.test.ts covers the namespace.
+ */
 async function newClient(variables: Record<string, string> = {}): Promise<UtcpClient> {
-  const client = await UtcpClient.create({ variables });
+  const client = await UtcpClient.create({ variables }, { pidNamespaces: false });
   clients.push(client);
   return client;
 }

@@ -20,8 +20,12 @@ afterEach(async () => {
   await harness?.close();
 });
 
+/**
+ * These tests identify servers by the pid they report and probe it from here, so they run without a PID namespace
+ * (where every server is pid 2 of its own); test/security/process-namespace.test.ts covers the namespace.
+ */
 function start(overrides: Parameters<typeof createHarness>[0] = {}): Harness {
-  harness = createHarness(overrides);
+  harness = createHarness({ pidNamespaces: false, ...overrides });
   return harness;
 }
 
@@ -172,8 +176,11 @@ describe('mcp over stdio (fixture server)', () => {
     expect(toolNames(result).some((n) => n.includes('resource_'))).toBe(false);
   });
 
-  it('gives the child only the allowlisted environment plus the server env', async () => {
-    const h = start();
+  it.each([
+    ['in its own PID namespace', true],
+    ['without one', false],
+  ])('gives the child only the allowlisted environment plus the server env (%s)', async (_, pidNamespaces) => {
+    const h = start({ pidNamespaces });
     process.env.UTCP_TEST_SECRET = 'host-secret-value';
     onTestFinished(() => {
       delete process.env.UTCP_TEST_SECRET;

@@ -14,6 +14,7 @@ import { StepOutputs } from './step-outputs.js';
 import { buildChildEnv } from '../shared/child-env.js';
 import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
 import { processTreeMarker, type ProcessGroup } from '../shared/process-group.js';
+import { clientPidNamespace } from '../shared/pid-namespace.js';
 import { argEnvName, rewritePlaceholders, varEnvName, type ShellDialect } from './rewrite-placeholders.js';
 import { deferredVariables } from '../../core/variables.js';
 import { runProcess, type RunProcessOptions } from './run-process.js';
@@ -163,6 +164,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
     const appended = commands.map((step, i) => step.append_to_final_output ?? i === commands.length - 1);
     const cwd = await this.#workingDir(template, run.what);
     this.#pruneLingering();
+    // Bash calls run in a PID namespace of their own where the machine allows (docs/design/threat-model.md#process-trees).
+    const pidNamespace = dialect === 'bash' ? await clientPidNamespace(this.#ctx) : undefined;
 
     const signal = this.#callSignal(run);
     try {
@@ -221,6 +224,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
           run.maxBytes,
           marker.value,
           {
+            pidNamespace,
             onStdout: (chunk) => steps.push(chunk),
             onControl: (s) => (stdin = s),
             isComplete: () => steps.ended,
@@ -262,7 +266,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     run: Execution,
     maxStdoutBytes: number,
     treeMarker: string,
-    streaming: Pick<RunProcessOptions, 'onStdout' | 'onControl' | 'isComplete'> = {},
+    streaming: Pick<RunProcessOptions, 'onStdout' | 'onControl' | 'isComplete' | 'pidNamespace'> = {},
   ) {
     return runProcess({
       ...streaming,

@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/deadline.js';
 import { ProcessGroup } from '../shared/process-group.js';
+import { type PidNamespace, wrappedExitStatus } from '../shared/pid-namespace.js';
 
 /** Bytes of the shell's own stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;
@@ -23,6 +24,11 @@ export interface RunProcessOptions {
   platform: NodeJS.Platform;
   /** The value of `TREE_MARKER_NAME` in `env`, so that processes which leave the group are still found. */
   treeMarker?: string;
+  /**
+   * Start the shell inside a PID namespace of its own (docs/design/threat-model.md#process-trees): the kernel ends
+   * every process it started when it exits or the call is killed. `file` must then be an absolute path.
+   */
+  pidNamespace?: PidNamespace;
   /** Receives stdout chunks (counted against the cap) instead of collecting them in the result. */
   onStdout?: (chunk: Buffer) => void;
   /**
@@ -56,8 +62,12 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   if (options.signal.aborted) return Promise.reject(abortError(options.signal, options.what, options.timeoutMs));
   return new Promise<ProcessResult>((resolve, reject) => {
     let child: ChildProcess;
+    const ns = options.pidNamespace;
+    const { file, args } = ns
+      ? ns.wrap(options.file, options.args, options.env)
+      : { file: options.file, args: options.args };
     try {
-      child = spawn(options.file, options.args, {
+      child = spawn(file, args, {
         cwd: options.cwd,
         env: options.env,
         detached: options.platform !== 'win32',
@@ -69,7 +79,9 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       return;
     }
     const group =
-      child.pid !== undefined ? new ProcessGroup(child.pid, options.platform, options.treeMarker) : undefined;
+      child.pid !== undefined
+        ? new ProcessGroup(child.pid, options.platform, options.treeMarker, ns !== undefined)
+        : undefined;
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr: Buffer = Buffer.alloc(0);
@@ -89,13 +101,17 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         else if (group.isAlive()) options.onLingering?.(group);
       }
       if (failure) reject(failure);
-      else
+      else {
+        // Through a namespace's init, a shell killed by a signal exits 128 + n; a shell that reached its end
+        // marker exited with that status itself.
+        const status = ns && exit && !options.isComplete?.() ? wrappedExitStatus(exit.code, exit.signal) : exit;
         resolve({
-          exitCode: exit?.code ?? null,
-          signal: exit?.signal ?? null,
+          exitCode: status?.code ?? null,
+          signal: status?.signal ?? null,
           stdout: Buffer.concat(stdout),
           stderrTail: stderr.toString('utf8'),
         });
+      }
     };
     const fail = (error: UtcpError) => {
       failure ??= error;

@@ -1,3 +1,4 @@
+import { createDeadline, type Deadline } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
@@ -69,14 +70,21 @@ export function createMcpFetch(
       const existing = headers.get('cookie');
       headers.set('cookie', [...(existing ? [existing] : []), ...pairs].join('; '));
     }
+    // The SDK's own signal (its request timeout) does not follow the session: closing it ends every request too,
+    // also one still connecting (docs/design/threat-model.md#close-during-connect); unlinked once the body is read.
+    // Not the DELETE that ends the session, which is sent while closing.
+    const closes = (init?.method ?? 'GET').toUpperCase() === 'DELETE';
+    const link = closes ? undefined : createDeadline([init?.signal, fallbackSignal], undefined, 'MCP HTTP request');
     let response: Response;
     try {
-      response = await send(url, { ...init, headers });
+      response = await send(url, { ...init, headers, ...(link ? { signal: link.signal } : {}) });
     } catch (error) {
+      link?.dispose();
       if (state.ready && !init?.signal?.aborted) state.broken = true;
       throw error;
     }
-    if (bounds && response.body) response = boundedResponse(response, bounds, state);
+    if (bounds && response.body) response = boundedResponse(response, bounds, state, link);
+    else link?.dispose();
     if (state.ready) {
       if (response.status === 404 && (init?.method ?? 'GET').toUpperCase() === 'POST') state.expired = true;
       if (response.status === 401) state.unauthorized = true;
@@ -91,7 +99,12 @@ export function createMcpFetch(
  * small events passes). Past the cap the body is cancelled (the socket goes), the stream fails with
  * RESPONSE_TOO_LARGE, and `onViolation` runs: at most one cap's worth of a hostile message is ever held.
  */
-function boundedResponse(response: Response, bounds: McpFetchBounds, state: HttpConnectionState): Response {
+function boundedResponse(
+  response: Response,
+  bounds: McpFetchBounds,
+  state: HttpConnectionState,
+  link: Deadline | undefined,
+): Response {
   const events = mediaType(response.headers.get('content-type') ?? undefined) === 'text/event-stream';
   const limit = bounds.maxMessageBytes;
   const reader = response.body!.getReader();
@@ -125,18 +138,24 @@ function boundedResponse(response: Response, bounds: McpFetchBounds, state: Http
     async pull(controller) {
       try {
         const { value, done } = await reader.read();
-        if (done) return controller.close();
+        if (done) {
+          link?.dispose();
+          return controller.close();
+        }
         if (fits(value)) return controller.enqueue(value);
         const failure = `the server sent a ${events ? 'server-sent event' : 'JSON-RPC message'} larger than ${limit} bytes (limits.max_response_bytes)`;
         state.failure ??= failure;
         reader.cancel().catch(() => {});
         controller.error(new UtcpError('RESPONSE_TOO_LARGE', `MCP HTTP response refused: ${failure}`));
         bounds.onViolation();
+        link?.dispose();
       } catch (error) {
+        link?.dispose();
         controller.error(error);
       }
     },
     cancel(reason) {
+      link?.dispose();
       return reader.cancel(reason);
     },
   });

@@ -23,6 +23,7 @@ import {
   type StdioServer,
 } from './resolve-server-config.js';
 import { STDERR_TAIL_CHARS, StdioProcessTransport } from './stdio-process-transport.js';
+import { clientPidNamespace } from '../shared/pid-namespace.js';
 
 /** How long closing an HTTP session waits for the server to acknowledge its DELETE, in ms. */
 const TERMINATE_SESSION_WAIT_MS = 1000;
@@ -544,6 +545,7 @@ export class McpSession {
         env,
         cwd: server.cwd,
         maxMessageBytes: Math.max(this.#opts.ctx.limits.max_response_bytes, 1024 * 1024),
+        pidNamespace: () => clientPidNamespace(this.#opts.ctx),
       },
       sdk,
     );

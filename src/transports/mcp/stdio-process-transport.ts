@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport as SdkTransport } from '@modelcontextprotocol/client';
 import { ProcessGroup, processTreeMarker } from '../shared/process-group.js';
+import { findExecutable, type PidNamespace, wrappedExitStatus } from '../shared/pid-namespace.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js';
 
@@ -26,6 +27,11 @@ export interface StdioProcessOptions {
   cwd: string;
   /** Largest JSON-RPC line accepted from the server, in bytes. */
   maxMessageBytes: number;
+  /**
+   * Where to get the PID-namespace wrapper to start the server in (docs/design/threat-model.md#process-trees);
+   * undefined or resolving to undefined: a plain child in its own process group.
+   */
+  pidNamespace?: () => Promise<PidNamespace | undefined>;
 }
 
 /**
@@ -81,6 +87,7 @@ export class StdioProcessTransport implements SdkTransport {
   /** A write to the server's stdin failed (EPIPE: it stopped reading or is exiting); the connection is dead. */
   #writeFailed = false;
   #spawnedOk = false;
+  #starting = false;
   #exitedOnItsOwn = false;
   #closed: Promise<void> | undefined;
   #streamsClosed: Promise<void> | undefined;
@@ -136,15 +143,34 @@ export class StdioProcessTransport implements SdkTransport {
       : `the server process was killed by ${this.#exit.signal}`;
   }
 
-  start(): Promise<void> {
-    if (this.#child) return Promise.reject(new Error('StdioProcessTransport already started'));
+  async start(): Promise<void> {
+    if (this.#child || this.#starting) throw new Error('StdioProcessTransport already started');
+    this.#starting = true;
+    const ns = await this.#options.pidNamespace?.();
+    if (this.#closed) throw new Error('StdioProcessTransport closed before it started');
+    return this.#spawn(ns);
+  }
+
+  #spawn(ns: PidNamespace | undefined): Promise<void> {
     const { command, args, env, cwd } = this.#options;
     // Every process the server starts inherits the marker, so close() finds those that left the group (setsid).
     const marker = processTreeMarker();
+    let file = command;
+    let argv = args;
+    if (ns) {
+      // The wrapper always starts; a missing command is reported as the plain spawn would (ENOENT), before it.
+      const found = findExecutable(command, env.PATH ?? '/usr/bin:/bin', cwd);
+      if (found === undefined) {
+        const error = Object.assign(new Error(`spawn ${command} ENOENT`), { code: 'ENOENT', path: command });
+        this.#failure = 'the server process could not be started (ENOENT)';
+        return Promise.reject(error);
+      }
+      ({ file, args: argv } = ns.wrap(found, args, env));
+    }
     return new Promise<void>((resolve, reject) => {
       let child: ChildProcess;
       try {
-        child = spawn(command, args, {
+        child = spawn(file, argv, {
           cwd,
           env: { ...env, [marker.name]: marker.value },
           stdio: ['pipe', 'pipe', 'pipe'],
@@ -158,7 +184,8 @@ export class StdioProcessTransport implements SdkTransport {
         return;
       }
       this.#child = child;
-      if (child.pid !== undefined) this.#group = new ProcessGroup(child.pid, process.platform, marker.value);
+      if (child.pid !== undefined)
+        this.#group = new ProcessGroup(child.pid, process.platform, marker.value, ns !== undefined);
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
@@ -174,12 +201,13 @@ export class StdioProcessTransport implements SdkTransport {
         }
       });
       child.once('exit', (code, signal) => {
-        this.#exit = { code, signal };
+        // Through a namespace's init, a server killed by a signal exits 128 + n.
+        this.#exit = ns ? wrappedExitStatus(code, signal) : { code, signal };
         this.#exitedOnItsOwn = this.#closed === undefined;
       });
       this.#streamsClosed = new Promise<void>((done) =>
         child.once('close', (code, signal) => {
-          this.#exit ??= { code, signal };
+          this.#exit ??= ns ? wrappedExitStatus(code, signal) : { code, signal };
           done();
           this.onclose?.();
         }),

@@ -5,6 +5,7 @@ import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from './dial-guard.js';
+import { abortableConnector } from './pending-connects.js';
 
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
 
@@ -61,7 +62,11 @@ export class RoutingDispatcher extends Dispatcher {
       closing: this.#closing.signal,
       what: 'HTTP connection',
     });
-    const connector = buildConnector({ ...(options.connect ?? {}), lookup } as buildConnector.BuildOptions);
+    const connector = abortableConnector(
+      buildConnector({ ...(options.connect ?? {}), lookup } as buildConnector.BuildOptions),
+      this.#closing.signal,
+      'HTTP connection',
+    );
     const remote = options.remote === true;
     const guardedConnect: buildConnector.connector = (connectOptions, callback) => {
       try {

@@ -10,6 +10,10 @@
  * for it, together with the descendants of the leader by parent pid. On other Unix systems only
  * the group is reached; on Windows, where there are no process groups, the tree is killed with
  * `taskkill /T /F`.
+ *
+ * Where the machine allows, the leader is a PID-namespace wrapper instead (pid-namespace.ts): then the kernel
+ * ends the whole tree with the namespace's init, nothing can leave it, and this class only signals the group
+ * (`contained`): SIGTERM reaches the command, SIGKILL reaches the init, whose death empties the namespace.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,17 +45,20 @@ export class ProcessGroup {
   readonly pid: number;
   readonly #platform: NodeJS.Platform;
   readonly #marker: string | undefined;
+  readonly #contained: boolean;
   #killTimer: NodeJS.Timeout | undefined;
   #terminating = false;
 
   /**
    * @param pid the leader (spawned with `detached: true` except on Windows)
    * @param marker the value of `TREE_MARKER_NAME` given to the leader's environment, if any
+   * @param contained the leader is a PID-namespace wrapper: the tree is its group, and the namespace ends with it
    */
-  constructor(pid: number, platform: NodeJS.Platform, marker?: string) {
+  constructor(pid: number, platform: NodeJS.Platform, marker?: string, contained = false) {
     this.pid = pid;
     this.#platform = platform;
     this.#marker = marker;
+    this.#contained = contained;
   }
 
   get terminating(): boolean {
@@ -65,7 +72,8 @@ export class ProcessGroup {
   isAlive(): boolean {
     if (this.#platform === 'win32') return false;
     if (this.#platform !== 'linux') return signalProcessGroup(this.pid, 0);
-    const scan = scanProc(this.pid, this.#marker);
+    // Contained: the namespace's init is in the group and ends only once the namespace is empty.
+    const scan = scanProc(this.pid, this.#contained ? undefined : this.#marker);
     // When /proc cannot tell (unreadable, or it shows no process of the tree at all), trust kill(0).
     if (scan === undefined || scan.seen === 0) return signalProcessGroup(this.pid, 0);
     return scan.live.length > 0;
@@ -105,6 +113,14 @@ export class ProcessGroup {
   /** Sends `signal` to the group and, on Linux, to every process that left it but belongs to the tree. */
   signal(signal: NodeJS.Signals): void {
     if (this.#platform === 'win32') return;
+    if (this.#contained) {
+      // SIGKILL goes to every member but the wrapper, which then waits for the namespace to be torn down and
+      // exits only after it (so its exit means the tree is gone); SIGTERM to the group reaches the command.
+      const members = signal === 'SIGKILL' ? scanProc(this.pid, undefined)?.live.filter((p) => p !== this.pid) : [];
+      if (members === undefined || members.length === 0) signalProcessGroup(this.pid, signal);
+      else for (const pid of members) killQuietly(pid, signal);
+      return;
+    }
     signalProcessGroup(this.pid, signal);
     if (this.#platform !== 'linux') return;
     for (const pid of scanProc(this.pid, this.#marker)?.live ?? []) {
@@ -114,6 +130,14 @@ export class ProcessGroup {
         // exited meanwhile
       }
     }
+  }
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // exited meanwhile
   }
 }
 
