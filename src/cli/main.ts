@@ -36,7 +36,11 @@ const OPT = {
   config: { type: 'string', short: 'c', value: '<file>', help: 'config file (default: ./utcp.config.json|yaml|yml)' },
   json: { type: 'boolean', help: 'machine-readable output on stdout (errors too, as {"error": {...}})' },
   timeout: { type: 'string', value: '<ms>', help: 'deadline for each discovery and call, in milliseconds' },
-  baseUrl: { type: 'string', value: '<url>', help: 'base URL for the operations of OpenAPI files named here (overrides the servers of the spec)' },
+  baseUrl: {
+    type: 'string',
+    value: '<url>',
+    help: 'base URL for the operations of OpenAPI files named here (overrides the servers of the spec)',
+  },
   name: {
     type: 'string',
     value: '<name>',
