@@ -86,6 +86,7 @@ describe('close() during a pending connect', () => {
     [['discovery:sse']],
     [['discovery:mcp']],
     [['call:tcp', 'discovery:tcp', 'call:websocket', 'discovery:websocket']],
+    [['call:grpc', 'discovery:grpc']],
   ])(
     'ends the connect at once and the process exits right after: %s',
     async (cases) => {
