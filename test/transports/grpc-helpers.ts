@@ -75,8 +75,12 @@ export async function countingProxy(targetPort: number) {
   let accepted = 0;
   const closeWaiters: Array<() => void> = [];
   const server = createServer((client) => {
-    accepted++;
-    open.add(client);
+    // Counted once it carries bytes: the transport's first dial of a new target only opens and closes a connection
+    // (docs/design/threat-model.md#close-during-connect), and HTTP/2 channels are what these tests count.
+    client.once('data', () => {
+      accepted++;
+      open.add(client);
+    });
     const upstream = connect(targetPort, '127.0.0.1');
     client.pipe(upstream).pipe(client);
     const done = () => {
