@@ -164,7 +164,7 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
     sources: true,
   },
   'serve-mcp': {
-    usage: 'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p]]',
+    usage: 'utcp serve-mcp [sources...] [--code-tools <dir> [--dangerously-run-unsandboxed]] [--http [--port p]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio' },
@@ -173,6 +173,10 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
         type: 'string',
         value: '<dir>',
         help: 'also serve the utcp-kit/tools coding toolset (code.read, code.edit, code.bash, ...) on this workspace',
+      },
+      'dangerously-run-unsandboxed': {
+        type: 'boolean',
+        help: 'with --code-tools where bubblewrap does not work: let code.bash run commands with all your rights (your files, the secrets of your processes, the network)',
       },
       ...SOURCE_OPTIONS,
     },
@@ -349,6 +353,7 @@ export async function main(argv: string[]): Promise<number> {
           http: Boolean(values.http),
           port: intOption(values.port, 'port') ?? 0,
           codeTools: values['code-tools'] as string | undefined,
+          unsandboxed: Boolean(values['dangerously-run-unsandboxed']),
         });
       }
     }

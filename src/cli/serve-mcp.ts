@@ -7,7 +7,7 @@ import { createCliClient } from './sources.js';
 
 export async function serveMcpCommand(
   c: Common,
-  opts: { http: boolean; port: number; codeTools?: string },
+  opts: { http: boolean; port: number; codeTools?: string; unsandboxed?: boolean },
 ): Promise<number> {
   const { client, results } = await createCliClient({
     cwd: c.cwd,
@@ -26,7 +26,10 @@ export async function serveMcpCommand(
     // The utcp-kit/tools coding toolset on a workspace directory, next to the sources' tools.
     try {
       const { registerCodeTools } = await import('../tools/index.js');
-      const code = await registerCodeTools(client, { root: resolve(c.cwd, opts.codeTools) });
+      const code = await registerCodeTools(client, {
+        root: resolve(c.cwd, opts.codeTools),
+        dangerouslyRunUnsandboxed: opts.unsandboxed === true,
+      });
       c.out.info(
         `${green(c.out, '✓')} code tools on ${code.root} (sandbox ${code.sandbox}${code.sandboxReason ? `: ${code.sandboxReason}` : ''})`,
       );

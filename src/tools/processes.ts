@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
 import { policyViolation, type PolicyRule } from './policy.js';
-import { bwrapArgs, type SandboxChoice } from './sandbox.js';
+import { rmdir, mkdir } from 'node:fs/promises';
+import { gitProtection, spawnSandboxed, type SandboxChoice } from './sandbox.js';
 
 /**
  * Output kept for one process: the first `headBytes` bytes, and the last `capacity` bytes (a ring held as a list of
@@ -241,6 +242,37 @@ export class ProcessManager {
     this.#opts = opts;
   }
 
+  /** Placeholder `.git` directories this manager created, with the number of live commands that mount them. */
+  readonly #placeholders = new Map<string, number>();
+
+  /** Creates `<root>/.git` as an empty directory when it does not exist; returns it when this manager holds it. */
+  async #holdPlaceholder(rootReal: string): Promise<string | undefined> {
+    const path = `${rootReal}/.git`;
+    const held = this.#placeholders.get(path);
+    if (held !== undefined) {
+      this.#placeholders.set(path, held + 1);
+      return path;
+    }
+    const made = await mkdir(path, { mode: 0o755 }).then(
+      () => true,
+      () => false, // it exists (a real .git, protected as such) or cannot be made (gitProtection decides)
+    );
+    if (!made) return undefined;
+    this.#placeholders.set(path, 1);
+    return path;
+  }
+
+  async #releasePlaceholder(path: string | undefined): Promise<void> {
+    if (!path) return;
+    const held = (this.#placeholders.get(path) ?? 1) - 1;
+    if (held > 0) {
+      this.#placeholders.set(path, held);
+      return;
+    }
+    this.#placeholders.delete(path);
+    await rmdir(path).catch(() => undefined); // not empty: someone on the host made it a repository meanwhile
+  }
+
   get sandboxLabel(): string {
     const s = this.#opts.sandbox;
     if (s.mode === 'bwrap')
@@ -267,16 +299,34 @@ export class ProcessManager {
       throw new Error(`${alive} processes are already running (the limit); stop one with stop_process`);
     const argv = [this.#opts.shell, '-c', command];
     const sandbox = this.#opts.sandbox;
-    const [file, args] =
-      sandbox.mode === 'bwrap'
-        ? [
-            sandbox.bwrapPath!,
-            bwrapArgs({ workspace: rootReal, writable: this.#opts.writable, network: this.#opts.network, cwd }, argv),
-          ]
-        : [argv[0], argv.slice(1)];
     const id = this.#nextId++;
     const env = { ...this.#opts.env, [MARKER_VARIABLE]: `${this.#opts.marker}-${id}` };
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let child: ChildProcess;
+    let placeholder: string | undefined;
+    if (sandbox.mode === 'bwrap') {
+      // The workspace's git control files are read-only inside (docs/design/code-tools.md#git); a missing
+      // <root>/.git gets an empty placeholder, removed when the last command using it ends.
+      placeholder = await this.#holdPlaceholder(rootReal);
+      try {
+        // A .git still missing after the placeholder's mkdir means the root is not writable by this user, so not
+        // by the command either.
+        const readOnly = await gitProtection(rootReal, this.#opts.writable);
+        const spec = {
+          workspace: rootReal,
+          writable: this.#opts.writable,
+          readOnly,
+          network: this.#opts.network,
+          cwd,
+          disableUserns: sandbox.disableUserns,
+        };
+        child = spawnSandboxed(sandbox.bwrapPath!, spec, argv, { env, detached: true, stdout: 'pipe', stderr: 'pipe' });
+      } catch (error) {
+        await this.#releasePlaceholder(placeholder);
+        throw error;
+      }
+    } else {
+      child = spawn(argv[0], argv.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
     const output = new OutputBuffer(
       this.#ctx.limits.processBufferBytes,
       Math.ceil(this.#ctx.limits.inlineOutputBytes / 2),
@@ -316,6 +366,7 @@ export class ProcessManager {
         resolve();
       });
     });
+    if (placeholder) void proc.done.then(() => this.#releasePlaceholder(placeholder));
     this.#procs.set(id, proc);
     // Keep the table bounded: the oldest finished processes (and their output) are forgotten first.
     const finished = this.list().filter((p) => p.finished);

@@ -1,12 +1,15 @@
 /**
- * The kernel sandbox for `bash` (docs/design/code-tools.md#sandbox): bubblewrap gives the command a
- * read-only view of the system, the workspace read-write, a private /tmp, its own PID namespace (so every
- * process it starts dies with it) and, unless the network is allowed, an empty network namespace.
+ * The kernel sandbox for `bash` (docs/design/code-tools.md#sandbox): bubblewrap gives the command a user namespace
+ * with no capabilities, a read-only view of the system, the workspace read-write but its git control files
+ * read-only, a private /tmp, its own PID namespace (so every process it starts dies with it), a seccomp filter
+ * (docs/design/code-tools.md#seccomp) and, unless the network is allowed, an empty network namespace.
  * The kernel enforces all of it; no command string is inspected here.
  */
-import { spawn } from 'node:child_process';
-import { access } from 'node:fs/promises';
+import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
+import { access, lstat, readFile, realpath } from 'node:fs/promises';
 import { constants } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { SECCOMP_ARCHES, seccompFilter } from './seccomp.js';
 
 export type SandboxMode = 'bwrap' | 'none';
 
@@ -15,6 +18,8 @@ export interface SandboxChoice {
   /** Why `auto` fell back to `none` (bwrap missing, user namespaces forbidden, not Linux). */
   reason?: string;
   bwrapPath?: string;
+  /** bwrap supports `--disable-userns` (0.8.0+): the command cannot create nested user namespaces. */
+  disableUserns?: boolean;
 }
 
 export interface SandboxSpec {
@@ -22,18 +27,116 @@ export interface SandboxSpec {
   workspace: string;
   /** Extra read-write paths. */
   writable: readonly string[];
+  /** Paths inside the read-write ones that are bound read-only over themselves (git control files). */
+  readOnly?: readonly string[];
   network: boolean;
   cwd: string;
+  /** Pass `--disable-userns`. */
+  disableUserns?: boolean;
 }
 
-/** bwrap arguments that run `argv` under the sandbox described by `spec`. */
+/** The file descriptor bwrap reads the seccomp program from. */
+const SECCOMP_FD = 3;
+
+/**
+ * bwrap arguments that run `argv` under the sandbox described by `spec`; the seccomp program is expected on fd 3
+ * (`spawnSandboxed` provides it).
+ */
 export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  // A user namespace with every capability dropped: for a root host too, the kernel refuses mount, umount,
+  // setns and the rest (docs/design/code-tools.md#sandbox).
+  const args = ['--unshare-user', '--cap-drop', 'ALL'];
+  if (spec.disableUserns) args.push('--disable-userns');
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
   for (const path of [spec.workspace, ...spec.writable]) args.push('--bind', path, path);
+  for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent');
   if (!spec.network) args.push('--unshare-net');
-  args.push('--chdir', spec.cwd, '--', ...argv);
+  args.push('--seccomp', String(SECCOMP_FD), '--chdir', spec.cwd, '--', ...argv);
   return args;
+}
+
+/**
+ * Starts `argv` under bwrap with the seccomp filter on fd 3 (bwrap reads it, installs it and closes the fd before
+ * the command runs). stdin is never connected.
+ */
+export function spawnSandboxed(
+  bwrap: string,
+  spec: SandboxSpec,
+  argv: readonly string[],
+  options: {
+    env?: NodeJS.ProcessEnv;
+    detached?: boolean;
+    stdout: StdioPipe | StdioNull;
+    stderr: StdioPipe | StdioNull;
+  },
+): ChildProcess {
+  const filter = seccompFilter();
+  if (!filter) throw new Error(`the seccomp filter supports ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`);
+  const child = spawn(bwrap, bwrapArgs(spec, argv), {
+    cwd: spec.cwd,
+    env: options.env,
+    detached: options.detached,
+    stdio: ['ignore', options.stdout, options.stderr, 'pipe'],
+  });
+  const program = child.stdio[SECCOMP_FD] as NodeJS.WritableStream | null;
+  if (program) {
+    // bwrap may exit (or fail to start) before reading it all: that is reported by its exit status.
+    (program as NodeJS.WritableStream & { on(e: 'error', f: () => void): void }).on('error', () => undefined);
+    program.end(filter);
+  }
+  return child;
+}
+
+function within(path: string, area: string): boolean {
+  return path === area || path.startsWith(area.endsWith('/') ? area : `${area}/`);
+}
+
+/**
+ * Finds the git control files a sandboxed command could otherwise write: `.git` (directory or file) at the root
+ * of the workspace and of every writable path, the directory a `.git` file points to (`gitdir:`) and its
+ * `commondir` when they lie in a writable area (docs/design/code-tools.md#git). A missing `.git` is not listed: the
+ * caller creates an empty placeholder in the workspace first. A symbolic-link `.git` cannot be kept in place (the
+ * link itself is not a mount point) and is refused, as is a gitdir that the command could create or swap.
+ */
+export async function gitProtection(workspace: string, writable: readonly string[]): Promise<string[]> {
+  const areas = [workspace, ...writable];
+  const inArea = (path: string) => areas.some((area) => within(path, area));
+  const readOnly = new Set<string>();
+  /** Protects the directory `text` names (relative to `from`); one the command could create or swap is refused. */
+  const protectGitdir = async (file: string, from: string, text: string): Promise<string | undefined> => {
+    const named = resolve(from, text.trim());
+    const real = await realpath(named).catch(() => undefined);
+    if (real && inArea(real)) readOnly.add(real);
+    if (real !== named && inArea(named))
+      throw new Error(
+        `${file} names ${named}, which ${real ? 'goes through a symbolic link' : 'does not exist'} in a writable directory, so the sandbox cannot keep it read-only`,
+      );
+    return real;
+  };
+  for (const area of areas) {
+    const dotGit = `${area}/.git`;
+    const info = await lstat(dotGit).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (!info) continue;
+    if (info.isSymbolicLink())
+      throw new Error(
+        `${dotGit} is a symbolic link, which the sandbox cannot keep read-only: replace it with the directory (or a "gitdir:" file) it points to`,
+      );
+    readOnly.add(dotGit);
+    if (!info.isFile()) continue;
+    // A gitdir file (worktrees, submodules): the directory it names holds the hooks, and its commondir the config.
+    const text = await readFile(dotGit, 'utf8').catch(() => '');
+    const match = /^gitdir:\s*(.+)$/m.exec(text);
+    if (!match) continue;
+    const gitdir = await protectGitdir(dotGit, dirname(dotGit), match[1]);
+    if (!gitdir) continue;
+    const common = await readFile(`${gitdir}/commondir`, 'utf8').catch(() => undefined);
+    if (common) await protectGitdir(`${gitdir}/commondir`, gitdir, common);
+  }
+  return [...readOnly];
 }
 
 async function findOnPath(name: string, pathVar: string | undefined): Promise<string | undefined> {
@@ -51,16 +154,26 @@ async function findOnPath(name: string, pathVar: string | undefined): Promise<st
   return undefined;
 }
 
-/** Runs one sandboxed `true` to see whether bwrap works here (user namespaces may be forbidden). */
-function probe(bwrap: string, workspace: string, shell: string): Promise<string | undefined> {
+/**
+ * Runs one sandboxed `true` with the arguments every command gets (user namespace, no capabilities, seccomp) to
+ * see whether bwrap works here (user namespaces may be forbidden).
+ */
+function probe(bwrap: string, workspace: string, shell: string, disableUserns: boolean): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(
-      bwrap,
-      bwrapArgs({ workspace, writable: [], network: false, cwd: workspace }, [shell, '-c', 'true']),
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    let child: ChildProcess;
+    try {
+      child = spawnSandboxed(
+        bwrap,
+        { workspace, writable: [], network: false, cwd: workspace, disableUserns },
+        [shell, '-c', 'true'],
+        { stdout: 'ignore', stderr: 'pipe' },
+      );
+    } catch (error) {
+      resolve(error instanceof Error ? error.message : String(error));
+      return;
+    }
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     child.once('error', (e) => {
       clearTimeout(timer);
@@ -83,16 +196,25 @@ export async function chooseSandbox(
   if (requested === 'none') return { mode: 'none', reason: 'sandbox: none was requested' };
   let reason: string | undefined;
   let bin: string | undefined;
+  let disableUserns = true;
   if (process.platform !== 'linux') reason = `bubblewrap needs Linux (this is ${process.platform})`;
+  else if (!seccompFilter())
+    reason = `the sandbox's seccomp filter supports ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`;
   else {
     bin = bwrapPath ?? (await findOnPath('bwrap', process.env.PATH));
     if (!bin) reason = 'bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)';
     else {
-      const failure = await probe(bin, workspace, shell);
+      // --disable-userns needs bwrap 0.8.0; without it the sandbox holds as well (nested namespaces get no
+      // capability over the sandbox's mounts), it only leaves the kernel's user-namespace code reachable.
+      let failure = await probe(bin, workspace, shell, true);
+      if (failure && /disable-userns/.test(failure)) {
+        disableUserns = false;
+        failure = await probe(bin, workspace, shell, false);
+      }
       if (failure) reason = `bwrap does not work here (user namespaces may be forbidden): ${failure}`;
     }
   }
-  if (!reason) return { mode: 'bwrap', bwrapPath: bin };
+  if (!reason) return { mode: 'bwrap', bwrapPath: bin, disableUserns };
   if (requested === 'bwrap') throw new Error(`sandbox 'bwrap' is not available: ${reason}`);
   return { mode: 'none', reason };
 }

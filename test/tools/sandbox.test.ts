@@ -102,7 +102,20 @@ describe('sandbox selection', () => {
         registerCodeTools(client, { root, sandbox: 'bwrap', bwrapPath: join(root, 'no-such-bwrap') }),
       ).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
       expect(await client.getTools()).toEqual([]);
-      const auto = await registerCodeTools(client, { root, sandbox: 'auto', bwrapPath: join(root, 'no-such-bwrap') });
+      // auto without a working sandbox is refused, saying how to get one or opt in (docs/design/code-tools.md#unsandboxed).
+      await expect(
+        registerCodeTools(client, { root, sandbox: 'auto', bwrapPath: join(root, 'no-such-bwrap') }),
+      ).rejects.toMatchObject({
+        code: 'NOT_SUPPORTED',
+        message: expect.stringMatching(/bubblewrap.*dangerouslyRunUnsandboxed: true/s),
+      });
+      expect(await client.getTools()).toEqual([]);
+      const auto = await registerCodeTools(client, {
+        root,
+        sandbox: 'auto',
+        bwrapPath: join(root, 'no-such-bwrap'),
+        dangerouslyRunUnsandboxed: true,
+      });
       expect(auto.sandbox).toBe('none');
       expect(auto.sandboxReason).toContain('bwrap does not work here');
     } finally {
