@@ -366,7 +366,8 @@ export class ProcessManager {
         resolve();
       });
     });
-    if (placeholder) void proc.done.then(() => this.#releasePlaceholder(placeholder));
+    // The placeholder is gone by the time `done` resolves (so after stop() and close()).
+    if (placeholder) proc.done = proc.done.then(() => this.#releasePlaceholder(placeholder));
     this.#procs.set(id, proc);
     // Keep the table bounded: the oldest finished processes (and their output) are forgotten first.
     const finished = this.list().filter((p) => p.finished);
