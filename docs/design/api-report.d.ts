@@ -1154,6 +1154,7 @@ export interface CodeToolsOptions {
     root: string;
     manualName?: string;
     sandbox?: 'auto' | 'bwrap' | 'none';
+    dangerouslyRunUnsandboxed?: boolean;
     network?: boolean;
     writablePaths?: string[];
     envAllowlist?: string[];
