@@ -99,6 +99,35 @@ function listen(server: Server, at: string | number): Promise<void> {
   );
 }
 
+/**
+ * A minimal static x86_64 ELF whose `code` runs at its entry point, then exits with eax as its status. Used to make
+ * syscalls the way no compiler on the host would (i386 `int 0x80`, x32 numbers) without a 32-bit toolchain.
+ */
+function elfX64(code: number[]): Buffer {
+  const base = 0x400000;
+  const codeAt = 64 + 56; // after the ELF header and one program header
+  const exitWithEax = [0x89, 0xc7, 0xb8, 60, 0, 0, 0, 0x0f, 0x05]; // mov edi, eax; mov eax, 60 (exit); syscall
+  const b = Buffer.alloc(codeAt + code.length + exitWithEax.length);
+  b.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0], 0); // ELF, 64-bit, little-endian, version 1, System V
+  b.writeUInt16LE(2, 16); // ET_EXEC
+  b.writeUInt16LE(0x3e, 18); // EM_X86_64
+  b.writeUInt32LE(1, 20);
+  b.writeBigUInt64LE(BigInt(base + codeAt), 24); // entry
+  b.writeBigUInt64LE(64n, 32); // program headers at 64
+  b.writeUInt16LE(64, 52);
+  b.writeUInt16LE(56, 54);
+  b.writeUInt16LE(1, 56);
+  b.writeUInt32LE(1, 64); // PT_LOAD of the whole file, read + execute
+  b.writeUInt32LE(5, 68);
+  b.writeBigUInt64LE(BigInt(base), 80);
+  b.writeBigUInt64LE(BigInt(base), 88);
+  b.writeBigUInt64LE(BigInt(b.length), 96);
+  b.writeBigUInt64LE(BigInt(b.length), 104);
+  b.writeBigUInt64LE(0x1000n, 112);
+  b.set([...code, ...exitWithEax], codeAt);
+  return b;
+}
+
 describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside', () => {
   let tcp: Server;
   let tcpPort = 0;
@@ -217,6 +246,34 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
           await attack(user, root, { sandbox: 'none', dangerouslyRunUnsandboxed: true }, steps.slice(0, 2)),
         );
         expect(control.join('\n').match(/UNIX-CONNECTED/g)).toHaveLength(2);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it.skipIf(process.arch !== 'x64')(
+      "kills a syscall made in another architecture's convention (i386 int 0x80), refuses x32",
+      async () => {
+        const root = await ownedDir(user);
+        // i386 syscall 60 is umask (x86_64's 60 is exit): the filter must not read it with x86_64 numbers.
+        await writeFile(join(root, 'i386-call'), elfX64([0xbb, 0o22, 0, 0, 0, 0xb8, 60, 0, 0, 0, 0xcd, 0x80]), {
+          mode: 0o755,
+        });
+        // x32 getpid (39 | 0x40000000) through the 64-bit syscall instruction.
+        await writeFile(join(root, 'x32-call'), elfX64([0xb8, 39, 0, 0, 0x40, 0x0f, 0x05]), { mode: 0o755 });
+        await chownTree(root, user);
+        const command = './i386-call; echo "i386 status $?"; ./x32-call; echo "x32 status $?"';
+        const [sandboxed] = texts(
+          await attack(user, root, { sandbox: 'bwrap' }, [{ call: 'bash', args: { command } }]),
+        );
+        expect(sandboxed).toContain('i386 status 159'); // 128 + SIGSYS: killed by the filter
+        expect(sandboxed).toContain('x32 status 218'); // -ENOSYS as the exit status
+        // Control: without the filter the i386 call runs (umask returns the old mask, 18).
+        const [control] = texts(
+          await attack(user, root, { sandbox: 'none', dangerouslyRunUnsandboxed: true }, [
+            { call: 'bash', args: { command } },
+          ]),
+        );
+        expect(control).toContain('i386 status 18\n');
       },
       TEST_TIMEOUT_MS,
     );
