@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -85,6 +85,57 @@ function attack(user: User, root: string, options: Record<string, unknown>, step
       }
     });
   });
+}
+
+/** Runs the attacker until it prints its first line, then kills it with SIGKILL (a host that crashes). */
+function attackThenCrash(user: User, root: string, options: Record<string, unknown>, steps: Step[]): Promise<Outcome> {
+  const child = spawn(process.execPath, [FIXTURE, JSON.stringify({ root, options, steps })], {
+    cwd: root,
+    uid: user.uid,
+    gid: user.gid,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the attacker printed nothing within ${RUN_DEADLINE_MS} ms; stderr: ${stderr}`));
+    }, RUN_DEADLINE_MS);
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (!stdout.includes('\n')) return;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      child.once('close', () => resolve(JSON.parse(stdout.slice(0, stdout.indexOf('\n'))) as Outcome));
+    });
+  });
+}
+
+/** Live pids whose command line contains `text`, once none is left or after `waitMs`. */
+async function survivors(text: string, waitMs: number): Promise<number[]> {
+  const scan = () => {
+    const found: number[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (/^\S+ \(.*\) [ZX] /s.test(readFileSync(`/proc/${name}/stat`, 'latin1'))) continue;
+        if (readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(text)) found.push(Number(name));
+      } catch {
+        // gone
+      }
+    }
+    return found;
+  };
+  const deadline = Date.now() + waitMs;
+  let pids = scan();
+  while (pids.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    pids = scan();
+  }
+  return pids;
 }
 
 /** The text of each step's result (a tool's error message for a failed call). */
@@ -421,6 +472,36 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
           ]),
         );
         expect(control[3]).not.toBe('');
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a host killed with SIGKILL takes its sandboxes down (--die-with-parent), escapees included',
+      async () => {
+        const root = await ownedDir(user);
+        const head = 'utcp-orphan-';
+        const tail = randomBytes(4).toString('hex');
+        const steps = (name: string): Step[] => [
+          {
+            call: 'bash',
+            args: {
+              command: `T=${head}; (env -u UTCP_CODE_TOOLS_PROCESS setsid bash -c "exec -a \${T}${tail}-${name}-esc sleep 600" </dev/null >/dev/null 2>&1 &); exec -a \${T}${tail}-${name}-main sleep 600`,
+              run_in_background: true,
+            },
+          },
+          { present: `${head}${tail}-${name}-esc`, waitMs: 10_000 },
+          { print: true },
+          { sleep: RUN_DEADLINE_MS },
+        ];
+        const crashed = await attackThenCrash(user, root, { sandbox: 'bwrap' }, steps('bwrap'));
+        expect(String(crashed.results[1].value)).not.toBe(''); // the escapee was running when the host died
+        expect(await survivors(`${head}${tail}-bwrap`, 5000)).toEqual([]);
+        // Control: an unsandboxed host that dies leaves its processes behind (killed here).
+        await attackThenCrash(user, root, { sandbox: 'none', dangerouslyRunUnsandboxed: true }, steps('none'));
+        const left = await survivors(`${head}${tail}-none`, 0);
+        for (const pid of left) process.kill(pid, 'SIGKILL');
+        expect(left).not.toEqual([]);
       },
       TEST_TIMEOUT_MS,
     );
