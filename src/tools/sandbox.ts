@@ -47,7 +47,11 @@ export function bwrapArgs(spec: SandboxSpec, argv: readonly string[]): string[] 
   // setns and the rest (docs/design/code-tools.md#sandbox).
   const args = ['--unshare-user', '--cap-drop', 'ALL'];
   if (spec.disableUserns) args.push('--disable-userns');
-  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  // Sysctls check only the writer's uid, not a capability: a root host's command (uid 0 in its namespace) could
+  // write kernel.core_pattern and have the host run its program as root. /proc/sys stays read-only.
+  args.push('--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger');
+  args.push('--tmpfs', '/tmp');
   for (const path of [spec.workspace, ...spec.writable]) args.push('--bind', path, path);
   for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent');

@@ -217,7 +217,7 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
 
   describe.each(users)('as $label', (user) => {
     it(
-      'gives root no capability back: no remount, no umount of /proc, no host environment, no host network',
+      'gives root no capability back: no remount, no umount of /proc, no sysctl, no host environment, no host network',
       async () => {
         const root = await ownedDir(user);
         const outside = await ownedDir(user, HOST_DIR);
@@ -235,6 +235,10 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
             args: {
               command: [
                 'umount -l /proc && echo UMOUNTED',
+                // Sysctls check the writer's uid only: kernel.core_pattern would run a program as root on the host.
+                // The same value is written back, to a harmless one, so an unfixed sandbox changes nothing.
+                'v=$(cat /proc/sys/kernel/printk_ratelimit) && echo "$v" > /proc/sys/kernel/printk_ratelimit && echo SYSCTL-WRITTEN',
+                `unshare -Urpf --mount-proc sh -c 'echo "$(cat /proc/sys/kernel/printk_ratelimit)" > /proc/sys/kernel/printk_ratelimit && echo NESTED-SYSCTL'`,
                 "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a UTCP_HOST_SECRET",
                 `for f in /proc/[0-9]*/ns/net; do nsenter --net=$f bash -c 'exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && echo NET-REACHED' 2>/dev/null && break; done`,
                 // A nested user namespace has every capability over itself, none over the sandbox's locked mounts.
@@ -248,7 +252,15 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         expect(outcome.registration.sandbox).toBe('bwrap');
         // What stays: the command runs as the host uid (mapped), so it reads what that uid may read, read-only.
         expect(identity).toMatch(new RegExp(`^${user.uid}\\n`));
-        for (const marker of ['REMOUNTED', 'WROTE-OUTSIDE', 'UMOUNTED', 'NET-REACHED', 'NESTED-', SECRET])
+        for (const marker of [
+          'REMOUNTED',
+          'WROTE-OUTSIDE',
+          'UMOUNTED',
+          'SYSCTL-WRITTEN',
+          'NET-REACHED',
+          'NESTED-',
+          SECRET,
+        ])
           expect(`${identity}${escape}`).not.toContain(marker);
         expect(existsSync(join(outside, 'escaped'))).toBe(false);
         expect(existsSync(join(outside, 'nested'))).toBe(false);
