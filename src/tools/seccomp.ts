@@ -10,7 +10,9 @@
  * - `socketpair()` of datagram sockets: EAFNOSUPPORT (a datagram socket can be pointed at any UNIX socket with
  *   `connect`/`sendto`; stream and seqpacket pairs are connected to each other for good and reach nothing else);
  * - io_uring (`io_uring_setup`, `_enter`, `_register`): ENOSYS, since its operations open and connect sockets
- *   without the syscalls above.
+ *   without the syscalls above;
+ * - the kernel keyrings (`add_key`, `request_key`, `keyctl`): ENOSYS, since the command inherits the host
+ *   process's session keyring and could read the keys in it.
  * Everything else is allowed. The program is the raw `struct sock_filter[]` bwrap reads from `--seccomp FD`.
  */
 
@@ -46,14 +48,30 @@ interface SeccompArch {
   socket: number;
   socketpair: number;
   ioUring: readonly number[];
+  /** add_key, request_key, keyctl. */
+  keyring: readonly number[];
   /** x86_64 also accepts x32 numbers under its own audit arch; they are refused. */
   x32: boolean;
 }
 
 /** Syscall numbers per Node `process.arch` (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h). */
 const ARCHES: Record<string, SeccompArch> = {
-  x64: { audit: 0xc000003e, socket: 41, socketpair: 53, ioUring: [425, 426, 427], x32: true },
-  arm64: { audit: 0xc00000b7, socket: 198, socketpair: 199, ioUring: [425, 426, 427], x32: false },
+  x64: {
+    audit: 0xc000003e,
+    socket: 41,
+    socketpair: 53,
+    ioUring: [425, 426, 427],
+    keyring: [248, 249, 250],
+    x32: true,
+  },
+  arm64: {
+    audit: 0xc00000b7,
+    socket: 198,
+    socketpair: 199,
+    ioUring: [425, 426, 427],
+    keyring: [217, 218, 219],
+    x32: false,
+  },
 };
 
 /** The architectures the filter supports (others get no kernel sandbox: docs/design/code-tools.md#seccomp). */
@@ -111,7 +129,7 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
     ...(a.x32 ? [{ code: BPF_JMP_JGE_K, jt: 'enosys', jf: 0, k: X32_SYSCALL_BIT }] : []),
     jeq(a.socket, 'socket'),
     jeq(a.socketpair, 'socketpair'),
-    ...a.ioUring.map((nr) => jeq(nr, 'enosys')),
+    ...[...a.ioUring, ...a.keyring].map((nr) => jeq(nr, 'enosys')),
     ret(RET_ALLOW),
     'socket',
     load(argLow(0)),

@@ -270,7 +270,7 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
     );
 
     it(
-      'reaches no UNIX socket (filesystem or abstract), no io_uring, with or without the network',
+      'reaches no UNIX socket (filesystem or abstract), no io_uring, no keyring, with or without the network',
       async () => {
         const root = await ownedDir(user);
         await writeFile(
@@ -289,6 +289,8 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
           `node connect.cjs ${abstract}`,
           `perl -MSocket -e 'print socketpair(my $a, my $b, AF_UNIX, SOCK_DGRAM, 0) ? "DGRAM-PAIR\\n" : "dgram pair refused: $!\\n"; print socketpair(my $c, my $d, AF_UNIX, SOCK_STREAM, 0) ? "stream pair ok\\n" : "stream pair refused: $!\\n"'`,
           `perl -e '$p = "\\0" x 120; print syscall(425, 8, $p) < 0 ? "io_uring refused: $!\\n" : "IO-URING\\n"'`,
+          // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, create): the host's session keyring is inherited.
+          `perl -e 'my $n = { x64 => 250, arm64 => 219 }->{"${process.arch}"}; print syscall($n, 0, -3, 1) < 0 ? "keyring refused: $!\\n" : "KEYRING\\n"'`,
           `node -e "require('node:net').connect(${tcpPort}, '127.0.0.1').on('connect', () => { console.log('tcp ok'); process.exit(0); }).on('error', (e) => console.log('tcp refused', e.code))"`,
         ];
         const steps = probes.map((command) => ({ call: 'bash', args: { command } }));
@@ -301,6 +303,8 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
           expect(out).toContain('stream pair ok'); // socketpair stream sockets reach nothing and stay allowed
           expect(out).not.toContain('IO-URING');
           expect(out).toContain('io_uring refused');
+          expect(out).not.toContain('KEYRING');
+          expect(out).toContain('keyring refused: Function not implemented');
           expect(out).toContain(network ? 'tcp ok' : 'tcp refused'); // IP sockets still follow `network`
         }
         expect(connections).toBe(before + 1); // the one TCP connection of network: true
