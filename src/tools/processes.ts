@@ -404,6 +404,13 @@ export class ProcessManager {
       // bwrap (outer process and namespace init) dies on SIGTERM and takes the PID namespace down at once: the
       // command and its children get the SIGTERM and the grace period; bwrap gets SIGKILL only if they outlive it.
       killPids([...live.members, ...live.marked], 'SIGTERM');
+      // Nothing of the command runs yet (stopped right after the start, bwrap still setting up): SIGKILL to the
+      // group, since the namespace's init ignores SIGTERM from outside and may not have its parent-death signal
+      // yet; a command that never ran is owed no grace period.
+      if (live.members.length === 0 && !proc.finished) {
+        proc.stoppedBy = 'SIGKILL before the command started';
+        groupKill(proc.pid, 'SIGKILL');
+      }
     } else {
       groupKill(proc.pid, 'SIGTERM');
       killPids(live.marked, 'SIGTERM');

@@ -76,6 +76,15 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
     expect(connections).toBe(before + 1);
   });
 
+  it('stop_process right after the start stops at once, without waiting out the grace period', async () => {
+    const { call } = await codeWorkspace({}, { sandbox: 'bwrap', killGraceMs: 60_000 });
+    expect(await call('bash', { command: 'sleep 100', run_in_background: true })).toContain('Started process 1');
+    // The whole test would time out if the SIGTERM missed a command bwrap had not started yet.
+    expect(await call('stop_process', { id: 1 })).toMatch(
+      /^stopped process 1 \((SIGTERM|SIGKILL before the command started)\)/,
+    );
+  });
+
   it('sees the host environment only through the allow-list', async () => {
     process.env.UTCP_TOOLS_TEST_SECRET = 'hunter2';
     try {
