@@ -12,7 +12,11 @@
  * - io_uring (`io_uring_setup`, `_enter`, `_register`): ENOSYS, since its operations open and connect sockets
  *   without the syscalls above;
  * - the kernel keyrings (`add_key`, `request_key`, `keyctl`): ENOSYS, since the command inherits the host
- *   process's session keyring and could read the keys in it.
+ *   process's session keyring and could read the keys in it;
+ * - setuid and setgid bits in a file mode (`chmod` and its variants, `open`/`openat` with O_CREAT or O_TMPFILE,
+ *   `creat`, `mknod`): EPERM. A root host's command is uid 0 without capabilities, but an owner may set these bits
+ *   without one, and a setuid-root file written to the workspace would make anyone who runs it on the host root.
+ *   `openat2` (its mode lies in a struct the filter cannot read) fails with ENOSYS, so callers fall back to openat.
  * Everything else is allowed. The program is the raw `struct sock_filter[]` bwrap reads from `--seccomp FD`.
  */
 
@@ -20,6 +24,7 @@
 const BPF_LD_W_ABS = 0x00 | 0x00 | 0x20;
 const BPF_JMP_JEQ_K = 0x05 | 0x10 | 0x00;
 const BPF_JMP_JGE_K = 0x05 | 0x30 | 0x00;
+const BPF_JMP_JSET_K = 0x05 | 0x40 | 0x00;
 const BPF_ALU_AND_K = 0x04 | 0x50 | 0x00;
 const BPF_RET_K = 0x06 | 0x00;
 
@@ -35,6 +40,10 @@ const argLow = (index: number) => 16 + 8 * index;
 
 const ENOSYS = 38;
 const EAFNOSUPPORT = 97;
+const EPERM = 1;
+const S_ISUID_ISGID = 0o6000;
+/** O_CREAT and __O_TMPFILE: the open flags that make the kernel use the mode argument (same on both arches). */
+const O_CREATES = 0o100 | 0o20000000;
 const AF_INET = 2;
 const AF_INET6 = 10;
 const AF_NETLINK = 16;
@@ -50,6 +59,11 @@ interface SeccompArch {
   ioUring: readonly number[];
   /** add_key, request_key, keyctl. */
   keyring: readonly number[];
+  /** Calls that take a file mode, by the index of the mode argument. */
+  modeAt: Record<1 | 2 | 3, readonly number[]>;
+  /** Calls that take open flags then a mode: [nr, flags index]. */
+  openAt: readonly [number, 1 | 2][];
+  openat2: number;
   /** x86_64 also accepts x32 numbers under its own audit arch; they are refused. */
   x32: boolean;
 }
@@ -62,6 +76,13 @@ const ARCHES: Record<string, SeccompArch> = {
     socketpair: 53,
     ioUring: [425, 426, 427],
     keyring: [248, 249, 250],
+    // chmod, fchmod, creat, mknod | fchmodat, mknodat, fchmodat2
+    modeAt: { 1: [90, 91, 85, 133], 2: [268, 259, 452], 3: [] },
+    openAt: [
+      [2, 1], // open(path, flags, mode)
+      [257, 2], // openat(dirfd, path, flags, mode)
+    ],
+    openat2: 437,
     x32: true,
   },
   arm64: {
@@ -70,6 +91,10 @@ const ARCHES: Record<string, SeccompArch> = {
     socketpair: 199,
     ioUring: [425, 426, 427],
     keyring: [217, 218, 219],
+    // fchmod | fchmodat, mknodat, fchmodat2
+    modeAt: { 1: [52], 2: [53, 33, 452], 3: [] },
+    openAt: [[56, 2]], // openat(dirfd, path, flags, mode)
+    openat2: 437,
     x32: false,
   },
 };
@@ -129,8 +154,22 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
     ...(a.x32 ? [{ code: BPF_JMP_JGE_K, jt: 'enosys', jf: 0, k: X32_SYSCALL_BIT }] : []),
     jeq(a.socket, 'socket'),
     jeq(a.socketpair, 'socketpair'),
-    ...[...a.ioUring, ...a.keyring].map((nr) => jeq(nr, 'enosys')),
+    ...[...a.ioUring, ...a.keyring, a.openat2].map((nr) => jeq(nr, 'enosys')),
+    ...([1, 2, 3] as const).flatMap((index) => a.modeAt[index].map((nr) => jeq(nr, `mode${index}`))),
+    ...a.openAt.map(([nr, flags]) => jeq(nr, `open${flags}`)),
     ret(RET_ALLOW),
+    // open-like calls read their mode only with O_CREAT or O_TMPFILE (otherwise it is whatever the caller left).
+    'open1',
+    load(argLow(1)),
+    { code: BPF_JMP_JSET_K, jt: 'mode2', jf: 'allow', k: O_CREATES },
+    'open2',
+    load(argLow(2)),
+    { code: BPF_JMP_JSET_K, jt: 'mode3', jf: 'allow', k: O_CREATES },
+    ...([1, 2, 3] as const).flatMap((index) => [
+      `mode${index}`,
+      load(argLow(index)),
+      { code: BPF_JMP_JSET_K, jt: 'eperm', jf: 'allow', k: S_ISUID_ISGID },
+    ]),
     'socket',
     load(argLow(0)),
     jeq(AF_INET, 'allow'),
@@ -147,6 +186,8 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
     ret(RET_ERRNO | EAFNOSUPPORT),
     'enosys',
     ret(RET_ERRNO | ENOSYS),
+    'eperm',
+    ret(RET_ERRNO | EPERM),
     'kill',
     ret(RET_KILL_PROCESS),
   ];

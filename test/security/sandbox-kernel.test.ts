@@ -7,7 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -248,7 +248,7 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
             },
           },
         ]);
-        const [identity, escape] = texts(outcome);
+        const [identity, breakout] = texts(outcome);
         expect(outcome.registration.sandbox).toBe('bwrap');
         // What stays: the command runs as the host uid (mapped), so it reads what that uid may read, read-only.
         expect(identity).toMatch(new RegExp(`^${user.uid}\\n`));
@@ -261,7 +261,7 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
           'NESTED-',
           SECRET,
         ])
-          expect(`${identity}${escape}`).not.toContain(marker);
+          expect(`${identity}${breakout}`).not.toContain(marker);
         expect(existsSync(join(outside, 'escaped'))).toBe(false);
         expect(existsSync(join(outside, 'nested'))).toBe(false);
         expect(connections).toBe(before);
@@ -341,6 +341,37 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
           ]),
         );
         expect(control).toContain('i386 status 18\n');
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      "writes no setuid or setgid file into the workspace (a root host's would be setuid root on the host)",
+      async () => {
+        const root = await ownedDir(user);
+        const command = [
+          'cp /bin/true chmodded && chmod u+s chmodded; chmod g+s chmodded; chmod 6755 chmodded',
+          `perl -e 'sysopen(my $f, "created", 0101, 06755) or print "create refused: $!\\n"'`,
+          `perl -e 'my $p = "made"; syscall(${process.arch === 'x64' ? 133 : 33}, ${process.arch === 'x64' ? '' : '-100, '}$p, 0100000 | 06755, 0) < 0 and print "mknod refused: $!\\n"'`,
+          'chmod 0700 chmodded && echo PLAIN-CHMOD-OK',
+          'true',
+        ].join('; ');
+        const modes = async () => {
+          const found: Record<string, number> = {};
+          for (const name of await readdir(root)) found[name] = (await stat(join(root, name))).mode & 0o6000;
+          return found;
+        };
+        const [out] = texts(await attack(user, root, { sandbox: 'bwrap' }, [{ call: 'bash', args: { command } }]));
+        expect(out).toContain('PLAIN-CHMOD-OK'); // ordinary modes still work
+        expect(out).toContain('create refused: Operation not permitted');
+        expect(out).toContain('mknod refused: Operation not permitted');
+        expect(Object.values(await modes()).every((bits) => bits === 0)).toBe(true);
+        // Control: without the sandbox the same commands leave setuid files behind.
+        await rm(join(root, 'chmodded'), { force: true });
+        await attack(user, root, { sandbox: 'none', dangerouslyRunUnsandboxed: true }, [
+          { call: 'bash', args: { command: command.replace('; chmod 0700 chmodded && echo PLAIN-CHMOD-OK', '') } },
+        ]);
+        expect(Object.values(await modes()).some((bits) => bits !== 0)).toBe(true);
       },
       TEST_TIMEOUT_MS,
     );
@@ -458,16 +489,16 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         const head = 'utcp-escapee-';
         const tail = randomBytes(4).toString('hex');
         const tag = `${head}${tail}`;
-        const escape = (name: string) =>
+        const escapee = (name: string) =>
           `T=${head}; (env -u UTCP_CODE_TOOLS_PROCESS setsid bash -c "exec -a \${T}${tail}-${name} sleep 600" </dev/null >/dev/null 2>&1 &)`;
         const steps: Step[] = [
-          { call: 'bash', args: { command: `${escape('fg')}; sleep 0.2; echo started` } },
+          { call: 'bash', args: { command: `${escapee('fg')}; sleep 0.2; echo started` } },
           { survivors: `${tag}-fg`, waitMs: 5000 },
-          { call: 'bash', args: { command: `${escape('bg')}; exec sleep 600`, run_in_background: true } },
+          { call: 'bash', args: { command: `${escapee('bg')}; exec sleep 600`, run_in_background: true } },
           { present: `${tag}-bg`, waitMs: 10_000 },
           { call: 'stop_process', args: { id: 2 } },
           { survivors: `${tag}-bg`, waitMs: 5000 },
-          { call: 'bash', args: { command: `${escape('close')}; exec sleep 600`, run_in_background: true } },
+          { call: 'bash', args: { command: `${escapee('close')}; exec sleep 600`, run_in_background: true } },
           { present: `${tag}-close`, waitMs: 10_000 },
           { close: true },
           { survivors: `${tag}-close`, waitMs: 5000 },
