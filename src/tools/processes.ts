@@ -8,8 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
 import { policyViolation, type PolicyRule } from './policy.js';
-import { rmdir, mkdir } from 'node:fs/promises';
-import { gitProtection, spawnSandboxed, type SandboxChoice } from './sandbox.js';
+import { GitPlaceholder, gitProtection, spawnSandboxed, type SandboxChoice } from './sandbox.js';
 
 /**
  * Output kept for one process: the first `headBytes` bytes, and the last `capacity` bytes (a ring held as a list of
@@ -242,36 +241,8 @@ export class ProcessManager {
     this.#opts = opts;
   }
 
-  /** Placeholder `.git` directories this manager created, with the number of live commands that mount them. */
-  readonly #placeholders = new Map<string, number>();
-
-  /** Creates `<root>/.git` as an empty directory when it does not exist; returns it when this manager holds it. */
-  async #holdPlaceholder(rootReal: string): Promise<string | undefined> {
-    const path = `${rootReal}/.git`;
-    const held = this.#placeholders.get(path);
-    if (held !== undefined) {
-      this.#placeholders.set(path, held + 1);
-      return path;
-    }
-    const made = await mkdir(path, { mode: 0o755 }).then(
-      () => true,
-      () => false, // it exists (a real .git, protected as such) or cannot be made (gitProtection decides)
-    );
-    if (!made) return undefined;
-    this.#placeholders.set(path, 1);
-    return path;
-  }
-
-  async #releasePlaceholder(path: string | undefined): Promise<void> {
-    if (!path) return;
-    const held = (this.#placeholders.get(path) ?? 1) - 1;
-    if (held > 0) {
-      this.#placeholders.set(path, held);
-      return;
-    }
-    this.#placeholders.delete(path);
-    await rmdir(path).catch(() => undefined); // not empty: someone on the host made it a repository meanwhile
-  }
+  /** The placeholder `<root>/.git` of this manager's workspace, made when first needed. */
+  #placeholder: GitPlaceholder | undefined;
 
   get sandboxLabel(): string {
     const s = this.#opts.sandbox;
@@ -302,14 +273,13 @@ export class ProcessManager {
     const id = this.#nextId++;
     const env = { ...this.#opts.env, [MARKER_VARIABLE]: `${this.#opts.marker}-${id}` };
     let child: ChildProcess;
-    let placeholder: string | undefined;
+    let placeholder: GitPlaceholder | undefined;
     if (sandbox.mode === 'bwrap') {
       // The workspace's git control files are read-only inside (docs/design/code-tools.md#git); a missing
       // <root>/.git gets an empty placeholder, removed when the last command using it ends.
-      placeholder = await this.#holdPlaceholder(rootReal);
+      this.#placeholder ??= new GitPlaceholder(`${rootReal}/.git`);
+      if (await this.#placeholder.hold()) placeholder = this.#placeholder;
       try {
-        // A .git still missing after the placeholder's mkdir means the root is not writable by this user, so not
-        // by the command either.
         const readOnly = await gitProtection(rootReal, this.#opts.writable);
         const spec = {
           workspace: rootReal,
@@ -321,7 +291,7 @@ export class ProcessManager {
         };
         child = spawnSandboxed(sandbox.bwrapPath!, spec, argv, { env, detached: true, stdout: 'pipe', stderr: 'pipe' });
       } catch (error) {
-        await this.#releasePlaceholder(placeholder);
+        await placeholder?.release();
         throw error;
       }
     } else {
@@ -367,7 +337,7 @@ export class ProcessManager {
       });
     });
     // The placeholder is gone by the time `done` resolves (so after stop() and close()).
-    if (placeholder) proc.done = proc.done.then(() => this.#releasePlaceholder(placeholder));
+    if (placeholder) proc.done = proc.done.then(() => placeholder.release());
     this.#procs.set(id, proc);
     // Keep the table bounded: the oldest finished processes (and their output) are forgotten first.
     const finished = this.list().filter((p) => p.finished);

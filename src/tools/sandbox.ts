@@ -6,7 +6,7 @@
  * The kernel enforces all of it; no command string is inspected here.
  */
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
-import { access, lstat, readFile, realpath } from 'node:fs/promises';
+import { access, lstat, mkdir, readFile, realpath, rmdir } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SECCOMP_ARCHES, seccompFilter } from './seccomp.js';
@@ -141,6 +141,45 @@ export async function gitProtection(workspace: string, writable: readonly string
     if (common) await protectGitdir(`${gitdir}/commondir`, gitdir, common);
   }
   return [...readOnly];
+}
+
+/**
+ * The empty `<root>/.git` made while sandboxed commands run in a workspace that has none (docs/design/code-tools.md#git),
+ * so no command can create one. Counted per live command; removed when the last one ends. A new placeholder waits
+ * for the removal of the last one: removing a directory another sandbox has mounted would unmount it there.
+ */
+export class GitPlaceholder {
+  readonly path: string;
+  #holders = 0;
+  #made: Promise<boolean> | undefined;
+  #gone: Promise<void> = Promise.resolve();
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** True when the placeholder is there for the caller (then `release()` it); false when a `.git` exists. */
+  async hold(): Promise<boolean> {
+    this.#holders++;
+    // mkdir fails when a .git exists (protected as such) or the root is not writable (nor is it for the command).
+    this.#made ??= this.#gone.then(() =>
+      mkdir(this.path, { mode: 0o755 }).then(
+        () => true,
+        () => false,
+      ),
+    );
+    if (await this.#made) return true;
+    if (--this.#holders === 0) this.#made = undefined;
+    return false;
+  }
+
+  async release(): Promise<void> {
+    if (--this.#holders > 0) return;
+    this.#made = undefined;
+    // Not empty: someone on the host made it a repository meanwhile, and it stays.
+    this.#gone = rmdir(this.path).catch(() => undefined);
+    await this.#gone;
+  }
 }
 
 async function findOnPath(name: string, pathVar: string | undefined): Promise<string | undefined> {
