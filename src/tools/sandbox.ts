@@ -247,10 +247,11 @@ export async function chooseSandbox(
     bin = bwrapPath ?? (await findOnPath('bwrap', process.env.PATH));
     if (!bin) reason = 'bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)';
     else {
-      // --disable-userns needs bwrap 0.8.0; without it the sandbox holds as well (nested namespaces get no
-      // capability over the sandbox's mounts), it only leaves the kernel's user-namespace code reachable.
+      // --disable-userns needs bwrap 0.8.0 (and a kernel that lets it cap user namespaces); without it the sandbox
+      // holds as well (nested namespaces get no capability over the sandbox's locked mounts), it only leaves the
+      // kernel's user-namespace code reachable. So a failure is retried without it.
       let failure = await probe(bin, workspace, shell, true);
-      if (failure && /disable-userns/.test(failure)) {
+      if (failure) {
         disableUserns = false;
         failure = await probe(bin, workspace, shell, false);
       }

@@ -223,48 +223,57 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         const outside = await ownedDir(user, HOST_DIR);
         await chmod(outside, 0o777);
         const before = connections;
-        const outcome = await attack(user, root, { sandbox: 'bwrap' }, [
-          {
-            call: 'bash',
-            args: {
-              command: `id -u; mount -o remount,rw / && echo REMOUNTED; echo pwned > ${outside}/escaped && echo WROTE-OUTSIDE; true`,
+        // Also with a bwrap older than 0.8.0, which has no --disable-userns (a wrapper that refuses the option).
+        const legacy = join(await ownedDir(user), 'bwrap-0.7');
+        await writeFile(
+          legacy,
+          '#!/bin/sh\nfor a; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option $a" >&2; exit 1; }; done\nexec bwrap "$@"\n',
+          { mode: 0o755 },
+        );
+        for (const bwrapPath of [undefined, legacy]) {
+          const outcome = await attack(user, root, { sandbox: 'bwrap', bwrapPath }, [
+            {
+              call: 'bash',
+              args: {
+                command: `id -u; mount -o remount,rw / && echo REMOUNTED; echo pwned > ${outside}/escaped && echo WROTE-OUTSIDE; true`,
+              },
             },
-          },
-          {
-            call: 'bash',
-            args: {
-              command: [
-                'umount -l /proc && echo UMOUNTED',
-                // Sysctls check the writer's uid only: kernel.core_pattern would run a program as root on the host.
-                // The same value is written back, to a harmless one, so an unfixed sandbox changes nothing.
-                'v=$(cat /proc/sys/kernel/printk_ratelimit) && echo "$v" > /proc/sys/kernel/printk_ratelimit && echo SYSCTL-WRITTEN',
-                `unshare -Urpf --mount-proc sh -c 'echo "$(cat /proc/sys/kernel/printk_ratelimit)" > /proc/sys/kernel/printk_ratelimit && echo NESTED-SYSCTL'`,
-                "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a UTCP_HOST_SECRET",
-                `for f in /proc/[0-9]*/ns/net; do nsenter --net=$f bash -c 'exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && echo NET-REACHED' 2>/dev/null && break; done`,
-                // A nested user namespace has every capability over itself, none over the sandbox's locked mounts.
-                `unshare -Urm sh -c 'umount -l /proc && echo NESTED-UMOUNTED; mount -o remount,rw / && echo NESTED-REMOUNTED; echo pwned > ${outside}/nested && echo NESTED-WROTE'`,
-                'true',
-              ].join('; '),
+            {
+              call: 'bash',
+              args: {
+                command: [
+                  'umount -l /proc && echo UMOUNTED',
+                  // Sysctls check the writer's uid only: kernel.core_pattern would run a program as root on the host.
+                  // The same value is written back, to a harmless one, so an unfixed sandbox changes nothing.
+                  'v=$(cat /proc/sys/kernel/printk_ratelimit) && echo "$v" > /proc/sys/kernel/printk_ratelimit && echo SYSCTL-WRITTEN',
+                  `unshare -Urpf --mount-proc sh -c 'echo "$(cat /proc/sys/kernel/printk_ratelimit)" > /proc/sys/kernel/printk_ratelimit && echo NESTED-SYSCTL'`,
+                  "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a UTCP_HOST_SECRET",
+                  `for f in /proc/[0-9]*/ns/net; do nsenter --net=$f bash -c 'exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && echo NET-REACHED' 2>/dev/null && break; done`,
+                  // A nested user namespace has every capability over itself, none over the sandbox's locked mounts.
+                  `unshare -Urm sh -c 'umount -l /proc && echo NESTED-UMOUNTED; mount -o remount,rw / && echo NESTED-REMOUNTED; echo pwned > ${outside}/nested && echo NESTED-WROTE'`,
+                  'true',
+                ].join('; '),
+              },
             },
-          },
-        ]);
-        const [identity, breakout] = texts(outcome);
-        expect(outcome.registration.sandbox).toBe('bwrap');
-        // What stays: the command runs as the host uid (mapped), so it reads what that uid may read, read-only.
-        expect(identity).toMatch(new RegExp(`^${user.uid}\\n`));
-        for (const marker of [
-          'REMOUNTED',
-          'WROTE-OUTSIDE',
-          'UMOUNTED',
-          'SYSCTL-WRITTEN',
-          'NET-REACHED',
-          'NESTED-',
-          SECRET,
-        ])
-          expect(`${identity}${breakout}`).not.toContain(marker);
-        expect(existsSync(join(outside, 'escaped'))).toBe(false);
-        expect(existsSync(join(outside, 'nested'))).toBe(false);
-        expect(connections).toBe(before);
+          ]);
+          const [identity, breakout] = texts(outcome);
+          expect(outcome.registration.sandbox).toBe('bwrap');
+          // What stays: the command runs as the host uid (mapped), so it reads what that uid may read, read-only.
+          expect(identity).toMatch(new RegExp(`^${user.uid}\\n`));
+          for (const marker of [
+            'REMOUNTED',
+            'WROTE-OUTSIDE',
+            'UMOUNTED',
+            'SYSCTL-WRITTEN',
+            'NET-REACHED',
+            'NESTED-',
+            SECRET,
+          ])
+            expect(`${identity}${breakout}`).not.toContain(marker);
+          expect(existsSync(join(outside, 'escaped'))).toBe(false);
+          expect(existsSync(join(outside, 'nested'))).toBe(false);
+          expect(connections).toBe(before);
+        }
       },
       TEST_TIMEOUT_MS,
     );
