@@ -5,9 +5,10 @@
  * (docs/design/code-tools.md#seccomp) and, unless the network is allowed, an empty network namespace.
  * The kernel enforces all of it; no command string is inspected here.
  */
-import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
+import { execFile, spawn, type ChildProcess, type StdioNull, type StdioPipe } from 'node:child_process';
 import { access, lstat, mkdir, readFile, realpath, rmdir } from 'node:fs/promises';
 import { constants } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { SECCOMP_ARCHES, seccompFilter } from './seccomp.js';
 
@@ -96,25 +97,38 @@ function within(path: string, area: string): boolean {
   return path === area || path.startsWith(area.endsWith('/') ? area : `${area}/`);
 }
 
+/** `core.hooksPath` as the host's git reads it for `gitdir` (undefined when unset, or without git). */
+function hooksPathOf(gitdir: string): Promise<string | undefined> {
+  return new Promise((done) => {
+    execFile(
+      'git',
+      ['--git-dir', gitdir, 'config', '--get', 'core.hooksPath'],
+      { timeout: 5000, encoding: 'utf8' },
+      (error, stdout) => done(error ? undefined : stdout.trim() || undefined),
+    );
+  });
+}
+
 /**
  * Finds the git control files a sandboxed command could otherwise write: `.git` (directory or file) at the root
  * of the workspace and of every writable path, the directory a `.git` file points to (`gitdir:`) and its
- * `commondir` when they lie in a writable area (docs/design/code-tools.md#git). A missing `.git` is not listed: the
- * caller creates an empty placeholder in the workspace first. A symbolic-link `.git` cannot be kept in place (the
- * link itself is not a mount point) and is refused, as is a gitdir that the command could create or swap.
+ * `commondir`, and the `core.hooksPath` directory (husky and the like keep hooks in the work tree), when they lie
+ * in a writable area (docs/design/code-tools.md#git). A missing `.git` is not listed: the caller creates an empty
+ * placeholder in the workspace first. A symbolic-link `.git` cannot be kept in place (the link itself is not a
+ * mount point) and is refused, as is a named directory that the command could create or swap.
  */
 export async function gitProtection(workspace: string, writable: readonly string[]): Promise<string[]> {
   const areas = [workspace, ...writable];
   const inArea = (path: string) => areas.some((area) => within(path, area));
   const readOnly = new Set<string>();
-  /** Protects the directory `text` names (relative to `from`); one the command could create or swap is refused. */
-  const protectGitdir = async (file: string, from: string, text: string): Promise<string | undefined> => {
-    const named = resolve(from, text.trim());
+  /** Protects the path `text` names (relative to `from`); one the command could create or swap is refused. */
+  const protect = async (what: string, from: string, text: string): Promise<string | undefined> => {
+    const named = resolve(from, text.trim().replace(/^~(?=\/|$)/, homedir()));
     const real = await realpath(named).catch(() => undefined);
     if (real && inArea(real)) readOnly.add(real);
     if (real !== named && inArea(named))
       throw new Error(
-        `${file} names ${named}, which ${real ? 'goes through a symbolic link' : 'does not exist'} in a writable directory, so the sandbox cannot keep it read-only`,
+        `${what} names ${named}, which ${real ? 'goes through a symbolic link' : 'does not exist'} in a writable directory, so the sandbox cannot keep it read-only`,
       );
     return real;
   };
@@ -130,15 +144,17 @@ export async function gitProtection(workspace: string, writable: readonly string
         `${dotGit} is a symbolic link, which the sandbox cannot keep read-only: replace it with the directory (or a "gitdir:" file) it points to`,
       );
     readOnly.add(dotGit);
-    if (!info.isFile()) continue;
-    // A gitdir file (worktrees, submodules): the directory it names holds the hooks, and its commondir the config.
-    const text = await readFile(dotGit, 'utf8').catch(() => '');
-    const match = /^gitdir:\s*(.+)$/m.exec(text);
-    if (!match) continue;
-    const gitdir = await protectGitdir(dotGit, dirname(dotGit), match[1]);
-    if (!gitdir) continue;
-    const common = await readFile(`${gitdir}/commondir`, 'utf8').catch(() => undefined);
-    if (common) await protectGitdir(`${gitdir}/commondir`, gitdir, common);
+    let gitdir: string | undefined = dotGit;
+    if (info.isFile()) {
+      // A gitdir file (worktrees, submodules): the directory it names holds the hooks, and its commondir the config.
+      const match = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, 'utf8').catch(() => ''));
+      gitdir = match ? await protect(dotGit, dirname(dotGit), match[1]) : undefined;
+      const common = gitdir && (await readFile(`${gitdir}/commondir`, 'utf8').catch(() => undefined));
+      if (gitdir && common) await protect(`${gitdir}/commondir`, gitdir, common);
+    } else if (!info.isDirectory()) continue;
+    // Hooks run from core.hooksPath when it is set, relative to the work tree (the area).
+    const hooks = gitdir && (await hooksPathOf(gitdir));
+    if (hooks) await protect(`core.hooksPath of ${gitdir}`, area, hooks);
   }
   return [...readOnly];
 }

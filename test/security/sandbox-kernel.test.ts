@@ -7,7 +7,19 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -415,6 +427,34 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         expect(dirOut).toContain('STATUS-READ'); // reading the repository still works
         expect(await readFile(join(dirRepo, '.git/config'), 'utf8')).toBe(config);
         expect(existsSync(join(dirRepo, '.git/hooks/post-checkout'))).toBe(false);
+
+        // Hooks kept in the work tree (core.hooksPath, as husky sets it) are git control files too; one that does
+        // not exist yet (the command could create it) makes bash refuse.
+        const husky = await ownedDir(user);
+        gitAs(husky, 'init', '-q');
+        gitAs(husky, 'config', 'core.hooksPath', '.husky');
+        await mkdir(join(husky, '.husky'));
+        await writeFile(join(husky, '.husky/pre-commit'), 'npm test\n');
+        await chownTree(husky, user);
+        const [huskyOut] = texts(
+          await attack(user, husky, { sandbox: 'bwrap' }, [
+            {
+              call: 'bash',
+              args: {
+                command:
+                  "echo 'touch /tmp/pwned' > .husky/pre-commit && echo HOOK-CHANGED; echo x > .husky/post-checkout && echo HOOK-ADDED; mv .husky .h && echo MOVED; true",
+              },
+            },
+          ]),
+        );
+        for (const marker of ['HOOK-CHANGED', 'HOOK-ADDED', 'MOVED']) expect(huskyOut).not.toContain(marker);
+        expect(await readFile(join(husky, '.husky/pre-commit'), 'utf8')).toBe('npm test\n');
+        expect(await readdir(join(husky, '.husky'))).toEqual(['pre-commit']);
+        gitAs(husky, 'config', 'core.hooksPath', '.hooks-to-come');
+        const [missingOut] = texts(
+          await attack(user, husky, { sandbox: 'bwrap' }, [{ call: 'bash', args: { command: 'echo RAN' } }]),
+        );
+        expect(missingOut).toMatch(/^ERROR .*core\.hooksPath .*\.hooks-to-come, which does not exist/);
 
         // .git as a file naming a git directory inside the workspace (as `git init --separate-git-dir` makes).
         const fileRepo = await ownedDir(user);
