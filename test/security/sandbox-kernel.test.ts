@@ -559,6 +559,25 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         expect(sandboxed[5]).toBe('');
         expect(sandboxed[7]).not.toBe('');
         expect(sandboxed[9]).toBe('');
+        // The command stops its namespace's init (ptrace attach sends it SIGSTOP), so the namespace outlives the
+        // command's own end: close() still takes it down.
+        const ptrace = process.arch === 'x64' ? 101 : 117;
+        const stoppedInit = texts(
+          await attack(user, root, { sandbox: 'bwrap' }, [
+            {
+              call: 'bash',
+              args: {
+                command: `${escapee('init')}; sleep 0.2; perl -e 'syscall(${ptrace}, 16, 1, 0, 0) == 0 and print "INIT STOPPED\\n"'`,
+                run_in_background: true, // its call would wait for the stopped init until the bash timeout
+              },
+            },
+            { present: `${tag}-init`, waitMs: 10_000 },
+            { close: true },
+            { survivors: `${tag}-init`, waitMs: 5000 },
+          ]),
+        );
+        expect(stoppedInit[1]).not.toBe(''); // the escapee was running
+        expect(stoppedInit[3]).toBe('');
         // Control: without the sandbox the same escapee outlives close() (what the opt-in accepts).
         const control = texts(
           await attack(user, root, { sandbox: 'none', dangerouslyRunUnsandboxed: true }, [
