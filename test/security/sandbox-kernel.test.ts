@@ -421,7 +421,10 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         gitAs(dirRepo, 'init', '-q');
         const config = await readFile(join(dirRepo, '.git/config'), 'utf8');
         const [dirOut] = texts(
-          await attack(user, dirRepo, { sandbox: 'bwrap' }, [{ call: 'bash', args: { command: attackGit('.git') } }]),
+          // Listing .git as a writable path does not make it writable.
+          await attack(user, dirRepo, { sandbox: 'bwrap', writablePaths: [join(dirRepo, '.git')] }, [
+            { call: 'bash', args: { command: attackGit('.git') } },
+          ]),
         );
         for (const marker of broken) expect(dirOut).not.toContain(marker);
         expect(dirOut).toContain('STATUS-READ'); // reading the repository still works
