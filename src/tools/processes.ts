@@ -247,7 +247,7 @@ export class ProcessManager {
   get sandboxLabel(): string {
     const s = this.#opts.sandbox;
     if (s.mode === 'bwrap')
-      return `bwrap (workspace read-write, system read-only, ${this.#opts.network ? 'network allowed' : 'no network'})`;
+      return `bwrap (workspace read-write but its .git read-only, system read-only, ${this.#opts.network ? 'network allowed' : 'no network'})`;
     return 'none (commands run with the full rights of the host user)';
   }
 

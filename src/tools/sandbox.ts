@@ -10,6 +10,7 @@ import { access, lstat, mkdir, readFile, realpath, rmdir } from 'node:fs/promise
 import { constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
 import { SECCOMP_ARCHES, seccompFilter } from './seccomp.js';
 
 export type SandboxMode = 'bwrap' | 'none';
@@ -84,12 +85,10 @@ export function spawnSandboxed(
     detached: options.detached,
     stdio: ['ignore', options.stdout, options.stderr, 'pipe'],
   });
-  const program = child.stdio[SECCOMP_FD] as NodeJS.WritableStream | null;
-  if (program) {
-    // bwrap may exit (or fail to start) before reading it all: that is reported by its exit status.
-    (program as NodeJS.WritableStream & { on(e: 'error', f: () => void): void }).on('error', () => undefined);
-    program.end(filter);
-  }
+  const program = child.stdio[SECCOMP_FD] as Writable | null | undefined;
+  // bwrap may exit (or fail to start) before reading it all: that is reported by its exit status.
+  program?.on('error', () => undefined);
+  program?.end(filter);
   return child;
 }
 

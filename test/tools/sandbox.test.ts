@@ -37,7 +37,7 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
     const { tools, client } = await codeWorkspace({}, { sandbox: 'bwrap' });
     expect(tools.sandbox).toBe('bwrap');
     expect((await client.getTool('code.bash'))?.description).toContain(
-      'Sandbox: bwrap (workspace read-write, system read-only, no network)',
+      'Sandbox: bwrap (workspace read-write but its .git read-only, system read-only, no network)',
     );
   });
 
