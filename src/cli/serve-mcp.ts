@@ -35,6 +35,8 @@ export async function serveMcpCommand(
       );
     } catch (error) {
       await client.close();
+      if (/dangerouslyRunUnsandboxed/.test(error instanceof Error ? error.message : ''))
+        c.out.info('On the command line, that opt-in is --dangerously-run-unsandboxed.');
       throw error;
     }
   }
