@@ -1179,6 +1179,7 @@ export interface CodeToolsOptions {
     root: string;
     manualName?: string;
     sandbox?: 'auto' | 'bwrap' | 'none';
+    dangerouslyRunUnsandboxed?: boolean;
     network?: boolean;
     writablePaths?: string[];
     envAllowlist?: string[];

@@ -23,6 +23,9 @@ glob, ls, bash, ...); [manual] adds the tools of a UTCP manual, OpenAPI spec, ca
 options:
       --root <dir>       workspace root (default: the current directory)
       --sandbox <mode>   auto (bubblewrap when it works), bwrap or none (default auto)
+      --dangerously-run-unsandboxed
+                         allow code.bash without a kernel sandbox (--sandbox none, or auto where bubblewrap
+                         does not work): commands then run with all your rights (files, secrets, network)
   -p, --prompt <text>    run one task and exit (answer on stdout, tool calls on stderr)
   -y, --yes              allow writes, edits and commands without asking
       --max-steps <n>    tool turns before a final answer is forced (default 16)
@@ -48,6 +51,7 @@ async function main(): Promise<number> {
       options: {
         root: { type: 'string' },
         sandbox: { type: 'string', default: 'auto' },
+        'dangerously-run-unsandboxed': { type: 'boolean', default: false },
         prompt: { type: 'string', short: 'p' },
         yes: { type: 'boolean', short: 'y', default: false },
         'max-steps': { type: 'string' },
@@ -85,7 +89,11 @@ async function main(): Promise<number> {
   const root = values.demo ? await createDemoWorkspace() : resolve(values.root ?? process.cwd());
   const client = await UtcpClient.create({});
   try {
-    const code = await registerCodeTools(client, { root, sandbox });
+    const code = await registerCodeTools(client, {
+      root,
+      sandbox,
+      dangerouslyRunUnsandboxed: values['dangerously-run-unsandboxed'],
+    });
     let failed = false;
     for (const manual of await registerManualArgs(client, positionals, process.cwd())) {
       if (manual.result.success) {

@@ -170,7 +170,7 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
   },
   'serve-mcp': {
     usage:
-      'utcp serve-mcp [sources...] [--code-tools <dir>] [--http [--port p] [--no-auth] [--max-sessions n] [--session-idle ms]]',
+      'utcp serve-mcp [sources...] [--code-tools <dir> [--dangerously-run-unsandboxed]] [--http [--port p] [--no-auth] [--max-sessions n] [--session-idle ms]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio (bearer token required)' },
@@ -193,6 +193,10 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
         type: 'string',
         value: '<dir>',
         help: 'also serve the utcp-kit/tools coding toolset (code.read, code.edit, code.bash, ...) on this workspace',
+      },
+      'dangerously-run-unsandboxed': {
+        type: 'boolean',
+        help: 'with --code-tools where bubblewrap does not work: let code.bash run commands with all your rights (your files, the secrets of your processes, the network)',
       },
       ...SOURCE_OPTIONS,
     },
@@ -396,6 +400,7 @@ export async function main(argv: string[]): Promise<number> {
           noAuth: Boolean(values['no-auth']),
           maxSessions: intOption(values['max-sessions'], 'max-sessions'),
           sessionIdleTimeoutMs: intOption(values['session-idle'], 'session-idle'),
+          unsandboxed: Boolean(values['dangerously-run-unsandboxed']),
         });
       }
     }

@@ -12,6 +12,8 @@ export interface ServeMcpCommandOptions {
   noAuth?: boolean;
   maxSessions?: number;
   sessionIdleTimeoutMs?: number;
+  /** --dangerously-run-unsandboxed: bash of --code-tools may run without a kernel sandbox. */
+  unsandboxed?: boolean;
 }
 
 /** The token hosts must send: UTCP_MCP_TOKEN when set, undefined to let serveMcp generate one. */
@@ -59,12 +61,17 @@ export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): 
     // The utcp-kit/tools coding toolset on a workspace directory, next to the sources' tools.
     try {
       const { registerCodeTools } = await import('../tools/index.js');
-      const code = await registerCodeTools(client, { root: resolve(c.cwd, opts.codeTools) });
+      const code = await registerCodeTools(client, {
+        root: resolve(c.cwd, opts.codeTools),
+        dangerouslyRunUnsandboxed: opts.unsandboxed === true,
+      });
       c.out.info(
         `${green(c.out, '✓')} code tools on ${code.root} (sandbox ${code.sandbox}${code.sandboxReason ? `: ${code.sandboxReason}` : ''})`,
       );
     } catch (error) {
       await client.close();
+      if (/dangerouslyRunUnsandboxed/.test(error instanceof Error ? error.message : ''))
+        c.out.info('On the command line, that opt-in is --dangerously-run-unsandboxed.');
       throw error;
     }
   }

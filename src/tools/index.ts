@@ -48,10 +48,20 @@ export interface CodeToolsOptions {
   /** Manual name; tools are `<manualName>.read`, ... @default 'code' */
   manualName?: string;
   /**
-   * `auto`: bubblewrap when it works here (probed once), else none. `bwrap`: required (registration fails
-   * without it). `none`: commands run with the host user's rights. @default 'auto'
+   * `auto`: bubblewrap when it works here (probed once); where it does not, registration fails with
+   * NOT_SUPPORTED unless `dangerouslyRunUnsandboxed` is set. `bwrap`: required (registration fails without it).
+   * `none`: no kernel sandbox; needs `dangerouslyRunUnsandboxed` too. @default 'auto'
    */
   sandbox?: 'auto' | 'bwrap' | 'none';
+  /**
+   * Opt in to running `bash` without a kernel sandbox (`sandbox: 'none'`, or `auto` where no sandbox works).
+   * Model-written commands then run with every right of the host user: they read and write all of that user's
+   * files, read the secrets in the environment of the host process and of every other process of that user
+   * (`/proc/<pid>/environ`), reach the network, loopback services and local UNIX sockets (Docker, D-Bus), and
+   * can leave processes running after `close()`. Without it, `bash` only ever runs sandboxed
+   * (docs/design/code-tools.md#unsandboxed). @default false
+   */
+  dangerouslyRunUnsandboxed?: boolean;
   /** Let sandboxed commands use the network. @default false */
   network?: boolean;
   /** Extra paths the sandbox mounts read-write (caches such as ~/.npm). @default none */
@@ -134,7 +144,9 @@ async function pickShell(requested: string | undefined): Promise<string> {
 /**
  * Registers the coding toolset on `client` as the manual `manualName` (default `code`). Everything the tools
  * start is stopped by `client.close()`. Registration is all or nothing.
- * @throws UtcpError INVALID_CONFIG for bad options, NOT_SUPPORTED when `sandbox: 'bwrap'` cannot run, MANUAL_EXISTS-style failures of registration
+ * @throws UtcpError INVALID_CONFIG for bad options (and `sandbox: 'none'` without `dangerouslyRunUnsandboxed`),
+ * NOT_SUPPORTED when `sandbox: 'bwrap'` cannot run, or `auto` finds no sandbox and `dangerouslyRunUnsandboxed` is
+ * not set, MANUAL_EXISTS-style failures of registration
  */
 export async function registerCodeTools(client: UtcpClient, options: CodeToolsOptions): Promise<CodeTools> {
   if (!options || typeof options.root !== 'string' || options.root === '')
@@ -143,6 +155,9 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
   const requested = options.sandbox ?? 'auto';
   if (!['auto', 'bwrap', 'none'].includes(requested))
     throw invalid(`sandbox must be 'auto', 'bwrap' or 'none', not ${JSON.stringify(requested)}`);
+  const unsandboxed = options.dangerouslyRunUnsandboxed ?? false;
+  if (typeof unsandboxed !== 'boolean')
+    throw invalid(`dangerouslyRunUnsandboxed must be true or false, not ${JSON.stringify(unsandboxed)}`);
   const rootReal = await realpath(options.root).catch(() => undefined);
   if (!rootReal || !(await stat(rootReal)).isDirectory())
     throw invalid(`root ${options.root} is not an existing directory`);
@@ -192,6 +207,18 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
 
   // The built-in command rules run on the linear-time engine (docs/design/security.md#untrusted-regex).
   if (needsShell) await prepareCommandPolicy();
+  if (needsShell && sandbox.mode === 'none' && !unsandboxed) {
+    const exposure =
+      'every file this user can read or write, the secrets in the environment of its processes (/proc/<pid>/environ), the network and local services';
+    if (requested === 'none')
+      throw invalid(
+        `sandbox: 'none' runs model-written commands with all the rights of this user (${exposure}); to accept that, also pass dangerouslyRunUnsandboxed: true. For a kernel sandbox use sandbox: 'auto' or 'bwrap' on Linux with bubblewrap (apt-get install bubblewrap)`,
+      );
+    throw new UtcpError(
+      'NOT_SUPPORTED',
+      `registerCodeTools: bash has no kernel sandbox here (${sandbox.reason}). Install bubblewrap and allow unprivileged user namespaces (Linux, x86_64 or aarch64), or leave bash out (tools: [...] without the process tools), or pass dangerouslyRunUnsandboxed: true to run commands with all the rights of this user (${exposure})`,
+    );
+  }
 
   const env: NodeJS.ProcessEnv = {};
   for (const key of options.envAllowlist ?? DEFAULT_ENV)

@@ -9,7 +9,7 @@ import type { DirectFunction } from '../index.js';
 import { boolArg, intArg, optionalString, stringArg, type CodeToolsContext } from './context.js';
 import { policyViolation, type PolicyRule } from './policy.js';
 import { untrustedPattern, waitMatcher } from './regex.js';
-import { bwrapArgs, type SandboxChoice } from './sandbox.js';
+import { GitPlaceholder, gitProtection, spawnSandboxed, type SandboxChoice } from './sandbox.js';
 
 /**
  * Output kept for one process: the first `headBytes` bytes, and the last `capacity` bytes (a ring held as a list of
@@ -242,10 +242,13 @@ export class ProcessManager {
     this.#opts = opts;
   }
 
+  /** The placeholder `<root>/.git` of this manager's workspace, made when first needed. */
+  #placeholder: GitPlaceholder | undefined;
+
   get sandboxLabel(): string {
     const s = this.#opts.sandbox;
     if (s.mode === 'bwrap')
-      return `bwrap (workspace read-write, system read-only, ${this.#opts.network ? 'network allowed' : 'no network'})`;
+      return `bwrap (workspace read-write but its .git read-only, system read-only, ${this.#opts.network ? 'network allowed' : 'no network'})`;
     return 'none (commands run with the full rights of the host user)';
   }
 
@@ -268,16 +271,33 @@ export class ProcessManager {
       throw new Error(`${alive} processes are already running (the limit); stop one with stop_process`);
     const argv = [this.#opts.shell, '-c', command];
     const sandbox = this.#opts.sandbox;
-    const [file, args] =
-      sandbox.mode === 'bwrap'
-        ? [
-            sandbox.bwrapPath!,
-            bwrapArgs({ workspace: rootReal, writable: this.#opts.writable, network: this.#opts.network, cwd }, argv),
-          ]
-        : [argv[0], argv.slice(1)];
     const id = this.#nextId++;
     const env = { ...this.#opts.env, [MARKER_VARIABLE]: `${this.#opts.marker}-${id}` };
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let child: ChildProcess;
+    let placeholder: GitPlaceholder | undefined;
+    if (sandbox.mode === 'bwrap') {
+      // The workspace's git control files are read-only inside (docs/design/code-tools.md#git); a missing
+      // <root>/.git gets an empty placeholder, removed when the last command using it ends.
+      this.#placeholder ??= new GitPlaceholder(`${rootReal}/.git`);
+      if (await this.#placeholder.hold()) placeholder = this.#placeholder;
+      try {
+        const readOnly = await gitProtection(rootReal, this.#opts.writable);
+        const spec = {
+          workspace: rootReal,
+          writable: this.#opts.writable,
+          readOnly,
+          network: this.#opts.network,
+          cwd,
+          disableUserns: sandbox.disableUserns,
+        };
+        child = spawnSandboxed(sandbox.bwrapPath!, spec, argv, { env, detached: true, stdout: 'pipe', stderr: 'pipe' });
+      } catch (error) {
+        await placeholder?.release();
+        throw error;
+      }
+    } else {
+      child = spawn(argv[0], argv.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
     const output = new OutputBuffer(
       this.#ctx.limits.processBufferBytes,
       Math.ceil(this.#ctx.limits.inlineOutputBytes / 2),
@@ -317,6 +337,8 @@ export class ProcessManager {
         resolve();
       });
     });
+    // The placeholder is gone by the time `done` resolves (so after stop() and close()).
+    if (placeholder) proc.done = proc.done.then(() => placeholder.release());
     this.#procs.set(id, proc);
     // Keep the table bounded: the oldest finished processes (and their output) are forgotten first.
     const finished = this.list().filter((p) => p.finished);
@@ -353,6 +375,13 @@ export class ProcessManager {
       // bwrap (outer process and namespace init) dies on SIGTERM and takes the PID namespace down at once: the
       // command and its children get the SIGTERM and the grace period; bwrap gets SIGKILL only if they outlive it.
       killPids([...live.members, ...live.marked], 'SIGTERM');
+      // Nothing of the command runs yet (stopped right after the start, bwrap still setting up): SIGKILL to the
+      // group, since the namespace's init ignores SIGTERM from outside and may not have its parent-death signal
+      // yet; a command that never ran is owed no grace period.
+      if (live.members.length === 0 && !proc.finished) {
+        proc.stoppedBy = 'SIGKILL before the command started';
+        groupKill(proc.pid, 'SIGKILL');
+      }
     } else {
       groupKill(proc.pid, 'SIGTERM');
       killPids(live.marked, 'SIGTERM');

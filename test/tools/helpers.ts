@@ -24,7 +24,8 @@ export async function codeWorkspace(files: Record<string, string> = {}, options:
   await writeFiles(root, files);
   const client = await UtcpClient.create({});
   onTestFinished(() => client.close());
-  const tools = await registerCodeTools(client, { root, sandbox: 'none', ...options });
+  // Tests of the tools themselves opt in to running without a sandbox; sandbox tests pass sandbox: 'bwrap'.
+  const tools = await registerCodeTools(client, { root, sandbox: 'none', dangerouslyRunUnsandboxed: true, ...options });
   const call = async (name: string, args: JsonObject): Promise<string> =>
     (await client.callTool(`code.${name}`, args)) as string;
   /** The error message of a failing call. */

@@ -37,7 +37,7 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
     const { tools, client } = await codeWorkspace({}, { sandbox: 'bwrap' });
     expect(tools.sandbox).toBe('bwrap');
     expect((await client.getTool('code.bash'))?.description).toContain(
-      'Sandbox: bwrap (workspace read-write, system read-only, no network)',
+      'Sandbox: bwrap (workspace read-write but its .git read-only, system read-only, no network)',
     );
   });
 
@@ -76,6 +76,15 @@ describe.skipIf(forbidden)('bash under bubblewrap', () => {
     expect(connections).toBe(before + 1);
   });
 
+  it('stop_process right after the start stops at once, without waiting out the grace period', async () => {
+    const { call } = await codeWorkspace({}, { sandbox: 'bwrap', killGraceMs: 60_000 });
+    expect(await call('bash', { command: 'sleep 100', run_in_background: true })).toContain('Started process 1');
+    // The whole test would time out if the SIGTERM missed a command bwrap had not started yet.
+    expect(await call('stop_process', { id: 1 })).toMatch(
+      /^stopped process 1 \((SIGTERM|SIGKILL before the command started)\)/,
+    );
+  });
+
   it('sees the host environment only through the allow-list', async () => {
     process.env.UTCP_TOOLS_TEST_SECRET = 'hunter2';
     try {
@@ -102,7 +111,20 @@ describe('sandbox selection', () => {
         registerCodeTools(client, { root, sandbox: 'bwrap', bwrapPath: join(root, 'no-such-bwrap') }),
       ).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
       expect(await client.getTools()).toEqual([]);
-      const auto = await registerCodeTools(client, { root, sandbox: 'auto', bwrapPath: join(root, 'no-such-bwrap') });
+      // auto without a working sandbox is refused, saying how to get one or opt in (docs/design/code-tools.md#unsandboxed).
+      await expect(
+        registerCodeTools(client, { root, sandbox: 'auto', bwrapPath: join(root, 'no-such-bwrap') }),
+      ).rejects.toMatchObject({
+        code: 'NOT_SUPPORTED',
+        message: expect.stringMatching(/bubblewrap.*dangerouslyRunUnsandboxed: true/s),
+      });
+      expect(await client.getTools()).toEqual([]);
+      const auto = await registerCodeTools(client, {
+        root,
+        sandbox: 'auto',
+        bwrapPath: join(root, 'no-such-bwrap'),
+        dangerouslyRunUnsandboxed: true,
+      });
       expect(auto.sandbox).toBe('none');
       expect(auto.sandboxReason).toContain('bwrap does not work here');
     } finally {

@@ -1,4 +1,5 @@
 /** `utcp serve-mcp --code-tools <dir>` (the built CLI) serves the toolset to an MCP client over stdio. */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -37,7 +38,8 @@ describe('utcp serve-mcp --code-tools', () => {
     await mcp.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [BIN, 'serve-mcp', '--code-tools', root],
+        // bash stays under bubblewrap where it works; the opt-in only lets the test run on a machine without it.
+        args: [BIN, 'serve-mcp', '--code-tools', root, '--dangerously-run-unsandboxed'],
         cwd: root,
         stderr: 'ignore',
       }),
@@ -85,5 +87,27 @@ describe('utcp serve-mcp --code-tools', () => {
     open = false;
     for (let i = 0; liveSleeps(token) > 0 && i < 400; i++) await new Promise((r) => setTimeout(r, 25));
     expect(liveSleeps(token)).toBe(0);
+  });
+
+  it('refuses bash without a kernel sandbox unless --dangerously-run-unsandboxed (docs/design/code-tools.md#unsandboxed)', async () => {
+    const root = await tempDir('serve-code-nobwrap-');
+    // No bwrap on PATH: sandbox auto finds none. stdin at EOF ends a server that did start.
+    const run = (...flags: string[]) =>
+      spawnSync(process.execPath, [BIN, 'serve-mcp', '--code-tools', root, ...flags], {
+        cwd: root,
+        env: { PATH: '/nonexistent' },
+        input: '',
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+    const refused = run();
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('NOT_SUPPORTED');
+    expect(refused.stderr).toContain('--dangerously-run-unsandboxed');
+    expect(refused.stderr).not.toContain('serving');
+    const opted = run('--dangerously-run-unsandboxed');
+    expect(opted.status, opted.stderr).toBe(0);
+    expect(opted.stderr).toContain('sandbox none: bwrap is not installed');
+    expect(opted.stderr).toContain('serving 13 tool(s)');
   });
 });
