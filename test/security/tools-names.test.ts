@@ -40,7 +40,13 @@ beforeAll(async () => {
   await mkdir(join(base, 'sub'));
   await writeFile(join(base, 'sub', INNER), 'needle inner\n');
   client = await UtcpClient.create({});
-  await registerCodeTools(client, { root: base, sandbox: 'none', manualName: 'js', ripgrep: false });
+  await registerCodeTools(client, {
+    root: base,
+    sandbox: 'none',
+    dangerouslyRunUnsandboxed: true,
+    manualName: 'js',
+    ripgrep: false,
+  });
   if (hasRipgrep) await registerCodeTools(client, { root: base, sandbox: 'none', manualName: 'rg', tools: ['grep'] });
 });
 
