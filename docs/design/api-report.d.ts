@@ -644,6 +644,17 @@ export type AgentEvent = {
     step: number;
     query: string;
     toolNames: string[];
+}
+ | {
+    type: 'plan';
+    step: number;
+    toolCallId: string;
+    toolName: string;
+    steps: Array<{
+        step: string;
+        status: string;
+    }>;
+    explanation?: string;
 } | {
     type: 'step_limit_reached';
     step: number;
@@ -1148,7 +1159,7 @@ export interface OpenApiTool {
 
 // ---- utcp-kit/tools
 // CODE_TOOL_NAMES
-export declare const CODE_TOOL_NAMES: readonly ["read", "write", "write_append", "edit", "apply_patch", "grep", "glob", "ls", "bash", "bash_output", "stop_process", "list_processes", "web_fetch"];
+export declare const CODE_TOOL_NAMES: readonly ["read", "write", "write_append", "edit", "apply_patch", "grep", "glob", "ls", "bash", "bash_output", "stop_process", "list_processes", "web_fetch", "save_plan", "save_plan_append", "update_plan", "web_search"];
 // CodeToolName
 export type CodeToolName = (typeof CODE_TOOL_NAMES)[number];
 // CodeTools
@@ -1194,9 +1205,18 @@ export interface CodeToolsOptions {
     fetchTimeoutMs?: number;
     tools?: readonly CodeToolName[];
     limits?: Partial<CodeToolsLimits>;
+    plansDir?: string;
+    webSearch?: WebSearchOptions;
 }
 // DEFAULT_COMMAND_POLICY
 export declare const DEFAULT_COMMAND_POLICY: readonly PolicyRule[];
+// PlanStatus
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+// PlanStep
+export interface PlanStep {
+    step: string;
+    status: PlanStatus;
+}
 // PolicyRule
 export interface PolicyRule {
     pattern: RegExp;
@@ -1208,6 +1228,11 @@ export declare function policyViolation(command: string, rules?: readonly Policy
 export declare function registerCodeTools(client: UtcpClient, options: CodeToolsOptions): Promise<CodeTools>;
 // SandboxMode
 export type SandboxMode = 'bwrap' | 'none';
+// WebSearchOptions
+export interface WebSearchOptions {
+    url: string;
+    defaultResults?: number;
+}
 
 // ---- utcp-kit/repository/postgres
 // Migration

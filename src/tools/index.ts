@@ -1,6 +1,6 @@
 /**
  * utcp-kit/tools: a workspace-rooted coding toolset (read, write, write_append, edit, apply_patch, grep, glob,
- * ls, bash, bash_output, stop_process, list_processes, web_fetch) registered on a client as an ordinary manual
+ * ls, bash, bash_output, stop_process, list_processes, web_fetch, the plan tools, web_search) registered on a client as an ordinary manual
  * of `direct` tools. Invariants and sandbox: docs/design/code-tools.md.
  */
 import { randomBytes } from 'node:crypto';
@@ -15,11 +15,15 @@ import { DEFAULT_COMMAND_POLICY, prepareCommandPolicy, type PolicyRule } from '.
 import { ProcessManager, processTools } from './processes.js';
 import { chooseSandbox, type SandboxMode } from './sandbox.js';
 import { globTool, grepTool, lsTool, ripgrepLocator } from './search.js';
+import { planTools } from './plan.js';
+import { webSearchTool, WEB_SEARCH_MAX_RESULTS, type WebSearchOptions } from './web-search.js';
 import { Workspace } from './workspace.js';
 
 export type { CodeToolsLimits } from './context.js';
 export type { PolicyRule } from './policy.js';
 export type { SandboxMode } from './sandbox.js';
+export type { PlanStatus, PlanStep } from './plan.js';
+export type { WebSearchOptions } from './web-search.js';
 export { DEFAULT_COMMAND_POLICY, policyViolation } from './policy.js';
 
 /** Every tool name, in the order they are registered. */
@@ -37,6 +41,10 @@ export const CODE_TOOL_NAMES = [
   'stop_process',
   'list_processes',
   'web_fetch',
+  'save_plan',
+  'save_plan_append',
+  'update_plan',
+  'web_search',
 ] as const;
 export type CodeToolName = (typeof CODE_TOOL_NAMES)[number];
 
@@ -90,6 +98,10 @@ export interface CodeToolsOptions {
   tools?: readonly CodeToolName[];
   /** Output and size caps. */
   limits?: Partial<CodeToolsLimits>;
+  /** Directory of the plan tools' markdown plans, inside the workspace. @default '.plans' */
+  plansDir?: string;
+  /** A SearXNG-compatible search endpoint for `web_search`, which is registered only when this is set. */
+  webSearch?: WebSearchOptions;
 }
 
 /** What `registerCodeTools` returns. */
@@ -175,6 +187,18 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
   for (const t of wanted)
     if (!(CODE_TOOL_NAMES as readonly string[]).includes(t))
       throw invalid(`unknown tool ${t}; known: ${CODE_TOOL_NAMES.join(', ')}`);
+  // web_search needs an endpoint: without one it is left out, or refused when asked for by name.
+  const webSearch = options.webSearch;
+  if (webSearch !== undefined) {
+    if (typeof webSearch?.url !== 'string' || !/^https?:\/\//i.test(webSearch.url))
+      throw invalid('webSearch.url must be the http(s) base URL of a SearXNG-compatible endpoint');
+    positiveInt(webSearch.defaultResults, 'webSearch.defaultResults', 10, WEB_SEARCH_MAX_RESULTS);
+  } else if (options.tools?.includes('web_search'))
+    throw invalid('web_search needs webSearch: { url } (a SearXNG-compatible endpoint)');
+  else wanted.delete('web_search');
+  const plansDir = options.plansDir ?? '.plans';
+  if (typeof plansDir !== 'string' || plansDir === '' || plansDir.includes('\0'))
+    throw invalid('plansDir must be a directory path inside the workspace');
   const writable: string[] = [];
   for (const p of options.writablePaths ?? []) {
     const real = await realpath(p).catch(() => undefined);
@@ -253,6 +277,10 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
     lsTool(ctx),
     ...processTools(ctx, processes, processOptions),
     webFetchTool(ctx, getter, positiveInt(options.fetchTimeoutMs, 'fetchTimeoutMs', 30_000, 600_000)),
+    ...planTools(ctx, plansDir),
+    ...(webSearch
+      ? [webSearchTool(getter, webSearch, positiveInt(options.fetchTimeoutMs, 'fetchTimeoutMs', 30_000, 600_000))]
+      : []),
   ];
   const functions = all.filter((f) => wanted.has(f.name));
 

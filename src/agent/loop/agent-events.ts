@@ -60,6 +60,18 @@ export type AgentEvent =
   /** The run paused: these calls wait for a decision (see `resumeAgent`). */
   | { type: 'paused'; step: number; pending: Array<{ toolCallId: string; toolName: string; args: JsonObject }> }
   | { type: 'tools_loaded'; step: number; query: string; toolNames: string[] }
+  /**
+   * A tool answered with a plan (`{ type: 'plan', steps }`, as `utcp-kit/tools`' `update_plan` does): the current
+   * ordered steps, for a UI to render (docs/design/agent.md#plan-events).
+   */
+  | {
+      type: 'plan';
+      step: number;
+      toolCallId: string;
+      toolName: string;
+      steps: Array<{ step: string; status: string }>;
+      explanation?: string;
+    }
   | { type: 'step_limit_reached'; step: number; maxSteps: number }
   | {
       type: 'error';

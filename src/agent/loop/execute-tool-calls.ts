@@ -208,6 +208,19 @@ async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx:
   }
 }
 
+/** A plan result (`{ type: 'plan', steps: [{ step, status }] }`), or undefined (docs/design/agent.md#plan-events). */
+function planOf(value: unknown): { steps: Array<{ step: string; status: string }>; explanation?: string } | undefined {
+  const v = value as { type?: unknown; steps?: unknown; explanation?: unknown } | null;
+  if (!v || typeof v !== 'object' || v.type !== 'plan' || !Array.isArray(v.steps)) return undefined;
+  const steps: Array<{ step: string; status: string }> = [];
+  for (const s of v.steps.slice(0, 100)) {
+    const x = s as { step?: unknown; status?: unknown } | null;
+    if (typeof x?.step !== 'string' || typeof x.status !== 'string') return undefined;
+    steps.push({ step: x.step, status: x.status });
+  }
+  return typeof v.explanation === 'string' ? { steps, explanation: v.explanation } : { steps };
+}
+
 async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: ToolRunContext): Promise<Outcome> {
   const { call, toolName, args } = planned;
   try {
@@ -216,6 +229,8 @@ async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: Too
       ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}),
     });
     ctx.tools.touch(toolName);
+    const plan = planOf(value);
+    if (plan) ctx.emit({ type: 'plan', step: ctx.step, toolCallId: call.id, toolName, ...plan });
     const { text, media } = toolOutputParts(value);
     return { content: planned.note + text, isError: false, ...(media.length > 0 ? { media } : {}) };
   } catch (error) {
