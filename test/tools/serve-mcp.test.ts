@@ -58,7 +58,10 @@ describe('utcp serve-mcp --code-tools', () => {
         'list_processes',
         'ls',
         'read',
+        'save_plan',
+        'save_plan_append',
         'stop_process',
+        'update_plan',
         'web_fetch',
         'write',
         'write_append',
@@ -108,6 +111,6 @@ describe('utcp serve-mcp --code-tools', () => {
     const opted = run('--dangerously-run-unsandboxed');
     expect(opted.status, opted.stderr).toBe(0);
     expect(opted.stderr).toContain('sandbox none: bwrap is not installed');
-    expect(opted.stderr).toContain('serving 13 tool(s)');
+    expect(opted.stderr).toContain('serving 16 tool(s)');
   });
 });
