@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Type } from 'protobufjs';
 import { UtcpError, UtcpTimeoutError, type ValidationIssue } from '../../core/errors.js';
-import { abortError, subscribeAbort } from '../../core/deadline.js';
+import { abortError } from '../../core/deadline.js';
 import type { TransportContext } from '../../core/transport.js';
 import { destroyBody, headerValue, mediaType, readBodyCapped, utf8, type ResponseBody } from '../shared/http-body.js';
 import { exchangeDefaults } from '../shared/http-dispatcher.js';
@@ -225,20 +225,21 @@ function responseFromJson(options: WebCallOptions, bytes: Uint8Array): Buffer {
   }
 }
 
-/** Ties the body to the call's signal: an abort or a deadline destroys it (the read then fails with the typed error). */
+/**
+ * Reads the body (the exchange ends it when the call's signal aborts: caller, close or deadline); a failure once the
+ * signal aborted is the typed abort or timeout error, and the body is always destroyed when reading stops.
+ */
 async function* guarded<T>(
   response: StreamedHttpResponse,
   options: WebCallOptions,
   read: (body: ResponseBody) => AsyncGenerator<T, void, undefined>,
 ): AsyncGenerator<T, void, undefined> {
-  const unsubscribe = subscribeAbort(options.signal, () => destroyBody(response.body));
   try {
     yield* read(response.body);
   } catch (error) {
     if (options.signal.aborted) throw abortError(options.signal, options.what, options.callerTimeoutMs);
     throw error;
   } finally {
-    unsubscribe();
     destroyBody(response.body);
   }
 }
