@@ -4,6 +4,7 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { GrpcError, UtcpTimeoutError, type GrpcCallTemplate } from '../../src/index.js';
 import { startConnectServer, WEB_FIXTURES } from '../fixtures/grpc/web/connect-server.js';
 import { callOptions, collect, discover, grpcTransport, template, toolFor } from './grpc-helpers.js';
@@ -141,6 +142,19 @@ describe.each(WIRES)('grpc transport over %s', (_label, wire) => {
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     expect(Date.now() - started).toBeLessThan(3000);
     await server.abortedCall(0);
+  });
+
+  it('refuses a response message above the size limit before buffering it', async () => {
+    const server = await connectServer();
+    const { transport } = grpcTransport({
+      rootDir: WEB_FIXTURES,
+      limits: { ...DEFAULT_LIMITS, max_response_bytes: 64, max_stream_item_bytes: 64 },
+    });
+    const raw = webTemplate(server.port, wire);
+    const error = await transport
+      .callTool(toolFor('Say', raw), { text: 'x'.repeat(200) }, raw, callOptions(raw))
+      .catch((e) => e);
+    expect(error).toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
   });
 
   it('cancels a streaming call when the caller aborts, and the server sees the call end', async () => {
