@@ -17,14 +17,13 @@ async function connectServer() {
   return server;
 }
 
-/** An HTTP server that answers with headers and then never sends the body: only a local deadline ends the call. */
-async function silentServer(): Promise<number> {
+/** A plain HTTP server on 127.0.0.1:0 answering every request with `answer`; closed after the test. */
+async function rawServer(answer: (res: ServerResponse) => void): Promise<number> {
   const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     req.resume();
     open.add(res);
-    res.writeHead(200, { 'content-type': 'application/grpc-web+proto' });
-    res.flushHeaders();
+    answer(res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(
@@ -36,6 +35,22 @@ async function silentServer(): Promise<number> {
       }),
   );
   return (server.address() as { port: number }).port;
+}
+
+/** Answers with headers and then never sends the body: only a local deadline ends the call. */
+function silentServer(): Promise<number> {
+  return rawServer((res) => {
+    res.writeHead(200, { 'content-type': 'application/grpc-web+proto' });
+    res.flushHeaders();
+  });
+}
+
+/** A gRPC-Web data frame. */
+function webFrame(flags: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
 }
 
 type Wire = Pick<GrpcCallTemplate, 'wire_protocol' | 'connect_codec'>;
@@ -189,6 +204,45 @@ describe('grpc transport HTTP/1.1 wire protocols: local rules', () => {
     const error = await transport.callTool(toolFor('Say', raw), { text: 'x' }, raw, callOptions(raw)).catch((e) => e);
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('fails with GrpcError INTERNAL, never a short result, when a gRPC-Web body ends without its trailers', async () => {
+    const port = await rawServer((res) => {
+      res.writeHead(200, { 'content-type': 'application/grpc-web+proto' });
+      res.end(webFrame(0, Buffer.from([0x08, 0x01])));
+    });
+    const { transport } = grpcTransport({ rootDir: WEB_FIXTURES });
+    const raw = webTemplate(port, { wire_protocol: 'grpc-web' });
+    const items: unknown[] = [];
+    const error = await (async () => {
+      for await (const item of transport.callToolStream!(toolFor('Count', raw), { n: 3 }, raw, callOptions(raw)))
+        items.push(item);
+    })().catch((e) => e);
+    expect(items).toEqual([{ i: 1 }]);
+    expect(error).toBeInstanceOf(GrpcError);
+    expect(error).toMatchObject({ grpcCode: 13, grpcStatus: 'INTERNAL' });
+  });
+
+  it('fails with GrpcError INTERNAL when a Connect stream ends without its end-of-stream message', async () => {
+    const port = await rawServer((res) => {
+      res.writeHead(200, { 'content-type': 'application/connect+json' });
+      res.end(webFrame(0, Buffer.from('{"i":1}')));
+    });
+    const { transport } = grpcTransport({ rootDir: WEB_FIXTURES });
+    const raw = webTemplate(port, { wire_protocol: 'connect' });
+    const error = await transport.callTool(toolFor('Count', raw), { n: 3 }, raw, callOptions(raw)).catch((e) => e);
+    expect(error).toMatchObject({ grpcCode: 13, grpcStatus: 'INTERNAL' });
+  });
+
+  it('refuses a compressed Connect answer it never offered to read', async () => {
+    const port = await rawServer((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
+    });
+    const { transport } = grpcTransport({ rootDir: WEB_FIXTURES });
+    const raw = webTemplate(port, { wire_protocol: 'connect' });
+    const error = await transport.callTool(toolFor('Say', raw), { text: 'x' }, raw, callOptions(raw)).catch((e) => e);
+    expect(error).toMatchObject({ code: 'PROTOCOL_ERROR', message: expect.stringMatching(/gzip-compressed/) });
   });
 
   it('refuses a loopback target for a remote-sourced manual (the HTTP exchange rules apply)', async () => {

@@ -244,6 +244,10 @@ async function* guarded<T>(
   }
 }
 
+function header(response: StreamedHttpResponse, name: string): string | undefined {
+  return headerValue(response.headers as IncomingHttpHeaders, name);
+}
+
 // ------------------------------------------------------------------ gRPC-Web
 
 /** Parses a trailers frame: HTTP/1-style `name: value` lines. */
@@ -276,9 +280,9 @@ async function* grpcWebMessages(options: WebCallOptions): AsyncGenerator<Buffer,
     },
     frame(0, options.request),
   );
-  const header = (name: string) => headerValue(response.headers as IncomingHttpHeaders, name);
+  const get = (name: string) => header(response, name);
   yield* guarded(response, options, async function* (body) {
-    const early = grpcStatus(options, header);
+    const early = grpcStatus(options, get);
     if (response.status !== 200 || early !== undefined) {
       if (early instanceof UtcpError) throw early;
       if (response.status !== 200) {
@@ -286,8 +290,8 @@ async function* grpcWebMessages(options: WebCallOptions): AsyncGenerator<Buffer,
       }
       return; // trailers-only OK: no messages
     }
-    if (!mediaType(header('content-type')).startsWith('application/grpc-web')) {
-      throw protocolError(options, `unexpected content type ${JSON.stringify(header('content-type') ?? '')}`);
+    if (!mediaType(get('content-type')).startsWith('application/grpc-web')) {
+      throw protocolError(options, `unexpected content type ${JSON.stringify(get('content-type') ?? '')}`);
     }
     for await (const { flags, data } of readFrames(body, options.maxMessageBytes, 0x80, options)) {
       if (flags & 0x80) {
@@ -340,6 +344,10 @@ async function* connectUnary(options: WebCallOptions): AsyncGenerator<Buffer, vo
         () => undefined,
       );
       throw connectError(options, response.status, bytes);
+    }
+    const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity') {
+      throw protocolError(options, `the server sent a ${encoding}-compressed message (none was offered)`);
     }
     const bytes = await readBodyCapped(body, response.headers, options.maxMessageBytes, options.what);
     yield json ? responseFromJson(options, bytes) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
