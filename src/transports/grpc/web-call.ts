@@ -207,8 +207,10 @@ function responseFromJson(options: WebCallOptions, bytes: Uint8Array): Buffer {
   } catch {
     throw protocolError(options, `the response is not JSON (expected a ${typeName(type)} message)`);
   }
-  const issues: ValidationIssue[] = [];
-  const object = jsonToMessage(type, value, '', issues);
+  const found: ValidationIssue[] = [];
+  const object = jsonToMessage(type, value, '', found);
+  // A field the proto file does not know (a newer server) is skipped, as binary protobuf skips unknown fields.
+  const issues = found.filter((issue) => !issue.message.startsWith('is not a field of message'));
   if (issues.length > 0) {
     throw protocolError(
       options,
