@@ -1,8 +1,7 @@
 import type { Client, Metadata } from '@grpc/grpc-js';
-import { connect } from 'node:net';
 import type { Method, Root, Service, Type } from 'protobufjs';
 import { TransportError, UtcpArgumentsError, UtcpError, type ValidationIssue } from '../../core/errors.js';
-import { abortError, createDeadline, scopeController, subscribeAbort } from '../../core/deadline.js';
+import { abortError, createDeadline, scopeController } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { GrpcCallTemplate } from './template.js';
@@ -10,7 +9,7 @@ import { embeddedRoot } from './embedded-root.js';
 import { UTCP_SERVICE_NAME, UTCP_SERVICE_PROTO } from './embedded-protos.js';
 import { serverStreamCall, unaryCall, type GrpcCallOptions } from './grpc-call.js';
 import { buildMetadata } from './grpc-metadata.js';
-import { grpcTarget, pinGrpcTarget, type GrpcTarget } from './grpc-target.js';
+import { grpcTarget, pinGrpcTarget, reachable, type GrpcTarget } from './grpc-target.js';
 import { loadByReflection } from './load-by-reflection.js';
 import { loadGrpcModules, type GrpcModules } from './load-grpc.js';
 import { loadProtoFile } from './load-proto-file.js';
@@ -516,35 +515,4 @@ function resultJson(type: Type, bytes: Buffer): unknown {
   } catch {
     return text;
   }
-}
-
-/** Proxy variables grpc-js honours: with one set, grpc-js dials the proxy, so there is nothing to dial first. */
-function grpcProxied(): boolean {
-  const env = process.env;
-  return Boolean(env.grpc_proxy || env.https_proxy || env.http_proxy || env.HTTPS_PROXY || env.HTTP_PROXY);
-}
-
-/**
- * Opens and closes one TCP connection to `address` (`host:port`, IPv6 bracketed), ended at once by `signal`. A refused
- * or failed connect resolves too: grpc-js then fails with its own status, as before.
- */
-function reachable(address: string, signal: AbortSignal): Promise<void> {
-  if (grpcProxied()) return Promise.resolve();
-  const colon = address.lastIndexOf(':');
-  const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = Number(address.slice(colon + 1));
-  return new Promise((resolve, reject) => {
-    signal.throwIfAborted();
-    const socket = connect({ host, port });
-    let unsubscribe = () => {};
-    const done = (error?: unknown) => {
-      unsubscribe();
-      socket.destroy();
-      if (error) reject(error);
-      else resolve();
-    };
-    socket.once('connect', () => done());
-    socket.once('error', () => done());
-    unsubscribe = subscribeAbort(signal, (reason) => done(reason));
-  });
 }
