@@ -75,6 +75,24 @@ describe.each(WIRES)('grpc transport over %s', (_label, wire) => {
     expect(server.calls).toEqual([]);
   });
 
+  it('speaks the UTCP service (grpcpb.UTCPService): discovery, a call and a streamed call', async () => {
+    const server = await connectServer();
+    const { transport } = grpcTransport();
+    const raw = template(server.port, wire);
+    const found = await discover(transport, raw);
+    expect(found.tools.map((t) => [t.name, t.description])).toEqual([['shout', 'Shouts the text.']]);
+    const shout = found.tool('shout');
+    expect(await transport.callTool(shout, { text: 'hi' }, raw, callOptions(raw))).toEqual({
+      tool: 'shout',
+      text: 'HI',
+    });
+    expect(await collect(transport.callToolStream!(shout, {}, raw, callOptions(raw)))).toEqual([
+      { tool: 'shout', word: 'a' },
+      { tool: 'shout', word: 'b' },
+    ]);
+    expect(server.calls.map((c) => c.method)).toEqual(['GetManual', 'CallTool', 'CallToolStream']);
+  });
+
   it('calls a unary method with int64, a well-known type, metadata and auth headers', async () => {
     const server = await connectServer();
     const { transport } = grpcTransport({ rootDir: WEB_FIXTURES });
