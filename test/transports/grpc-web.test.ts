@@ -277,6 +277,22 @@ describe('grpc transport HTTP/1.1 wire protocols: local rules', () => {
     expect(server.calls).toEqual([]);
   });
 
+  it.each(['content-length', 'transfer-encoding', 'host', 'content-type', 'connect-timeout-ms', 'x-grpc-web'])(
+    'refuses metadata %s that frames the HTTP message or belongs to the protocol, before sending',
+    async (name) => {
+      const server = await connectServer();
+      const { transport } = grpcTransport({ rootDir: WEB_FIXTURES });
+      for (const wire_protocol of ['grpc-web', 'connect'] as const) {
+        const raw = webTemplate(server.port, { wire_protocol }, { metadata: { [name]: '1' } });
+        const error = await transport
+          .callTool(toolFor('Say', raw), { text: 'x' }, raw, callOptions(raw))
+          .catch((e) => e);
+        expect(error).toMatchObject({ code: 'INVALID_MANUAL', message: expect.stringContaining(name) });
+      }
+      expect(server.calls).toEqual([]);
+    },
+  );
+
   it('needs proto_file: server reflection is read over native gRPC only', async () => {
     const { transport } = grpcTransport({ rootDir: WEB_FIXTURES });
     const raw = template(1, { service_name: SERVICE, wire_protocol: 'grpc-web' });

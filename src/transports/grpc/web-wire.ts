@@ -14,6 +14,25 @@ export interface WebWire {
   headers: Record<string, string>;
 }
 
+/** Headers that frame the HTTP/1.1 message or belong to the wire protocol: never taken from metadata or auth. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'content-type',
+  'content-encoding',
+  'accept',
+  'accept-encoding',
+  'x-grpc-web',
+  'x-user-agent',
+]);
+
 /**
  * The template's wire protocol: undefined for native gRPC (`wire_protocol` absent or "grpc"), else the gRPC-Web or
  * Connect wire. Metadata keys were already checked by buildMetadata; they travel as plain HTTP headers.
@@ -36,7 +55,15 @@ export function webWire(template: GrpcCallTemplate, target: GrpcTarget, metadata
     );
   }
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(metadata.getMap())) headers[name] = String(value);
+  for (const [name, value] of Object.entries(metadata.getMap())) {
+    if (RESERVED_HEADERS.has(name) || name.startsWith('connect-') || name.startsWith('proxy-')) {
+      throw new UtcpError(
+        'INVALID_MANUAL',
+        `gRPC metadata key ${JSON.stringify(name)} is not allowed with wire_protocol "${protocol}": the HTTP message and the protocol own it`,
+      );
+    }
+    headers[name] = String(value);
+  }
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
   return { protocol, codec, baseUrl: `${target.useSsl ? 'https' : 'http'}://${host}:${target.port}`, headers };
 }
