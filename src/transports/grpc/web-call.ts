@@ -337,7 +337,7 @@ async function* connectUnary(options: WebCallOptions): AsyncGenerator<Buffer, vo
   const json = options.codec === 'json';
   const response = await send(
     options,
-    { ...connectHeaders(options, json ? 'application/json' : 'application/proto') },
+    connectHeaders(options, json ? 'application/json' : 'application/proto'),
     json ? Buffer.from(requestJson(options)) : options.request,
   );
   yield* guarded(response, options, async function* (body) {
