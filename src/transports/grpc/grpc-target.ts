@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
+import { connect, isIP } from 'node:net';
+import { subscribeAbort } from '../../core/deadline.js';
 import { TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
 import type { GrpcCallTemplate } from './template.js';
@@ -95,4 +96,35 @@ export async function pinGrpcTarget(
     pinnedHost: target.host,
     key: `${address}|${target.useSsl ? 'tls' : 'plain'}|${target.host}|remote`,
   };
+}
+
+/** Proxy variables grpc-js honours: with one set, grpc-js dials the proxy, so there is nothing to dial first. */
+function grpcProxied(): boolean {
+  const env = process.env;
+  return Boolean(env.grpc_proxy || env.https_proxy || env.http_proxy || env.HTTPS_PROXY || env.HTTP_PROXY);
+}
+
+/**
+ * Opens and closes one TCP connection to `address` (`host:port`, IPv6 bracketed), ended at once by `signal`. A refused
+ * or failed connect resolves too: grpc-js then fails with its own status, as before.
+ */
+export function reachable(address: string, signal: AbortSignal): Promise<void> {
+  if (grpcProxied()) return Promise.resolve();
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
+  const port = Number(address.slice(colon + 1));
+  return new Promise((resolve, reject) => {
+    signal.throwIfAborted();
+    const socket = connect({ host, port });
+    let unsubscribe = () => {};
+    const done = (error?: unknown) => {
+      unsubscribe();
+      socket.destroy();
+      if (error) reject(error);
+      else resolve();
+    };
+    socket.once('connect', () => done());
+    socket.once('error', () => done());
+    unsubscribe = subscribeAbort(signal, (reason) => done(reason));
+  });
 }

@@ -1,8 +1,7 @@
 import type { Client, Metadata } from '@grpc/grpc-js';
-import { connect } from 'node:net';
 import type { Method, Root, Service, Type } from 'protobufjs';
 import { TransportError, UtcpArgumentsError, UtcpError, type ValidationIssue } from '../../core/errors.js';
-import { abortError, createDeadline, scopeController, subscribeAbort } from '../../core/deadline.js';
+import { abortError, createDeadline, scopeController } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { GrpcCallTemplate } from './template.js';
@@ -10,11 +9,13 @@ import { embeddedRoot } from './embedded-root.js';
 import { UTCP_SERVICE_NAME, UTCP_SERVICE_PROTO } from './embedded-protos.js';
 import { serverStreamCall, unaryCall, type GrpcCallOptions } from './grpc-call.js';
 import { buildMetadata } from './grpc-metadata.js';
-import { grpcTarget, pinGrpcTarget, type GrpcTarget } from './grpc-target.js';
+import { grpcTarget, pinGrpcTarget, reachable, type GrpcTarget } from './grpc-target.js';
 import { loadByReflection } from './load-by-reflection.js';
 import { loadGrpcModules, type GrpcModules } from './load-grpc.js';
 import { loadProtoFile } from './load-proto-file.js';
 import { TO_OBJECT_OPTIONS, jsonToMessage, responseToJson } from './proto-json.js';
+import { webServerStreamCall, webUnaryCall, type WebCallOptions } from './web-call.js';
+import { webWire, type WebWire } from './web-wire.js';
 import { typeName } from './proto-schema.js';
 import { findMethod, toolsForService } from './service-tools.js';
 
@@ -30,9 +31,21 @@ interface Deadline {
 /** What one discovery or call needs, prepared before the first byte is sent. */
 interface Prepared {
   mods: GrpcModules;
-  client: Client;
+  /** The grpc-js channel; absent for the HTTP/1.1 wire protocols. */
+  client?: Client;
   metadata: Metadata;
   deadline: Deadline;
+  /** Set for `wire_protocol` grpc-web or connect (docs/design/transports.md#grpc-wire-protocols). */
+  web?: WebWire;
+}
+
+/** One RPC: its path, the encoded request and the message types at both ends. */
+interface Rpc {
+  path: string;
+  body: Buffer;
+  requestType: Type;
+  responseType: Type;
+  maxBytes: number;
 }
 
 /**
@@ -79,33 +92,23 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     try {
       if (serviceNameOf(template) === UTCP_SERVICE_NAME) {
         const body = this.#utcpRequest(prepared.mods, tool, args, template, options);
-        const bytes = await unaryCall(
-          this.#callOptions(
-            prepared,
-            `/${UTCP_SERVICE_NAME}/CallTool`,
-            body,
-            this.#ctx.limits.max_response_bytes,
-            options,
-            what,
-          ),
+        const bytes = await this.#unary(
+          prepared,
+          this.#utcpRpc(prepared, 'CallTool', body, this.#ctx.limits.max_response_bytes),
+          options,
+          what,
         );
         return resultJson(this.#utcpType(prepared.mods, 'ToolCallResponse'), bytes);
       }
       const service = await this.#service(prepared, template, target, options, what);
       const method = findMethod(service, template.method_name || wireName(tool, options));
-      const body = encodeRequest(method, args, tool.name);
-      const call = this.#callOptions(
-        prepared,
-        methodPath(service, method),
-        body,
-        this.#ctx.limits.max_response_bytes,
-        options,
-        what,
-      );
-      if (!method.responseStream) return decodeResponse(method.resolvedResponseType!, await unaryCall(call));
+      const call = methodRpc(service, method, args, tool.name, this.#ctx.limits.max_response_bytes);
+      if (!method.responseStream) {
+        return decodeResponse(method.resolvedResponseType!, await this.#unary(prepared, call, options, what));
+      }
       const items: unknown[] = [];
       let total = 0;
-      for await (const bytes of serverStreamCall(call)) {
+      for await (const bytes of this.#stream(prepared, call, options, what)) {
         total += bytes.length;
         if (total > this.#ctx.limits.max_response_bytes) {
           throw new UtcpError(
@@ -137,8 +140,11 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       if (serviceNameOf(template) === UTCP_SERVICE_NAME) {
         const body = this.#utcpRequest(prepared.mods, tool, args, template, options);
         const response = this.#utcpType(prepared.mods, 'ToolCallResponse');
-        for await (const bytes of serverStreamCall(
-          this.#callOptions(prepared, `/${UTCP_SERVICE_NAME}/CallToolStream`, body, itemLimit, options, what),
+        for await (const bytes of this.#stream(
+          prepared,
+          this.#utcpRpc(prepared, 'CallToolStream', body, itemLimit),
+          options,
+          what,
         )) {
           yield resultJson(response, bytes);
         }
@@ -146,20 +152,20 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       }
       const service = await this.#service(prepared, template, target, options, what);
       const method = findMethod(service, template.method_name || wireName(tool, options));
-      const body = encodeRequest(method, args, tool.name);
-      const call = this.#callOptions(
-        prepared,
-        methodPath(service, method),
-        body,
+      const call = methodRpc(
+        service,
+        method,
+        args,
+        tool.name,
         method.responseStream ? itemLimit : this.#ctx.limits.max_response_bytes,
-        options,
-        what,
       );
       if (!method.responseStream) {
-        yield decodeResponse(method.resolvedResponseType!, await unaryCall(call));
+        yield decodeResponse(method.resolvedResponseType!, await this.#unary(prepared, call, options, what));
         return;
       }
-      for await (const bytes of serverStreamCall(call)) yield decodeResponse(method.resolvedResponseType!, bytes);
+      for await (const bytes of this.#stream(prepared, call, options, what)) {
+        yield decodeResponse(method.resolvedResponseType!, bytes);
+      }
     } catch (error) {
       throw this.#failure(error, prepared.deadline, options, what);
     } finally {
@@ -196,15 +202,11 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
   ): Promise<DiscoveryResult> {
     const response = this.#utcpType(prepared.mods, 'Manual');
     const empty = encode(this.#utcpType(prepared.mods, 'Empty'), {});
-    const bytes = await unaryCall(
-      this.#callOptions(
-        prepared,
-        `/${UTCP_SERVICE_NAME}/GetManual`,
-        empty,
-        this.#ctx.limits.max_document_bytes,
-        options,
-        what,
-      ),
+    const bytes = await this.#unary(
+      prepared,
+      this.#utcpRpc(prepared, 'GetManual', empty, this.#ctx.limits.max_document_bytes),
+      options,
+      what,
     );
     const manual = response.toObject(response.decode(bytes), { defaults: true, arrays: true }) as {
       version: string;
@@ -219,6 +221,23 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
       tool_call_template: raw,
     }));
     return { manual: { utcp_version: manual.version || '1.0.0', manual_version: '1.0.0', tools } };
+  }
+
+  #utcpRpc(
+    prepared: Prepared,
+    method: 'GetManual' | 'CallTool' | 'CallToolStream',
+    body: Buffer,
+    maxBytes: number,
+  ): Rpc {
+    const [request, response] =
+      method === 'GetManual' ? (['Empty', 'Manual'] as const) : (['ToolCallRequest', 'ToolCallResponse'] as const);
+    return {
+      path: `/${UTCP_SERVICE_NAME}/${method}`,
+      body,
+      requestType: this.#utcpType(prepared.mods, request),
+      responseType: this.#utcpType(prepared.mods, response),
+      maxBytes,
+    };
   }
 
   #utcpType(mods: GrpcModules, name: 'Empty' | 'Manual' | 'ToolCallRequest' | 'ToolCallResponse'): Type {
@@ -262,10 +281,16 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     let pending = perManual.get(key);
     if (!pending) {
       pending = (async () => {
+        if (!protoFile && prepared.web) {
+          throw new UtcpError(
+            'INVALID_MANUAL',
+            `${what}: wire_protocol "${prepared.web.protocol}" needs proto_file (server reflection is read over native gRPC only)`,
+          );
+        }
         const root = protoFile
           ? await loadProtoFile(prepared.mods.protobuf, this.#ctx.rootDir, protoFile, template.proto_include_dirs ?? [])
           : await loadByReflection(prepared.mods, serviceName, {
-              client: prepared.client,
+              client: prepared.client!,
               metadata: prepared.metadata,
               timeoutMs: prepared.deadline.timeoutMs,
               signal: prepared.deadline.signal,
@@ -306,6 +331,8 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     try {
       const mods = await this.#modules();
       const metadata = await buildMetadata(mods.grpc, template, this.#ctx, deadline.signal, options.remoteSource);
+      const web = webWire(template, target, metadata);
+      if (web) return { mods, metadata, deadline, web };
       const dialled = await pinGrpcTarget(target, options.remoteSource === true, deadline.signal, this.#ctx.lookup);
       // grpc-js's own connect cannot be cancelled: a close() during it kept the process alive until the system gave
       // up on the connect. A new target is dialled once here first, abortably (docs/design/threat-model.md#close-during-connect).
@@ -352,23 +379,47 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
     return entry.client;
   }
 
-  #callOptions(
-    prepared: Prepared,
-    path: string,
-    request: Buffer,
-    maxMessageBytes: number,
-    options: CallOptions,
-    what: string,
-  ): GrpcCallOptions {
+  /** One unary RPC over the template's wire protocol. */
+  #unary(prepared: Prepared, rpc: Rpc, options: CallOptions, what: string): Promise<Buffer> {
+    if (prepared.web) return webUnaryCall(this.#webOptions(prepared.web, prepared, rpc, options, what));
+    return unaryCall(this.#callOptions(prepared, rpc, options, what));
+  }
+
+  /** One server-streaming RPC over the template's wire protocol. */
+  #stream(prepared: Prepared, rpc: Rpc, options: CallOptions, what: string): AsyncGenerator<Buffer, void, undefined> {
+    if (prepared.web) return webServerStreamCall(this.#webOptions(prepared.web, prepared, rpc, options, what));
+    return serverStreamCall(this.#callOptions(prepared, rpc, options, what));
+  }
+
+  #webOptions(web: WebWire, prepared: Prepared, rpc: Rpc, options: CallOptions, what: string): WebCallOptions {
+    return {
+      ctx: this.#ctx,
+      protocol: web.protocol,
+      codec: web.codec,
+      url: `${web.baseUrl}${rpc.path}`,
+      request: rpc.body,
+      requestType: rpc.requestType,
+      responseType: rpc.responseType,
+      headers: web.headers,
+      timeoutMs: prepared.deadline.timeoutMs,
+      signal: prepared.deadline.signal,
+      maxMessageBytes: rpc.maxBytes,
+      what,
+      callerTimeoutMs: options.timeoutMs,
+      remoteSource: options.remoteSource === true,
+    };
+  }
+
+  #callOptions(prepared: Prepared, rpc: Rpc, options: CallOptions, what: string): GrpcCallOptions {
     return {
       grpc: prepared.mods.grpc,
-      client: prepared.client,
-      path,
-      request,
+      client: prepared.client!,
+      path: rpc.path,
+      request: rpc.body,
       metadata: prepared.metadata,
       timeoutMs: prepared.deadline.timeoutMs,
       signal: prepared.deadline.signal,
-      maxMessageBytes,
+      maxMessageBytes: rpc.maxBytes,
       maxBufferedBytes: this.#ctx.limits.max_response_bytes,
       what,
       callerTimeoutMs: options.timeoutMs,
@@ -410,8 +461,14 @@ function wireToolName(tool: Tool, template: GrpcCallTemplate, options: CallOptio
   return template.tool_name_on_wire === 'qualified' ? `${options.manualName}.${bare}` : bare;
 }
 
-function methodPath(service: Service, method: Method): string {
-  return `/${typeName(service)}/${method.name}`;
+function methodRpc(service: Service, method: Method, args: JsonObject, toolName: string, maxBytes: number): Rpc {
+  return {
+    path: `/${typeName(service)}/${method.name}`,
+    body: encodeRequest(method, args, toolName),
+    requestType: method.resolvedRequestType!,
+    responseType: method.resolvedResponseType!,
+    maxBytes,
+  };
 }
 
 function encode(type: Type, value: Record<string, unknown>): Buffer {
@@ -458,35 +515,4 @@ function resultJson(type: Type, bytes: Buffer): unknown {
   } catch {
     return text;
   }
-}
-
-/** Proxy variables grpc-js honours: with one set, grpc-js dials the proxy, so there is nothing to dial first. */
-function grpcProxied(): boolean {
-  const env = process.env;
-  return Boolean(env.grpc_proxy || env.https_proxy || env.http_proxy || env.HTTPS_PROXY || env.HTTP_PROXY);
-}
-
-/**
- * Opens and closes one TCP connection to `address` (`host:port`, IPv6 bracketed), ended at once by `signal`. A refused
- * or failed connect resolves too: grpc-js then fails with its own status, as before.
- */
-function reachable(address: string, signal: AbortSignal): Promise<void> {
-  if (grpcProxied()) return Promise.resolve();
-  const colon = address.lastIndexOf(':');
-  const host = address.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = Number(address.slice(colon + 1));
-  return new Promise((resolve, reject) => {
-    signal.throwIfAborted();
-    const socket = connect({ host, port });
-    let unsubscribe = () => {};
-    const done = (error?: unknown) => {
-      unsubscribe();
-      socket.destroy();
-      if (error) reject(error);
-      else resolve();
-    };
-    socket.once('connect', () => done());
-    socket.once('error', () => done());
-    unsubscribe = subscribeAbort(signal, (reason) => done(reason));
-  });
 }

@@ -28,6 +28,10 @@ export const template = defineCallTemplate({
     timeout: optional(Type.Number()),
     tool_name_on_wire: optional(oneOf(['bare', 'qualified'])),
     transport: optional(oneOf(['grpc'])),
+    /** *ext.* The wire protocol (docs/design/transports.md#grpc-wire-protocols). @default "grpc" */
+    wire_protocol: optional(oneOf(['grpc', 'grpc-web', 'connect'])),
+    /** *ext.* Connect message encoding: JSON or binary protobuf. @default "json" */
+    connect_codec: optional(oneOf(['json', 'proto'])),
   }),
   inheritsManualTemplate: true,
 });
