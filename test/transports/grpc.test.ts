@@ -151,7 +151,7 @@ describe('grpcpb.UTCPService calls', () => {
   it('rejects with TIMEOUT at the template deadline', async () => {
     const { call, server } = await setup();
     const cancelled = server.nextCancellation();
-    const error = await call('hang', {}, { timeout: 150 }).catch((e: unknown) => e);
+    const error = await call('hang', {}, { timeout: 1_000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UtcpTimeoutError);
     await expect(cancelled).resolves.toBe('CallTool');
   });
