@@ -11,6 +11,7 @@ import type { AgentRunState, ApprovalDecisions } from './run-agent.js';
 
 /** The state handed to `resumeAgent` is malformed, inconsistent, or its signature does not verify. */
 export class AgentStateError extends UtcpError {
+  static override readonly errorKind: string = 'AgentStateError';
   override name = 'AgentStateError';
   /** Where in the state the problem is, e.g. `state.planned[0].toolName`. */
   readonly path: string;
