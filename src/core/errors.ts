@@ -74,6 +74,7 @@ export class UtcpError extends Error {
    */
   static isInstance<T>(this: abstract new (...args: never[]) => T, value: unknown): value is T {
     const marks = marksOf(value);
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class it is called on (HttpStatusError.isInstance).
     return marks !== undefined && marks.includes(kindOf(this));
   }
 
