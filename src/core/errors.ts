@@ -51,15 +51,19 @@ function kindOf(ctor: object): string {
   return typeof name === 'string' ? name : '';
 }
 
-/** The marks of `value` (its class's and every ancestor's up to `UtcpError`), or undefined for anything else. */
-function marksOf(value: unknown): readonly unknown[] | undefined {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+/**
+ * True when `value` is an instance of `ctor` (same copy) or carries its mark (any copy). A hostile value (a Proxy
+ * whose traps throw, a forged marks array) is simply not an error of ours: nothing it does escapes.
+ */
+function isMarked(value: unknown, ctor: abstract new (...args: never[]) => unknown): boolean {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
   try {
-    // A hostile value (a Proxy, a throwing getter) is simply not an error of ours.
+    if (value instanceof ctor) return true;
     const marks = (value as { [ERROR_MARKS]?: unknown })[ERROR_MARKS];
-    return Array.isArray(marks) ? marks : undefined;
+    const kind = kindOf(ctor);
+    return kind !== '' && Array.isArray(marks) && marks.includes(kind);
   } catch {
-    return undefined;
+    return false;
   }
 }
 
@@ -73,9 +77,8 @@ export class UtcpError extends Error {
    * (where `instanceof` is false): `HttpStatusError.isInstance(e)`, `UtcpError.isInstance(e)`.
    */
   static isInstance<T>(this: abstract new (...args: never[]) => T, value: unknown): value is T {
-    const marks = marksOf(value);
     // biome-ignore lint/complexity/noThisInStatic: `this` is the class it is called on (HttpStatusError.isInstance).
-    return marks !== undefined && marks.includes(kindOf(this));
+    return isMarked(value, this);
   }
 
   override name = 'UtcpError';

@@ -143,7 +143,15 @@ describe('errors across two copies of the package', () => {
         },
       },
     );
-    for (const v of [null, undefined, 0, 'UtcpError', new Error('x'), { code: 'TIMEOUT' }, hostile, () => 1]) {
+    const trap = {
+      get() {
+        throw new Error('trap');
+      },
+    };
+    // A marks array whose every read throws (includes, length, elements).
+    const forged = { [Symbol.for('utcp-kit.error')]: new Proxy([], trap) };
+    const values = [null, undefined, 0, 'UtcpError', new Error('x'), { code: 'TIMEOUT' }, hostile, forged, () => 1];
+    for (const v of values) {
       expect(b.isUtcpError(v)).toBe(false);
       expect(b.HttpStatusError.isInstance(v)).toBe(false);
     }
