@@ -4,15 +4,12 @@
  * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres),
  * --write-docs (with --only: still render docs/benchmarks.md from the suites run).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { fmt, machine, type Row } from './lib.js';
-import { renderChart, renderMarkdown } from './report.js';
+import { writeBenchmarkDocs } from './write-docs.js';
 
 const quick = process.argv.includes('--quick');
-const POSTGRES_SECTION = '## Postgres tool repository';
 const only = process.argv
   .find((a) => a.startsWith('--only='))
   ?.slice(7)
@@ -54,26 +51,11 @@ for (const [name, [file, fn]] of Object.entries(suites)) {
 const results = { machine: machine(), quick, rows, failures };
 const root = fileURLToPath(new URL('..', import.meta.url));
 mkdirSync(`${root}bench/results`, { recursive: true });
-mkdirSync(`${root}docs`, { recursive: true });
 writeFileSync(`${root}bench/results/latest.json`, JSON.stringify(results, null, 2) + '\n');
 // The PostgreSQL suite takes minutes; `--write-docs` renders the other suites' table without it. The hand-written
 // Postgres section of docs/benchmarks.md (from `--only=postgres` runs) is kept either way.
 const writeDocs = !only || process.argv.includes('--write-docs');
-if (writeDocs) {
-  const docPath = `${root}docs/benchmarks.md`;
-  const previous = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '';
-  const kept = previous.indexOf(POSTGRES_SECTION);
-  writeFileSync(
-    docPath,
-    renderMarkdown(results) +
-      (failures.length ? `\n## Suites that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : '') +
-      (kept >= 0 && !rows.some((r) => r.suite === 'postgres') ? `\n${previous.slice(kept)}` : ''),
-  );
-  writeFileSync(`${root}docs/benchmarks.svg`, renderChart(rows));
-  // The repository's formatter pads the tables; format the generated page so `npm run format:check` stays green.
-  const biome = createRequire(import.meta.url).resolve('@biomejs/biome/bin/biome');
-  execFileSync(process.execPath, [biome, 'format', '--write', docPath], { stdio: 'ignore' });
-}
+if (writeDocs) writeBenchmarkDocs(root, results);
 process.stderr.write(
   `\nWrote bench/results/latest.json${writeDocs ? ', docs/benchmarks.md and docs/benchmarks.svg' : ''}\n`,
 );

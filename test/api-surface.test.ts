@@ -7,11 +7,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REPORT_PATH, buildReport, entries, exportNames } from '../scripts/api-report.js';
 
 const ROOT = resolve(__dirname, '..');
-const built = existsSync(resolve(ROOT, 'dist/index.d.ts'));
+/** The built entry files this test reads (`npm test` builds them first; alone, run `npm run build`). */
+function assertBuilt(): void {
+  const missing = ['dist/index.js', 'dist/index.d.ts'].filter((f) => !existsSync(resolve(ROOT, f)));
+  if (missing.length)
+    throw new Error(
+      `The public API is checked against the built package, which is missing (${missing.join(', ')}): run \`npm run build\` first (npm test does).`,
+    );
+}
 
 /** api.md → entry name (`utcp-kit/agent`) → { runtime, types }. */
 function documented(): Map<string, { runtime: string[]; types: string[] }> {
@@ -30,7 +37,9 @@ function documented(): Map<string, { runtime: string[]; types: string[] }> {
 
 const entryName = (subpath: string) => (subpath === '.' ? 'utcp-kit' : `utcp-kit/${subpath.slice(2)}`);
 
-describe.runIf(built)('public API', () => {
+describe('public API', () => {
+  beforeAll(assertBuilt);
+
   const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
     exports: Record<string, string | Record<string, string>>;
   };
@@ -74,6 +83,7 @@ describe.runIf(built)('public API', () => {
   }, 60_000);
 
   it('the checked-in API report matches the build (run `npm run api:report` and review the diff)', () => {
-    expect(buildReport() === readFileSync(REPORT_PATH, 'utf8')).toBe(true);
+    // toEqual, so that a mismatch shows the diff of the two reports.
+    expect(buildReport()).toEqual(readFileSync(REPORT_PATH, 'utf8'));
   }, 60_000);
 });

@@ -1,4 +1,8 @@
-/** Layering rules from STYLE.md: core imports nothing else in src/, loaders import only core, transports never import a sibling. */
+/**
+ * Layering rules (docs/design/README.md#module-boundaries): core imports nothing else in src/, loaders import only
+ * core, transports never import a sibling, and no module reaches itself again through its imports (type-only and
+ * lazy `import()` edges included).
+ */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +23,62 @@ function imports(file: string): string[] {
     out.push(relative(SRC, resolve(dirname(file), m[1])));
   }
   return out;
+}
+
+/**
+ * Every group of modules that import one another in a ring (Tarjan's strongly connected components), each as
+ * `a → b → … → a` along one ring of the group.
+ */
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) as number);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group = new Set<string>();
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) {
+      onStack.delete(w);
+      group.add(w);
+    }
+    if (group.size > 1 || graph.get(v)?.includes(v)) found.push(ring(graph, v, group));
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** One ring through `start` inside `group` (breadth-first, so the shortest), as `a → b → a`. */
+function ring(graph: ReadonlyMap<string, readonly string[]>, start: string, group: ReadonlySet<string>): string {
+  const from = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const v = queue.shift() as string;
+    for (const w of graph.get(v) ?? []) {
+      if (!group.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let u = v; u !== start; u = from.get(u) as string) path.splice(1, 0, u);
+        return [...path, start].join(' → ');
+      }
+      if (!from.has(w)) {
+        from.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [...group].join(' ↔ ');
 }
 
 describe('module boundaries', () => {
@@ -80,6 +140,13 @@ describe('module boundaries', () => {
       }
     }
     expect(bad).toEqual([]);
+  });
+
+  it('no import circle, type-only or lazy ones included (the shared types live where both sides can import them)', () => {
+    const graph = new Map(
+      files(SRC).map((f) => [relative(SRC, f), imports(f).map((i) => i.replace(/\.js$/, '.ts'))] as const),
+    );
+    expect(circles(graph)).toEqual([]);
   });
 
   it('the library never prints (only src/cli may)', () => {

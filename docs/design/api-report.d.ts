@@ -76,6 +76,7 @@ export interface CatalogChangeEvent {
 export type CliCallTemplate = TemplateOf<typeof template>;
 // CliExitError
 export declare class CliExitError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly exitCode: number | null;
     readonly signal: string | null;
@@ -135,6 +136,7 @@ export interface FilterDictConfig extends FilterFields {
 export type GraphqlCallTemplate = TemplateOf<typeof template>;
 // GraphqlError
 export declare class GraphqlError extends ToolExecutionError {
+    static readonly errorKind: string;
     name: string;
     readonly errors: unknown[];
     readonly data: unknown;
@@ -144,6 +146,7 @@ export declare class GraphqlError extends ToolExecutionError {
 export type GrpcCallTemplate = TemplateOf<typeof template>;
 // GrpcError
 export declare class GrpcError extends ToolExecutionError {
+    static readonly errorKind: string;
     name: string;
     readonly grpcCode: number;
     readonly grpcStatus: string;
@@ -156,6 +159,7 @@ export type HttpCallTemplate = TemplateOf<typeof template>;
 export type HttpMethod = NonNullable<HttpCallTemplate['http_method']>;
 // HttpStatusError
 export declare class HttpStatusError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly status: number;
     readonly statusText: string;
@@ -236,6 +240,7 @@ export interface McpServerConfig {
 }
 // McpServerError
 export declare class McpServerError extends TransportError {
+    static readonly errorKind: string;
     name: string;
     readonly server: string;
     readonly stderrTail: string;
@@ -325,6 +330,7 @@ export interface RepositoryContext {
 }
 // RepositoryError
 export declare class RepositoryError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly operation: string;
     readonly dbCode: string | undefined;
@@ -374,12 +380,14 @@ export interface Tool {
 }
 // ToolExecutionError
 export declare class ToolExecutionError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly details: unknown;
     constructor(message: string, details?: unknown, options?: ErrorOptions);
 }
 // ToolNotFoundError
 export declare class ToolNotFoundError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly toolName: string;
     readonly suggestions: string[];
@@ -452,6 +460,7 @@ export interface TransportDefinition<T extends CallTemplateBase = CallTemplateBa
 }
 // TransportError
 export declare class TransportError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     constructor(message: string, options?: ErrorOptions & {
         code?: UtcpErrorCode;
@@ -463,16 +472,19 @@ export type TransportFactory = (context: TransportContext) => Transport<any> | P
 export type UdpCallTemplate = TemplateOf<typeof template>;
 // UrlPolicyError
 export declare class UrlPolicyError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     constructor(message: string);
 }
 // UtcpAbortError
 export declare class UtcpAbortError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     constructor(what: string, options?: ErrorOptions);
 }
 // UtcpArgumentsError
 export declare class UtcpArgumentsError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly toolName: string;
     readonly issues: ValidationIssue[];
@@ -514,6 +526,8 @@ export interface UtcpClientOptions {
 }
 // UtcpError
 export declare class UtcpError extends Error {
+    static readonly errorKind: string;
+    static isInstance<T>(this: abstract new (...args: never[]) => T, value: unknown): value is T;
     name: string;
     readonly code: UtcpErrorCode;
     constructor(code: UtcpErrorCode, message: string, options?: ErrorOptions);
@@ -522,6 +536,7 @@ export declare class UtcpError extends Error {
 export type UtcpErrorCode = 'INVALID_CONFIG' | 'INVALID_MANUAL' | 'INVALID_ARGUMENTS' | 'TOOL_NOT_FOUND' | 'MANUAL_NOT_FOUND' | 'MANUAL_EXISTS' | 'UNKNOWN_TRANSPORT' | 'PROTOCOL_NOT_ALLOWED' | 'MISSING_VARIABLE' | 'URL_POLICY' | 'HEADER_INJECTION' | 'PATH_NOT_ALLOWED' | 'HTTP_STATUS' | 'TOOL_ERROR' | 'PROCESS_EXIT' | 'RESPONSE_TOO_LARGE' | 'PROTOCOL_ERROR' | 'TIMEOUT' | 'ABORTED' | 'TRANSPORT_FAILED' | 'DEPENDENCY_MISSING' | 'NOT_SUPPORTED' | 'CLIENT_CLOSED' | 'LIMIT_EXCEEDED' | 'TOOL_EXISTS' | 'REPOSITORY_UNAVAILABLE' | 'MIGRATION_FAILED' | 'REPOSITORY_FAILED';
 // UtcpLimitError
 export declare class UtcpLimitError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly limit: string;
     constructor(limit: string, message: string);
@@ -534,18 +549,21 @@ export interface UtcpManual {
 }
 // UtcpTimeoutError
 export declare class UtcpTimeoutError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly timeoutMs: number | undefined;
     constructor(what: string, timeoutMs?: number, options?: ErrorOptions);
 }
 // UtcpValidationError
 export declare class UtcpValidationError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly issues: ValidationIssue[];
     constructor(what: string, issues: ValidationIssue[], code?: UtcpErrorCode);
 }
 // UtcpVariableNotFoundError
 export declare class UtcpVariableNotFoundError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly variableName: string;
     constructor(variableName: string);
@@ -704,6 +722,7 @@ export interface AgentRunState {
 }
 // AgentStateError
 export declare class AgentStateError extends UtcpError {
+    static readonly errorKind: string;
     name: string;
     readonly path: string;
     constructor(path: string, problem: string);
@@ -844,6 +863,7 @@ export interface MediaContent {
 }
 // ModelApiError
 export declare class ModelApiError extends HttpStatusError {
+    static readonly errorKind: string;
     name: string;
     readonly provider: string;
     readonly requestId?: string;

@@ -318,11 +318,6 @@ export function subscribeAbort(source: AbortSource, hook: (reason: unknown) => v
   return () => source.removeEventListener('abort', listener);
 }
 
-/** True when `signal` is a per-operation scope created with `armable: true` (it is never shared). */
-export function isOperationSignal(signal: AbortSignal | undefined): boolean {
-  return signal !== undefined && armable.has(signal);
-}
-
 export function isTimeoutReason(reason: unknown): boolean {
   return (
     reason instanceof UtcpTimeoutError ||

@@ -33,13 +33,63 @@ export type UtcpErrorCode =
   | 'MIGRATION_FAILED'
   | 'REPOSITORY_FAILED';
 
+/**
+ * The key under which every `UtcpError` carries its marks: the same symbol in every copy of the package, so an error
+ * thrown by one copy (a plugin's) is recognised by another (the app's), where `instanceof` is false
+ * (docs/design/api.md#errors-across-copies).
+ */
+const ERROR_MARKS = Symbol.for('utcp-kit.error');
+
+/**
+ * The mark of one error class: its own static `errorKind` (a literal, so it survives minifiers that rename classes),
+ * else its class name (subclasses written elsewhere need not declare one).
+ */
+function kindOf(ctor: object): string {
+  const own = Object.getOwnPropertyDescriptor(ctor, 'errorKind')?.value;
+  if (typeof own === 'string') return own;
+  const name = Object.getOwnPropertyDescriptor(ctor, 'name')?.value;
+  return typeof name === 'string' ? name : '';
+}
+
+/**
+ * True when `value` is an instance of `ctor` (same copy) or carries its mark (any copy). A hostile value (a Proxy
+ * whose traps throw, a forged marks array) is simply not an error of ours: nothing it does escapes.
+ */
+function isMarked(value: unknown, ctor: abstract new (...args: never[]) => unknown): boolean {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    if (value instanceof ctor) return true;
+    const marks = (value as { [ERROR_MARKS]?: unknown })[ERROR_MARKS];
+    const kind = kindOf(ctor);
+    return kind !== '' && Array.isArray(marks) && marks.includes(kind);
+  } catch {
+    return false;
+  }
+}
+
 /** Base class of every error the library throws. */
 export class UtcpError extends Error {
+  /** The mark `isInstance` looks for (docs/design/api.md#errors-across-copies). */
+  static readonly errorKind: string = 'UtcpError';
+
+  /**
+   * True when `value` is an error of this class or a subclass, also when it comes from another copy of the package
+   * (where `instanceof` is false): `HttpStatusError.isInstance(e)`, `UtcpError.isInstance(e)`.
+   */
+  static isInstance<T>(this: abstract new (...args: never[]) => T, value: unknown): value is T {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class it is called on (HttpStatusError.isInstance).
+    return isMarked(value, this);
+  }
+
   override name = 'UtcpError';
   readonly code: UtcpErrorCode;
   constructor(code: UtcpErrorCode, message: string, options?: ErrorOptions) {
     super(message, options);
     this.code = code;
+    const marks: string[] = [];
+    for (let c: object | null = new.target; c && c !== Error && c !== Function.prototype; c = Object.getPrototypeOf(c))
+      marks.push(kindOf(c));
+    Object.defineProperty(this, ERROR_MARKS, { value: Object.freeze(marks) });
   }
 }
 
@@ -58,6 +108,7 @@ export function formatIssues(issues: readonly ValidationIssue[], max = 10): stri
 
 /** A manual, call template or config failed validation. `issues` lists every problem with its path. */
 export class UtcpValidationError extends UtcpError {
+  static override readonly errorKind: string = 'UtcpValidationError';
   override name = 'UtcpValidationError';
   readonly issues: ValidationIssue[];
   constructor(what: string, issues: ValidationIssue[], code: UtcpErrorCode = 'INVALID_MANUAL') {
@@ -68,6 +119,7 @@ export class UtcpValidationError extends UtcpError {
 
 /** Tool arguments do not match the tool's `inputs` schema. */
 export class UtcpArgumentsError extends UtcpError {
+  static override readonly errorKind: string = 'UtcpArgumentsError';
   override name = 'UtcpArgumentsError';
   readonly toolName: string;
   readonly issues: ValidationIssue[];
@@ -79,6 +131,7 @@ export class UtcpArgumentsError extends UtcpError {
 }
 
 export class ToolNotFoundError extends UtcpError {
+  static override readonly errorKind: string = 'ToolNotFoundError';
   override name = 'ToolNotFoundError';
   readonly toolName: string;
   /** Registered tool names close to `toolName`, best first (may be empty). */
@@ -100,6 +153,7 @@ export class ToolNotFoundError extends UtcpError {
 
 /** A `${VAR}` reference has no value. `variableName` is the namespaced key to set. */
 export class UtcpVariableNotFoundError extends UtcpError {
+  static override readonly errorKind: string = 'UtcpVariableNotFoundError';
   override name = 'UtcpVariableNotFoundError';
   readonly variableName: string;
   constructor(variableName: string) {
@@ -113,6 +167,7 @@ export class UtcpVariableNotFoundError extends UtcpError {
 
 /** Work or output would exceed a configured limit; `limit` is its key in the config's `limits`. */
 export class UtcpLimitError extends UtcpError {
+  static override readonly errorKind: string = 'UtcpLimitError';
   override name = 'UtcpLimitError';
   readonly limit: string;
   constructor(limit: string, message: string) {
@@ -123,6 +178,7 @@ export class UtcpLimitError extends UtcpError {
 
 /** A URL failed the URL policy (docs/design/security.md#url-policy). */
 export class UrlPolicyError extends UtcpError {
+  static override readonly errorKind: string = 'UrlPolicyError';
   override name = 'UrlPolicyError';
   constructor(message: string) {
     super('URL_POLICY', message);
@@ -134,6 +190,7 @@ const MAX_PROBLEM_CHARS = 16 * 1024;
 
 /** A remote endpoint answered with an HTTP error status. */
 export class HttpStatusError extends UtcpError {
+  static override readonly errorKind: string = 'HttpStatusError';
   override name = 'HttpStatusError';
   readonly status: number;
   readonly statusText: string;
@@ -261,6 +318,7 @@ export function explainHttpBody(
 
 /** The remote tool reported a failure (MCP `isError`, GraphQL `errors`, gRPC status, a `tool_error` frame). */
 export class ToolExecutionError extends UtcpError {
+  static override readonly errorKind: string = 'ToolExecutionError';
   override name = 'ToolExecutionError';
   readonly details: unknown;
   constructor(message: string, details?: unknown, options?: ErrorOptions) {
@@ -271,6 +329,7 @@ export class ToolExecutionError extends UtcpError {
 
 /** A command-line tool exited with a non-zero status. */
 export class CliExitError extends UtcpError {
+  static override readonly errorKind: string = 'CliExitError';
   override name = 'CliExitError';
   readonly exitCode: number | null;
   readonly signal: string | null;
@@ -287,6 +346,7 @@ export class CliExitError extends UtcpError {
 }
 
 export class UtcpTimeoutError extends UtcpError {
+  static override readonly errorKind: string = 'UtcpTimeoutError';
   override name = 'UtcpTimeoutError';
   readonly timeoutMs: number | undefined;
   constructor(what: string, timeoutMs?: number, options?: ErrorOptions) {
@@ -296,6 +356,7 @@ export class UtcpTimeoutError extends UtcpError {
 }
 
 export class UtcpAbortError extends UtcpError {
+  static override readonly errorKind: string = 'UtcpAbortError';
   override name = 'UtcpAbortError';
   constructor(what: string, options?: ErrorOptions) {
     super('ABORTED', `${what} was aborted`, options);
@@ -304,6 +365,7 @@ export class UtcpAbortError extends UtcpError {
 
 /** Network, process or protocol failure inside a transport. */
 export class TransportError extends UtcpError {
+  static override readonly errorKind: string = 'TransportError';
   override name = 'TransportError';
   constructor(message: string, options?: ErrorOptions & { code?: UtcpErrorCode }) {
     super(options?.code ?? 'TRANSPORT_FAILED', message, options);
@@ -316,6 +378,7 @@ export class TransportError extends UtcpError {
  * `TIMEOUT`, `REPOSITORY_FAILED`. Messages and `cause` never carry the connection string's password.
  */
 export class RepositoryError extends UtcpError {
+  static override readonly errorKind: string = 'RepositoryError';
   override name = 'RepositoryError';
   /** The repository method that failed, e.g. `saveManual`. */
   readonly operation: string;
@@ -328,6 +391,7 @@ export class RepositoryError extends UtcpError {
   }
 }
 
+/** True for every `UtcpError`, also one from another copy of the package (`UtcpError.isInstance`). */
 export function isUtcpError(value: unknown): value is UtcpError {
-  return value instanceof UtcpError;
+  return UtcpError.isInstance(value);
 }

@@ -4,8 +4,8 @@
  */
 import { UtcpError } from './errors.js';
 import type { LegacyHooks } from './legacy.js';
-import type { CallTemplateSpec } from './template.js';
-import { compileTemplate, type CompiledTemplate } from './template-validator.js';
+import type { CallTemplateSpec, CompiledTemplate } from './template.js';
+import { compileTemplate } from './template-validator.js';
 import type { TransportDefinition, TransportFactory } from './transport.js';
 import type { TemplateLookup } from './validate.js';
 

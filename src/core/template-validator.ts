@@ -7,7 +7,7 @@
  * per-client cost at zero.
  */
 import type { ValidationIssue } from './errors.js';
-import type { CallTemplateSpec } from './template.js';
+import type { CallTemplateSpec, CompiledTemplate } from './template.js';
 import type { PrecompiledTemplate } from './transport.js';
 import { validateAuth } from './validate.js';
 
@@ -25,13 +25,6 @@ type ValidateFn = ((value: unknown) => boolean) & { errors?: AjvError[] | null }
 interface AjvLike {
   compile(schema: object): ValidateFn;
   addKeyword(definition: { keyword: string; schemaType?: string }): unknown;
-}
-
-/** A spec with its compiled validator. */
-export interface CompiledTemplate {
-  readonly spec: CallTemplateSpec;
-  /** Appends the issues of `template` (a plain object whose base fields already passed) under `path`. */
-  validate(template: Record<string, unknown>, path: string, issues: ValidationIssue[]): void;
 }
 
 let ajv: Promise<AjvLike> | undefined;

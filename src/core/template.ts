@@ -61,3 +61,10 @@ export function defineCallTemplate<const K extends string, O extends TObject>(sp
 }): CallTemplateSpec<TemplateType<K, O>> {
   return spec as unknown as CallTemplateSpec<TemplateType<K, O>>;
 }
+
+/** A spec with its compiled validator (built by `template-validator.ts`, used by `validate.ts`). */
+export interface CompiledTemplate {
+  readonly spec: CallTemplateSpec;
+  /** Appends the issues of `template` (a plain object whose base fields already passed) under `path`. */
+  validate(template: Record<string, unknown>, path: string, issues: ValidationIssue[]): void;
+}

@@ -139,10 +139,6 @@ export interface TransportContext {
 /** Creates one transport instance for one client. May be async so heavy modules load lazily. */
 export type TransportFactory = (context: TransportContext) => Transport<any> | Promise<Transport<any>>;
 
-/**
- * A transport as the client receives it: how to create it, and the spec of its call template (loaded on first
- * use, so heavy schema code never runs at import). Built-ins are listed in `src/transports/builtin.ts`.
- */
 /** A template validator generated at build time (see `TransportDefinition.precompiledTemplate`). */
 export interface PrecompiledTemplate {
   /** `JSON.stringify` of the schema the validator was generated from. */
@@ -151,6 +147,10 @@ export interface PrecompiledTemplate {
   readonly validate: (value: unknown) => boolean;
 }
 
+/**
+ * A transport as the client receives it: how to create it, and the spec of its call template (loaded on first
+ * use, so heavy schema code never runs at import). Built-ins are listed in `src/transports/builtin.ts`.
+ */
 export interface TransportDefinition<T extends CallTemplateBase = CallTemplateBase> {
   /** Creates the transport for one client. */
   create(context: TransportContext): Transport<T> | Promise<Transport<T>>;

@@ -7,7 +7,7 @@
  */
 import type { ValidationIssue } from './errors.js';
 import { didYouMean } from './suggest.js';
-import type { CompiledTemplate } from './template-validator.js';
+import type { CompiledTemplate } from './template.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
 
 type FieldKind =

@@ -41,7 +41,10 @@ async function startCounter(orders: string[]): Promise<string> {
   return `http://127.0.0.1:${(counter.address() as AddressInfo).port}/orders`;
 }
 
-describe('resumeAgent across processes', () => {
+/** Each child (plain node on dist/) takes about a second; up to three run per test, all within the test's timeout. */
+const CHILD_DEADLINE_MS = 30_000;
+
+describe('resumeAgent across processes', { timeout: 3 * CHILD_DEADLINE_MS + 10_000 }, () => {
   it('a signed state resumes in another process with the key, and is refused there once changed on disk', async () => {
     const orders: string[] = [];
     const counterUrl = await startCounter(orders);
@@ -52,12 +55,14 @@ describe('resumeAgent across processes', () => {
     dir = mkdtempSync(join(tmpdir(), 'utcp-resume-'));
     const stateFile = join(dir, 'state.json');
     const key = 'process-test-key-0123456789abcdef';
-    await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile, key], { timeout: 60_000 });
+    await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile, key], {
+      timeout: CHILD_DEADLINE_MS,
+    });
     const signed = readFileSync(stateFile, 'utf8');
     expect(JSON.parse(signed).mac).toMatch(/^[0-9a-f]{64}$/);
     writeFileSync(stateFile, signed.replace('{\\"item\\":\\"lamp\\"}', '{\\"item\\":\\"piano\\"}'));
     const tampered = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile, key], {
-      timeout: 60_000,
+      timeout: CHILD_DEADLINE_MS,
     });
     expect(JSON.parse(tampered.stdout)).toEqual({
       error: 'AgentStateError',
@@ -67,7 +72,7 @@ describe('resumeAgent across processes', () => {
     expect(orders).toEqual([]);
     writeFileSync(stateFile, signed);
     const second = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile, key], {
-      timeout: 60_000,
+      timeout: CHILD_DEADLINE_MS,
     });
     expect(JSON.parse(second.stdout)).toEqual({ status: 'completed', text: 'Your lamp is ordered.' });
     expect(orders).toEqual(['{"item":"lamp"}']);
@@ -83,7 +88,9 @@ describe('resumeAgent across processes', () => {
     dir = mkdtempSync(join(tmpdir(), 'utcp-resume-'));
     const stateFile = join(dir, 'state.json');
 
-    const first = await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile], { timeout: 60_000 });
+    const first = await run(process.execPath, [fixture, 'start', llm.url, counterUrl, stateFile], {
+      timeout: CHILD_DEADLINE_MS,
+    });
     expect(JSON.parse(first.stdout)).toEqual({
       status: 'paused',
       pending: [
@@ -94,7 +101,7 @@ describe('resumeAgent across processes', () => {
     expect(orders).toEqual([]);
 
     const second = await run(process.execPath, [fixture, 'resume', llm.url, counterUrl, stateFile], {
-      timeout: 60_000,
+      timeout: CHILD_DEADLINE_MS,
     });
     expect(JSON.parse(second.stdout)).toEqual({ status: 'completed', text: 'Your lamp is ordered.' });
     expect(orders).toEqual(['{"item":"lamp"}']);

@@ -9,7 +9,12 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { lastToolResult, startScriptedOpenAIServer, type ScriptStep } from '../fixtures/llm/scripted-openai-server.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const RUN_DEADLINE_MS = 30_000;
+/**
+ * Each test starts one example child through tsx, which takes seconds on a loaded machine: its deadline (it kills the
+ * child and reports what it printed) stays below the tests' own timeout, so a slow run fails with that report.
+ */
+const RUN_DEADLINE_MS = 45_000;
+const TEST_TIMEOUT_MS = 60_000;
 
 interface RunResult {
   code: number | null;
@@ -30,6 +35,9 @@ function runChat(args: string[], env: Record<string, string>, stdin = ''): Promi
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdin.end(stdin);
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -100,7 +108,7 @@ const callWeather =
     return { toolCalls: [{ name: 'weather__current_weather', arguments: { city } }] };
   };
 
-describe('agent-chat example', () => {
+describe('agent-chat example', { timeout: TEST_TIMEOUT_MS }, () => {
   it('runs one turn with --prompt: tool call on stderr, answer on stdout', async () => {
     const manual = await weatherManual();
     const { server, env } = await llm([

@@ -8,7 +8,9 @@ import { lineHash } from '../../src/tools/text.js';
 import { lastToolResult, startScriptedOpenAIServer, type ScriptStep } from '../fixtures/llm/scripted-openai-server.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const RUN_DEADLINE_MS = 30_000;
+/** One tsx child per test: its deadline stays below the tests' own timeout (see agent-chat.test.ts). */
+const RUN_DEADLINE_MS = 45_000;
+const TEST_TIMEOUT_MS = 60_000;
 const BUGGY = "function greet(name) {\n  return 'Hello, ' + nme;\n}\n";
 
 function runCodingAgent(
@@ -28,6 +30,9 @@ function runCodingAgent(
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdin.end();
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -115,7 +120,7 @@ const editStep: ScriptStep = (request) => {
   };
 };
 
-describe('coding-agent example', () => {
+describe('coding-agent example', { timeout: TEST_TIMEOUT_MS }, () => {
   it('reads, edits and answers against an OpenAI-format server', async () => {
     const { root, manual, server, env } = await setup([
       readStep,

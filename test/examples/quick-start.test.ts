@@ -30,4 +30,4 @@ it('the README Quick start runs as pasted and prints what the README says', asyn
   expect(result.code).toBe(0);
   expect(result.stdout).toBe('demo.greet → Hello, Ada!\nlocal.add → 5\n');
   expect(section).toContain('It prints `demo.greet → Hello, Ada!` and `local.add → 5`');
-});
+}, 90_000); // above the child's 60 s deadline

@@ -487,7 +487,7 @@ export function resumeAgent(
 ): Promise<AgentResult> {
   return withRunSignal(options.signal, async (signal) => {
     const key = stateKeyBytes(options.stateKey, 'resumeAgent');
-    const { state: s, signed } = checkState(state, key);
+    const { state: s, signed } = checkState<AgentRunState>(state, key);
     const checked = checkDecisions(decisions);
     const runOptions: RunAgentOptions = {
       ...options,

@@ -7,10 +7,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { UtcpError } from '../../index.js';
 import type { ApprovalDecision } from './approval.js';
 import { checkDecision } from './execute-tool-calls.js';
-import type { AgentRunState, ApprovalDecisions } from './run-agent.js';
 
 /** The state handed to `resumeAgent` is malformed, inconsistent, or its signature does not verify. */
 export class AgentStateError extends UtcpError {
+  static override readonly errorKind: string = 'AgentStateError';
   override name = 'AgentStateError';
   /** Where in the state the problem is, e.g. `state.planned[0].toolName`. */
   readonly path: string;
@@ -360,17 +360,21 @@ function snapshot(value: unknown, path: string): unknown {
 /**
  * The state as a checked copy: JSON (a string is parsed), no prototype keys or hostile nesting, the MAC verified
  * when a key is given, then every field and the state's consistency. Nothing is read from it before this.
+ * `State` is `AgentRunState`, named by the caller so that this file does not import `run-agent.ts` (which imports it).
  */
-export function checkState(state: unknown, key: Uint8Array | undefined): { state: AgentRunState; signed: boolean } {
+export function checkState<State extends object>(
+  state: unknown,
+  key: Uint8Array | undefined,
+): { state: State; signed: boolean } {
   const s = snapshot(state, 'state');
   checkJsonTree(s, 'state');
   if (key) verifyState(objectAt(s, 'state'), key);
   checkRunStateShape(s);
-  return { state: s as AgentRunState, signed: key !== undefined };
+  return { state: s as State, signed: key !== undefined };
 }
 
 /** The decisions as a checked copy: a plain object of well-formed decisions, no `__proto__` key anywhere. */
-export function checkDecisions(decisions: unknown): ApprovalDecisions {
+export function checkDecisions(decisions: unknown): Record<string, ApprovalDecision> {
   const d = objectAt(snapshot(decisions, 'decisions'), 'decisions');
   checkJsonTree(d, 'decisions');
   for (const [id, decision] of Object.entries(d)) {
@@ -379,5 +383,5 @@ export function checkDecisions(decisions: unknown): ApprovalDecisions {
     if (reason !== undefined && typeof reason !== 'string')
       throw new UtcpError('INVALID_CONFIG', `resumeAgent: decisions[${JSON.stringify(id)}].reason must be a string`);
   }
-  return d as ApprovalDecisions;
+  return d as Record<string, ApprovalDecision>;
 }

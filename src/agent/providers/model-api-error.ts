@@ -5,6 +5,7 @@ import { HttpStatusError } from '../../index.js';
  * provider's message, never the API key; `requestId` is the provider's id of the last request.
  */
 export class ModelApiError extends HttpStatusError {
+  static override readonly errorKind: string = 'ModelApiError';
   override name = 'ModelApiError';
   /** e.g. `openai`, `anthropic`, `gemini`. */
   readonly provider: string;

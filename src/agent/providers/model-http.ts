@@ -1,6 +1,6 @@
 /**
  * The one way model adapters talk HTTP: a JSON POST through the library's HTTP exchange (`httpExchange` from
- * `utcp-kit/internal`: URL policy, abort race, error mapping) on the model's own proxy-aware pool, one deadline
+ * `utcp-kit/internal/http`: URL policy, abort race, error mapping) on the model's own proxy-aware pool, one deadline
  * per try, retries (./retry.ts) and secret scrubbing on every error path (docs/design/agent.md#model-requests).
  * The exchange (and undici with it) is imported on the first request, so importing `utcp-kit/agent` stays cheap.
  */

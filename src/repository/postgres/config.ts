@@ -6,10 +6,33 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { UtcpValidationError, type ValidationIssue } from '../../core/errors.js';
-import type { PostgresToolRepositoryOptions } from './postgres-repository.js';
+import type { Logger } from '../../core/logger.js';
+import type { PgliteDriverOptions } from './driver.js';
 
 /** How long a stored manual is reused before discovering again, unless configured. */
 export const DEFAULT_DISCOVERY_TTL_MS = 3_600_000;
+
+/** The options of `PostgresToolRepository` (here, so the config check and the repository share them without a circle). */
+export interface PostgresToolRepositoryOptions {
+  /** `postgres://…` of a PostgreSQL server. Exactly one of `connectionString`, `pglite` or `driver`. */
+  connectionString?: string;
+  /**
+   * PGlite (in-process). `dataDir` persists the catalog; omit it for an in-memory database. Or pass your own
+   * open PGlite `instance` (it stays yours: `close()` leaves it open).
+   */
+  pglite?: PgliteDriverOptions;
+  /** Tables live in this schema. @default 'utcp' */
+  schema?: string;
+  /** How long a stored manual is reused instead of discovered again, in ms (0: never). @default 3600000 */
+  discoveryTtlMs?: number;
+  /** Listen for changes made by other processes. @default true */
+  listen?: boolean;
+  /** Server pool size. @default 4 */
+  poolMax?: number;
+  /** @default 10000 */
+  connectTimeoutMs?: number;
+  logger?: Logger;
+}
 
 export const POSTGRES_REPOSITORY_TYPES = ['postgres', 'pglite'] as const;
 

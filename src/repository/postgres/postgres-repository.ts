@@ -15,38 +15,11 @@ import type {
 } from '../../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../../core/types.js';
 import { tokenize } from '../bm25-search.js';
-import { DEFAULT_DISCOVERY_TTL_MS } from './config.js';
-import {
-  createPgliteDriver,
-  createServerDriver,
-  quoteIdent,
-  type PgliteDriverOptions,
-  type SqlDriver,
-} from './driver.js';
+import { DEFAULT_DISCOVERY_TTL_MS, type PostgresToolRepositoryOptions } from './config.js';
+import { createPgliteDriver, createServerDriver, quoteIdent, type SqlDriver } from './driver.js';
 import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './errors.js';
 import { MIGRATIONS, MigrationFailure, migrate } from './migrations.js';
 import { DOCUMENT_FORMAT, isVocabularyTerm, type TermCache, toolDocument } from './documents.js';
-
-export interface PostgresToolRepositoryOptions {
-  /** `postgres://…` of a PostgreSQL server. Exactly one of `connectionString`, `pglite` or `driver`. */
-  connectionString?: string;
-  /**
-   * PGlite (in-process). `dataDir` persists the catalog; omit it for an in-memory database. Or pass your own
-   * open PGlite `instance` (it stays yours: `close()` leaves it open).
-   */
-  pglite?: PgliteDriverOptions;
-  /** Tables live in this schema. @default 'utcp' */
-  schema?: string;
-  /** How long a stored manual is reused instead of discovered again, in ms (0: never). @default 3600000 */
-  discoveryTtlMs?: number;
-  /** Listen for changes made by other processes. @default true */
-  listen?: boolean;
-  /** Server pool size. @default 4 */
-  poolMax?: number;
-  /** @default 10000 */
-  connectTimeoutMs?: number;
-  logger?: Logger;
-}
 
 /** Ranking weights of ts_rank, in its order {D, C, B, A}: manual name, description, tags, tool name. */
 const RANK_WEIGHTS = '{0.15,0.35,1,1}';

@@ -2,6 +2,7 @@ import { ToolExecutionError } from '../../core/errors.js';
 
 /** The GraphQL server answered with `errors`. `errors` holds them as sent; `data` the partial result, if any. */
 export class GraphqlError extends ToolExecutionError {
+  static override readonly errorKind: string = 'GraphqlError';
   override name = 'GraphqlError';
   readonly errors: unknown[];
   readonly data: unknown;

@@ -5,6 +5,8 @@ import { ToolExecutionError } from '../../core/errors.js';
  * `grpcStatus` its name (e.g. "NOT_FOUND"), `details` the server's status message.
  */
 export class GrpcError extends ToolExecutionError {
+  /** The mark `GrpcError.isInstance` checks across package copies (docs/design/api.md#errors-across-copies). */
+  static override readonly errorKind: string = 'GrpcError';
   override name = 'GrpcError';
   readonly grpcCode: number;
   readonly grpcStatus: string;

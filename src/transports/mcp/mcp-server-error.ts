@@ -5,6 +5,7 @@ const STDERR_IN_MESSAGE = 1000;
 
 /** An MCP server could not be started, or its connection failed. Carries the tail of a stdio server's stderr. */
 export class McpServerError extends TransportError {
+  static override readonly errorKind: string = 'McpServerError';
   override name = 'McpServerError';
   readonly server: string;
   /** The last ~4 KiB the server wrote to stderr (stdio servers), else "". */

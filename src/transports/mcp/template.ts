@@ -1,5 +1,4 @@
 /** The `mcp` call template (docs/design/transports.md#mcp): its TypeScript type and its validator, in one definition. */
-import type { Static } from '@sinclair/typebox';
 import { Type, defineCallTemplate, optional } from '../../core/template-schema.js';
 import type { TemplateOf } from '../../core/template.js';
 
@@ -20,7 +19,6 @@ export interface McpServerConfig {
 const mcpConfig = Type.Object({
   mcpServers: Type.Record(Type.String(), Type.Unsafe<McpServerConfig>({ type: 'object' })),
 });
-export type McpConfig = Static<typeof mcpConfig>;
 
 export const template = defineCallTemplate({
   type: 'mcp',
