@@ -16,10 +16,11 @@
  * (schema objects visited) and the output (schema nodes of all tools, shared subtrees counted at every
  * use) per document and throws `UtcpLimitError` naming the limit.
  */
-import { UtcpLimitError } from '../../core/errors.js';
-import { mergeExamples } from './merge-examples.js';
 import { isPlainObject, pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
-import { admitsNull, ANNOTATIONS, asCount, asNumber, isValidPattern, JSON_TYPES, KEYWORDS } from './schema-keywords.js';
+import type { ExpansionBudget } from './expansion-budget.js';
+import { mergeExamples } from './merge-examples.js';
+import { ANNOTATIONS, asCount, asNumber, isValidPattern, KEYWORDS } from './schema-keywords.js';
+import { DROP, finishNode, makeNullable, type SchemaProblems } from './schema-rewrites.js';
 
 interface CacheEntry {
   value: unknown;
@@ -31,21 +32,10 @@ interface CacheEntry {
   depth: number;
 }
 
-/** Callbacks for problems met while expanding (the caller adds the location). */
-export interface SchemaProblems {
-  externalRef(ref: string): void;
-  missingRef(ref: string): void;
-  /** A construct dropped by the translation. */
-  dropped(construct: string, reason: string): void;
-  /** A construct rewritten into its JSON Schema 2020-12 equivalent. */
-  changed(construct: string, reason: string): void;
-}
-
 export type SchemaDirection = 'input' | 'output';
 
 const DEF_NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
 const NO_DEPS: readonly string[] = Object.freeze([]);
-const DROP = Symbol('drop');
 /**
  * Inlined refs nest at most this deep; deeper ones become `$defs` references. Hosts validate schemas
  * recursively (Ajv overflows its stack on a few hundred nested levels).
@@ -58,81 +48,6 @@ export const MAX_INLINE_DEPTH = 16;
  * and multiplied: megabytes of schema per tool that hosts and models must read and Ajv must compile.
  */
 export const SHARED_INLINE_MAX_NODES = 32;
-
-/** Per-document bound on translation work and output size (docs/design/openapi.md#expansion-limits). */
-export class ExpansionBudget {
-  work = 0;
-  output = 0;
-  readonly maxWork: number;
-  readonly maxOutput: number;
-  readonly #describeOutput: string;
-
-  constructor(
-    limits: { max_openapi_schema_work: number; max_openapi_expansion_factor: number; max_openapi_output_nodes: number },
-    documentNodes: number,
-  ) {
-    this.maxWork = limits.max_openapi_schema_work;
-    const scaled = limits.max_openapi_expansion_factor * documentNodes;
-    this.maxOutput = Math.max(limits.max_openapi_output_nodes, scaled);
-    this.#describeOutput =
-      scaled > limits.max_openapi_output_nodes
-        ? `limits.max_openapi_expansion_factor (${limits.max_openapi_expansion_factor}) × the document's ${documentNodes} nodes = ${this.maxOutput}`
-        : `limits.max_openapi_output_nodes (${this.maxOutput})`;
-  }
-
-  visit(): void {
-    if (++this.work > this.maxWork) {
-      throw new UtcpLimitError(
-        'max_openapi_schema_work',
-        `OpenAPI conversion stopped: translating the document's schemas needs more than limits.max_openapi_schema_work (${this.maxWork}) schema objects; narrow it with openapi_filter or raise the limit`,
-      );
-    }
-    this.#out(1);
-  }
-
-  reuse(nodes: number): void {
-    this.#out(nodes);
-  }
-
-  #out(nodes: number): void {
-    this.output += nodes;
-    if (this.output > this.maxOutput) {
-      throw new UtcpLimitError(
-        this.#describeOutput.startsWith('limits.max_openapi_expansion_factor')
-          ? 'max_openapi_expansion_factor'
-          : 'max_openapi_output_nodes',
-        `OpenAPI conversion stopped: the tool schemas would exceed ${this.#describeOutput} schema nodes (shared subschemas counted at every use); narrow the document with openapi_filter or raise the limit`,
-      );
-    }
-  }
-}
-
-export interface DocumentSurvey {
-  /** Objects of the document, each shared object once (the output allowance scales with it). */
-  nodes: number;
-  /** How many `$ref` keywords of the document name each reference, as written. */
-  refUses: Map<string, number>;
-}
-
-/** One walk over a parsed document: its object count and how often each `$ref` is written. */
-export function surveyDocument(doc: unknown): DocumentSurvey {
-  let nodes = 0;
-  const refUses = new Map<string, number>();
-  const seen = new Set<object>();
-  const stack: unknown[] = [doc];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (typeof x !== 'object' || x === null) continue;
-    const ref = Array.isArray(x) ? undefined : (x as Record<string, unknown>).$ref;
-    // A YAML alias shares one object between places: each place uses its ref.
-    if (typeof ref === 'string') refUses.set(ref, (refUses.get(ref) ?? 0) + 1);
-    if (seen.has(x)) continue;
-    seen.add(x);
-    if (!Array.isArray(x)) nodes++;
-    for (const v of Object.values(x)) if (typeof v === 'object' && v !== null) stack.push(v);
-  }
-  return { nodes, refUses };
-}
 
 export interface SchemaExpanderOptions {
   maxNodes: number;
@@ -227,6 +142,8 @@ export class SchemaRoot {
   readonly #depthFrames: number[] = [];
   /** Refs expanded by this root (their nodes charged) but referenced through `$defs`, not inlined. */
   readonly #charged = new Set<string>();
+  /** `dependencies` schemas are translated as fresh subschemas (docs/design/openapi.md#schema-translation). */
+  readonly #expandDependency = (schema: unknown): unknown => this.#sub(schema, new Set());
 
   /** `exhausted`: a root whose budget is already spent (every ref becomes a `$defs` reference). */
   constructor(expander: SchemaExpander, exhausted = false) {
@@ -605,159 +522,6 @@ export class SchemaRoot {
     if (Array.isArray(node.oneOf) && (node.oneOf as unknown[]).length > 1) post = true;
     if (!post && removed.length === 0) return out ?? node;
     out ??= { ...node };
-    return this.#finishNode(out, removed);
+    return finishNode(out, removed, this.#x.problems, this.#expandDependency);
   }
-
-  /** Keyword rewrites that need the whole (fresh, caller-owned) object. May return a wrapper. */
-  #finishNode(s: Record<string, unknown>, removed: string[]): Record<string, unknown> {
-    if ('example' in s || ('examples' in s && !Array.isArray(s.examples))) {
-      const candidates: unknown[] = [];
-      if (s.example !== undefined) candidates.push(s.example);
-      const ex = s.examples;
-      if (Array.isArray(ex)) candidates.push(...ex);
-      else if (isPlainObject(ex)) {
-        for (const k of Object.keys(ex)) {
-          const e = ex[k];
-          if (isPlainObject(e) && 'value' in e) candidates.push(e.value);
-        }
-      }
-      if ('example' in s) this.#rewrote('example', 'OpenAPI example moved into the JSON Schema examples array');
-      delete s.example;
-      const merged = mergeExamples(candidates);
-      if (merged.length > 0) s.examples = merged;
-      else delete s.examples;
-    }
-    for (const [ex, bound] of [
-      ['exclusiveMinimum', 'minimum'],
-      ['exclusiveMaximum', 'maximum'],
-    ] as const) {
-      if (typeof s[ex] !== 'boolean') continue;
-      // Draft-4 boolean form → 2020-12 numeric form.
-      if (s[ex] === true && typeof s[bound] === 'number') {
-        s[ex] = s[bound];
-        delete s[bound];
-      } else {
-        delete s[ex];
-      }
-      this.#rewrote(`boolean ${ex}`, 'rewritten in the JSON Schema 2020-12 numeric form');
-    }
-    if ('type' in s) this.#fixType(s);
-    if ('required' in s) {
-      const r = s.required;
-      if (Array.isArray(r)) {
-        const names = [...new Set(r.filter((n): n is string => typeof n === 'string' && !removed.includes(n)))];
-        if (names.length !== r.length) s.required = names;
-        if (names.length === 0) delete s.required;
-      } else {
-        delete s.required;
-        this.#note('keyword required', 'not an array of property names (draft-3 boolean form); removed');
-      }
-    }
-    if (Array.isArray(s.items)) {
-      // Draft-4 tuple form → 2020-12 prefixItems; additionalItems becomes items.
-      s.prefixItems = s.items;
-      if ('additionalItems' in s) s.items = s.additionalItems;
-      else delete s.items;
-      delete s.additionalItems;
-      this.#rewrote('tuple items', 'rewritten as JSON Schema 2020-12 prefixItems');
-    } else if ('additionalItems' in s) {
-      delete s.additionalItems;
-      this.#note('keyword additionalItems', 'has no effect without tuple items; removed');
-    }
-    if ('dependencies' in s) this.#splitDependencies(s);
-    let nullable = false;
-    for (const key of ['nullable', 'x-nullable'] as const) {
-      if (!(key in s)) continue;
-      if (s[key] === true) nullable = true;
-      delete s[key];
-      this.#rewrote(key, 'OpenAPI 3.0 nullable (Swagger x-nullable) rewritten as a JSON Schema null type');
-    }
-    let result = s;
-    if (nullable) result = makeNullable(s);
-    if (Array.isArray(result.oneOf) && result.oneOf.filter(admitsNull).length > 1) {
-      // With nullable branches null matches several of them, which oneOf forbids; OpenAPI means "null is fine".
-      this.#rewrote('oneOf with several nullable branches', 'null now accepted once, beside the oneOf');
-      result = wrapNullable(result);
-    }
-    return result;
-  }
-
-  #fixType(s: Record<string, unknown>): void {
-    const t = s.type;
-    const fix = (name: unknown): string | undefined => {
-      if (typeof name !== 'string') return undefined;
-      const lower = name.toLowerCase();
-      if (lower === 'file') {
-        s.format ??= 'binary';
-        this.#rewrote('type file', 'rewritten as a binary string');
-        return 'string';
-      }
-      return JSON_TYPES.has(lower) ? lower : undefined;
-    };
-    if (Array.isArray(t)) {
-      const types = [...new Set(t.map(fix).filter((x): x is string => x !== undefined))];
-      if (types.length === 0) delete s.type;
-      else if (types.length !== t.length || types.some((x, i) => x !== t[i])) s.type = types;
-      if (types.length !== t.length) this.#note('keyword type', 'entries that are not JSON types removed');
-      return;
-    }
-    const fixed = fix(t);
-    if (fixed === undefined) {
-      delete s.type;
-      this.#note('keyword type', 'not a JSON type; removed');
-    } else if (fixed !== t) {
-      s.type = fixed;
-    }
-  }
-
-  #splitDependencies(s: Record<string, unknown>): void {
-    const deps = s.dependencies as Record<string, unknown>;
-    delete s.dependencies;
-    const required: Record<string, unknown> = {};
-    const schemas: Record<string, unknown> = {};
-    for (const key of Object.keys(deps)) {
-      const v = deps[key];
-      if (Array.isArray(v))
-        setOwn(
-          required,
-          key,
-          v.filter((n) => typeof n === 'string'),
-        );
-      else if (typeof v === 'boolean' || isPlainObject(v)) {
-        const nv = this.#sub(v, new Set());
-        if (nv !== DROP) setOwn(schemas, key, nv);
-      }
-    }
-    if (Object.keys(required).length > 0)
-      s.dependentRequired = { ...(isPlainObject(s.dependentRequired) ? s.dependentRequired : {}), ...required };
-    if (Object.keys(schemas).length > 0)
-      s.dependentSchemas = { ...(isPlainObject(s.dependentSchemas) ? s.dependentSchemas : {}), ...schemas };
-    this.#rewrote('keyword dependencies', 'split into JSON Schema 2020-12 dependentRequired/dependentSchemas');
-  }
-}
-
-const IN_PLACE_APPLICATORS = ['allOf', 'anyOf', 'oneOf', 'not', '$ref', 'if', 'const'];
-
-/**
- * OpenAPI 3.0 `nullable: true` on a fresh object: widens `type` (and `enum`) when the schema has no
- * applicator that would still refuse null, otherwise wraps it as `anyOf: [schema, {type: null}]`.
- */
-function makeNullable(s: Record<string, unknown>): Record<string, unknown> {
-  if (admitsNull(s)) return s;
-  if (!IN_PLACE_APPLICATORS.some((k) => k in s)) {
-    if (typeof s.type === 'string') s.type = [s.type, 'null'];
-    else if (Array.isArray(s.type)) s.type = [...s.type, 'null'];
-    if (Array.isArray(s.enum) && !s.enum.includes(null)) s.enum = [...s.enum, null];
-    return s;
-  }
-  return wrapNullable(s);
-}
-
-/** `{annotations…, anyOf: [<the rest>, {type: "null"}]}`. */
-function wrapNullable(s: Record<string, unknown>): Record<string, unknown> {
-  const outer: Record<string, unknown> = {};
-  const inner: Record<string, unknown> = {};
-  for (const key of Object.keys(s)) setOwn(ANNOTATIONS.has(key) ? outer : inner, key, s[key]);
-  outer.anyOf = [inner, { type: 'null' }];
-  return outer;
 }

@@ -1,0 +1,80 @@
+/**
+ * The per-document bound on schema translation (docs/design/openapi.md#expansion-limits) and the one walk over a
+ * parsed document that sizes it. Split from schema-expander.ts.
+ */
+import { UtcpLimitError } from '../../core/errors.js';
+
+/** Per-document bound on translation work and output size (docs/design/openapi.md#expansion-limits). */
+export class ExpansionBudget {
+  work = 0;
+  output = 0;
+  readonly maxWork: number;
+  readonly maxOutput: number;
+  readonly #describeOutput: string;
+
+  constructor(
+    limits: { max_openapi_schema_work: number; max_openapi_expansion_factor: number; max_openapi_output_nodes: number },
+    documentNodes: number,
+  ) {
+    this.maxWork = limits.max_openapi_schema_work;
+    const scaled = limits.max_openapi_expansion_factor * documentNodes;
+    this.maxOutput = Math.max(limits.max_openapi_output_nodes, scaled);
+    this.#describeOutput =
+      scaled > limits.max_openapi_output_nodes
+        ? `limits.max_openapi_expansion_factor (${limits.max_openapi_expansion_factor}) × the document's ${documentNodes} nodes = ${this.maxOutput}`
+        : `limits.max_openapi_output_nodes (${this.maxOutput})`;
+  }
+
+  visit(): void {
+    if (++this.work > this.maxWork) {
+      throw new UtcpLimitError(
+        'max_openapi_schema_work',
+        `OpenAPI conversion stopped: translating the document's schemas needs more than limits.max_openapi_schema_work (${this.maxWork}) schema objects; narrow it with openapi_filter or raise the limit`,
+      );
+    }
+    this.#out(1);
+  }
+
+  reuse(nodes: number): void {
+    this.#out(nodes);
+  }
+
+  #out(nodes: number): void {
+    this.output += nodes;
+    if (this.output > this.maxOutput) {
+      throw new UtcpLimitError(
+        this.#describeOutput.startsWith('limits.max_openapi_expansion_factor')
+          ? 'max_openapi_expansion_factor'
+          : 'max_openapi_output_nodes',
+        `OpenAPI conversion stopped: the tool schemas would exceed ${this.#describeOutput} schema nodes (shared subschemas counted at every use); narrow the document with openapi_filter or raise the limit`,
+      );
+    }
+  }
+}
+
+export interface DocumentSurvey {
+  /** Objects of the document, each shared object once (the output allowance scales with it). */
+  nodes: number;
+  /** How many `$ref` keywords of the document name each reference, as written. */
+  refUses: Map<string, number>;
+}
+
+/** One walk over a parsed document: its object count and how often each `$ref` is written. */
+export function surveyDocument(doc: unknown): DocumentSurvey {
+  let nodes = 0;
+  const refUses = new Map<string, number>();
+  const seen = new Set<object>();
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x !== 'object' || x === null) continue;
+    const ref = Array.isArray(x) ? undefined : (x as Record<string, unknown>).$ref;
+    // A YAML alias shares one object between places: each place uses its ref.
+    if (typeof ref === 'string') refUses.set(ref, (refUses.get(ref) ?? 0) + 1);
+    if (seen.has(x)) continue;
+    seen.add(x);
+    if (!Array.isArray(x)) nodes++;
+    for (const v of Object.values(x)) if (typeof v === 'object' && v !== null) stack.push(v);
+  }
+  return { nodes, refUses };
+}
