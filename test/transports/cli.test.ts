@@ -45,6 +45,17 @@ describe('cli calls: results', () => {
     expect(await h.call(cliTemplate(['echo first', 'echo second']))).toBe('second');
   });
 
+  it('never makes up the output of a step that did not run: a step that exits 0 early fails the call', async () => {
+    const h = makeHarness();
+    const error = await caught(h.call(cliTemplate(['echo first; exit 0', 'echo second'])));
+    expect(error).toMatchObject({ code: 'TRANSPORT_FAILED' });
+    expect((error as Error).message).toMatch(/step 1 of 2 ended the shell with status 0 before step 2 ran/);
+    // Steps before the early exit still return what they printed.
+    expect(await h.call(cliTemplate([{ command: 'echo first', append_to_final_output: true }, 'exit 0']))).toBe(
+      'first',
+    );
+  });
+
   it('joins the appended steps with newlines, honouring append_to_final_output', async () => {
     const h = makeHarness();
     const template = cliTemplate([

@@ -246,9 +246,16 @@ export class CliTransport implements Transport<CliCallTemplate> {
             `${run.what}: its output held a step marker for step "${steps.unexpectedLabel}" out of order, so the step outputs cannot be told apart`,
           );
         }
-        return appended
-          .flatMap((on, i) => (on ? [steps.output(i).toString('utf8').replace(/\n+$/, '')] : []))
-          .join('\n');
+        // A step that called `exit 0` ended the shell: the steps after it never ran, so they add nothing, and when
+        // no step asked for in the result ran there is no result to return (none is made up).
+        const ran = appended.map((on, i) => on && i <= steps.current);
+        if (appended.some(Boolean) && !ran.some(Boolean)) {
+          const wanted = appended.indexOf(true) + 1;
+          throw new TransportError(
+            `${run.what}: step ${steps.current + 1} of ${commands.length} ended the shell with status 0 before step ${wanted} ran, so there is no output of step ${wanted} to return`,
+          );
+        }
+        return ran.flatMap((on, i) => (on ? [steps.output(i).toString('utf8').replace(/\n+$/, '')] : [])).join('\n');
       } finally {
         await rm(outDir, { recursive: true, force: true });
       }

@@ -36,9 +36,14 @@ export class StepOutputs {
     return this.#steps.length - 1;
   }
 
-  /** The output of step `index` so far (empty for a step that never ran). */
+  /**
+   * The output of step `index` so far. A step that never started has no output, and none is made up for it.
+   * @throws Error for a step after the current one
+   */
   output(index: number): Buffer {
-    return Buffer.concat(this.#steps[index] ?? []);
+    const parts = this.#steps[index];
+    if (parts === undefined) throw new Error(`step ${index + 1} never ran, so it has no output`);
+    return Buffer.concat(parts);
   }
 
   /** Resolves when every `onStepEnd` started so far has finished; rejects with the first failure. */
