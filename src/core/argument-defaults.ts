@@ -33,10 +33,11 @@ export function fillRequiredDefaults(schema: unknown, args: JsonObject, depth = 
     out ??= { ...args };
     setOwn(out, name, structuredClone(property.default));
   }
-  // Objects the caller passed may have required-with-default properties of their own.
-  for (const name of Object.keys(properties)) {
-    const value = (out ?? args)[name];
-    if (!isObject(value) || !Object.hasOwn(args, name)) continue;
+  // Objects the caller passed may have required-with-default properties of their own. The walk follows the
+  // arguments, not the schema: a call runs this, and a schema may list far more properties than a call passes.
+  for (const name of Object.keys(args)) {
+    const value = args[name];
+    if (!isObject(value) || !Object.hasOwn(properties, name)) continue;
     const filled = fillRequiredDefaults(properties[name], value as JsonObject, depth + 1);
     if (filled !== value) setOwn((out ??= { ...args }), name, filled);
   }

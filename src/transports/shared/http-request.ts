@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { decodeBase64, encodeMultipart } from './http-files.js';
 import { asSignal, type AbortSource } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
@@ -115,10 +114,6 @@ function isJsonText(text: string): boolean {
   }
 }
 
-function multipartName(name: string): string {
-  return name.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
-}
-
 /**
  * Encodes a body by effective Content-Type (docs/design/transports.md#http-body). A string for a JSON type is sent
  * as it is when it is JSON text (a caller that serialised its object), unless `stringValue` says the schema declares
@@ -135,8 +130,7 @@ export function encodeBody(
   // Bytes (docs/design/transports.md#http-files): a raw body given as base64, or multipart file parts.
   if (bytes.base64 && (typeof body === 'string' || body instanceof Uint8Array))
     return { body: typeof body === 'string' ? decodeBase64(body, 'The body argument') : body, contentType };
-  if (type.startsWith('multipart/form-data') && isPlainObject(body) && bytes.fileFields?.length)
-    return encodeMultipart(body, new Set(bytes.fileFields));
+
   if (type.includes('json')) {
     if (typeof body === 'string' && !stringValue && isJsonText(body)) return { body, contentType };
     return { body: JSON.stringify(body), contentType };
@@ -149,17 +143,9 @@ export function encodeBody(
     }
     return { body: params.toString(), contentType };
   }
-  if (type.startsWith('multipart/form-data') && isPlainObject(body)) {
-    const boundary = `----utcpkit${randomBytes(12).toString('hex')}`;
-    let out = '';
-    for (const [k, v] of Object.entries(body)) {
-      const text = argToText(v);
-      if (text === undefined) continue;
-      out += `--${boundary}\r\nContent-Disposition: form-data; name="${multipartName(k)}"\r\n\r\n${text}\r\n`;
-    }
-    out += `--${boundary}--\r\n`;
-    return { body: out, contentType: `multipart/form-data; boundary=${boundary}` };
-  }
+  // One part per property; the `file_fields` among them as file parts (docs/design/transports.md#http-files).
+  if (type.startsWith('multipart/form-data') && isPlainObject(body))
+    return encodeMultipart(body, new Set(bytes.fileFields ?? []));
   if (typeof body === 'string' || body instanceof Uint8Array) return { body, contentType };
   return { body: JSON.stringify(body), contentType };
 }
