@@ -18,9 +18,9 @@ export {
   type HttpExchangeResponse,
   type StreamExchangeOptions,
   type StreamedHttpResponse,
-} from './transports/shared/http-exchange.js';
-export { exchangeFetch, type ExchangeFetchOptions, type FetchFunction } from './transports/shared/http-fetch.js';
-import { RoutingDispatcher, type RoutingDispatcherOptions } from './transports/shared/http-dispatcher.js';
+} from './http/http-exchange.js';
+export { exchangeFetch, type ExchangeFetchOptions, type FetchFunction } from './http/http-fetch.js';
+import { RoutingDispatcher, type RoutingDispatcherOptions } from './http/http-dispatcher.js';
 export { RoutingDispatcher, type RoutingDispatcherOptions };
 
 /**

@@ -27,8 +27,8 @@ export {
   type TimeoutScope,
 } from './core/deadline.js';
 export type { Limits } from './core/limits.js';
-export { destroyBody, readBodyCapped, type ResponseBody } from './transports/shared/http-body.js';
-export { isLoopbackAddress, type LookupFunction } from './transports/shared/dial-guard.js';
+export { destroyBody, readBodyCapped, type ResponseBody } from './http/http-body.js';
+export { isLoopbackAddress, type LookupFunction } from './net/dial-guard.js';
 export {
   compileLinearRegex,
   compileUntrustedRegex,

@@ -109,6 +109,21 @@ describe('module boundaries', () => {
     expect(bad).toEqual([]);
   });
 
+  it('the stacks every transport shares import only core and the stacks below them (process → core; net → core; http → net, core)', () => {
+    const below: Record<string, readonly string[]> = {
+      process: ['core', 'process'],
+      net: ['core', 'net'],
+      http: ['core', 'net', 'http'],
+    };
+    const bad: string[] = [];
+    for (const [dir, allowed] of Object.entries(below)) {
+      for (const f of files(join(SRC, dir))) {
+        for (const i of imports(f)) if (!allowed.includes(i.split('/')[0])) bad.push(`${relative(SRC, f)} → ${i}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
   it('a transport never imports a sibling transport', () => {
     const bad: string[] = [];
     for (const f of files(join(SRC, 'transports'))) {
@@ -118,7 +133,8 @@ describe('module boundaries', () => {
         const parts = i.split('/');
         if (parts[0] === 'transports' && parts.length > 2 && parts[1] !== own && parts[1] !== 'shared')
           bad.push(`${relative(SRC, f)} → ${i}`);
-        if (parts[0] !== 'transports' && parts[0] !== 'core') bad.push(`${relative(SRC, f)} → ${i}`);
+        if (!['transports', 'core', 'http', 'net', 'process'].includes(parts[0]))
+          bad.push(`${relative(SRC, f)} → ${i}`);
       }
     }
     expect(bad).toEqual([]);

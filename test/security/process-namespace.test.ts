@@ -17,7 +17,7 @@ import { FIXTURE_DIR } from '../fixtures/mcp/harness.js';
 import { pidsWithEnv } from '../helpers/host-processes.js';
 
 const SCRIPT = fileURLToPath(new URL('../fixtures/process-namespace/escape-then-close.mjs', import.meta.url));
-const PROBE = fileURLToPath(new URL('../../dist/transports/shared/pid-namespace.js', import.meta.url));
+const PROBE = fileURLToPath(new URL('../../dist/process/pid-namespace.js', import.meta.url));
 const HOSTILE = join(FIXTURE_DIR, 'hostile-server.mjs');
 const NOBODY = 65534;
 /** Bound on the child's start (node, the package, an MCP server) and on each wait below; 10x a quiet machine's. */

@@ -3,9 +3,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Auth, OAuth2Auth } from '../../src/core/types.js';
 import type { HttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
-import { invalidateAuth, resolveAuth } from '../../src/transports/shared/auth.js';
-import { httpDispatcher } from '../../src/transports/shared/http-dispatcher.js';
-import { OAuth2TokenCache } from '../../src/transports/shared/oauth2.js';
+import { invalidateAuth, resolveAuth } from '../../src/http/auth.js';
+import { httpDispatcher } from '../../src/http/http-dispatcher.js';
+import { OAuth2TokenCache } from '../../src/http/oauth2.js';
 import { callOptions, makeTool, testContext, type TestContext } from '../fixtures/http/harness.js';
 import { deferred, json, startServer, type Handler, type TestServer } from '../fixtures/http/server.js';
 

@@ -3,7 +3,7 @@ import {
   buildChildEnv,
   DEFAULT_UNIX_ALLOWLIST,
   DEFAULT_WINDOWS_ALLOWLIST,
-} from '../../src/transports/shared/child-env.js';
+} from '../../src/process/child-env.js';
 import type { CliCallTemplate } from '../../src/index.js';
 import { cliTemplate, makeHarness, nodeFixture } from '../fixtures/cli/harness.js';
 

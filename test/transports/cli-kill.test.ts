@@ -19,7 +19,7 @@ import {
   caught,
 } from '../fixtures/cli/harness.js';
 import { pidsWithEnv } from '../helpers/host-processes.js';
-import { pidNamespace } from '../../src/transports/shared/pid-namespace.js';
+import { pidNamespace } from '../../src/process/pid-namespace.js';
 
 const namespace = await pidNamespace();
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { HttpCallTemplate } from '../../src/index.js';
 import { createHttpTransport } from '../../src/transports/http/index.js';
-import { RoutingDispatcher, proxyConfigured } from '../../src/transports/shared/http-dispatcher.js';
+import { RoutingDispatcher, proxyConfigured } from '../../src/http/http-dispatcher.js';
 import { callOptions, makeTool, remoteUrl, testContext } from '../fixtures/http/harness.js';
 import { json, startHttpsServer, startServer, TEST_CERT_PATH, type TestServer } from '../fixtures/http/server.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolExecutionError, UrlPolicyError } from '../../src/core/errors.js';
-import { buildChildEnv as buildSharedChildEnv } from '../../src/transports/shared/child-env.js';
+import { buildChildEnv as buildSharedChildEnv } from '../../src/process/child-env.js';
 const buildChildEnv = (envVars: Record<string, string>, hostEnv: NodeJS.ProcessEnv, platform: NodeJS.Platform) =>
   buildSharedChildEnv({ hostEnv, envVars, platform, what: 'mcp' });
 import { mapContentItem, mapToolResult } from '../../src/transports/mcp/map-tool-result.js';

@@ -3,7 +3,7 @@
  * where an event stream ended (at an event boundary or inside an event) and whether an unterminated last line is whole.
  */
 import { describe, expect, it } from 'vitest';
-import { EventStreamDecoder } from '../../src/transports/shared/http-event-stream.js';
+import { EventStreamDecoder } from '../../src/http/http-event-stream.js';
 import { isCompleteLastLine } from '../../src/transports/shared/stream-end.js';
 
 function endedMidEvent(...chunks: string[]): boolean {

@@ -8,7 +8,7 @@ export {
   DISCOVERY_TIMEOUT_MS,
   type CliTransportOptions,
 } from './cli-transport.js';
-export { DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../shared/child-env.js';
+export { DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../../process/child-env.js';
 
 /** Creates the cli transport of one client; bash on Unix, PowerShell on Windows. */
 export function createCliTransport(ctx: TransportContext): Transport {

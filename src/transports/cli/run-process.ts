@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError } from '../../core/deadline.js';
-import { ProcessGroup } from '../shared/process-group.js';
-import { type PidNamespace, wrappedExitStatus } from '../shared/pid-namespace.js';
+import { ProcessGroup } from '../../process/process-group.js';
+import { type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
 
 /** Bytes of the shell's own stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;

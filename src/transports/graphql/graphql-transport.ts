@@ -1,5 +1,5 @@
 import type { WebSocket as WsWebSocket } from 'ws';
-import { assertDialAllowed, guardedLookup } from '../shared/dial-guard.js';
+import { assertDialAllowed, guardedLookup } from '../../net/dial-guard.js';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError, createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
@@ -10,7 +10,7 @@ import { GraphqlError } from './graphql-error.js';
 import { buildDocument, isGeneratedDocument, type OperationType } from './graphql-document.js';
 import { INTROSPECTION_QUERY, type IntrospectionSchema } from './introspection-query.js';
 import { loadGraphqlParser, loadWebSocket, type GraphqlParser } from './load-modules.js';
-import { exchangeDefaults } from '../shared/http-dispatcher.js';
+import { exchangeDefaults } from '../../http/http-dispatcher.js';
 import { assertIntrospectionSchema, toolsFromIntrospection } from './manual-from-introspection.js';
 import { postGraphql, type GraphqlBody, type GraphqlResponse } from './post-graphql.js';
 import { buildRequestParts } from './request-parts.js';

@@ -1,7 +1,7 @@
 import { HttpStatusError, TransportError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { httpExchange, type DispatcherChoice } from '../shared/http-exchange.js';
+import { httpExchange, type DispatcherChoice } from '../../http/http-exchange.js';
 
 export interface GraphqlBody {
   query: string;

@@ -4,7 +4,7 @@ import type { TransportContext } from '../../core/transport.js';
 import type { JsonObject } from '../../core/types.js';
 import type { GraphqlCallTemplate } from './template.js';
 import { assertHeaderSafe } from '../../core/url-policy.js';
-import { resolveAuth } from '../shared/auth.js';
+import { resolveAuth } from '../../http/auth.js';
 
 export interface RequestParts {
   url: URL;

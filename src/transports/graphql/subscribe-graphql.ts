@@ -1,5 +1,5 @@
 import type { WebSocket as WsWebSocket, RawData } from 'ws';
-import type { LookupFunction } from '../shared/dial-guard.js';
+import type { LookupFunction } from '../../net/dial-guard.js';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { AsyncQueue } from '../shared/async-queue.js';

@@ -3,8 +3,8 @@ import { GraphqlError } from './graphql-error.js';
 import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
 import { abortError, createDeadline } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { bodyExcerpt } from '../shared/http-body.js';
-import { httpExchange, type DispatcherChoice } from '../shared/http-exchange.js';
+import { bodyExcerpt } from '../../http/http-body.js';
+import { httpExchange, type DispatcherChoice } from '../../http/http-exchange.js';
 import type { GraphqlBody, GraphqlResponse } from './post-graphql.js';
 
 /** How a subscription travels over HTTP (docs/design/transports.md#graphql-http-subscriptions). */

@@ -3,7 +3,7 @@ import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import type { GrpcCallTemplate } from './template.js';
 import { assertHeaderSafe } from '../../core/url-policy.js';
-import { resolveAuth } from '../shared/auth.js';
+import { resolveAuth } from '../../http/auth.js';
 import type { Grpc } from './load-grpc.js';
 
 const METADATA_KEY = /^[0-9a-z_.-]+$/;

@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { connect, isIP } from 'node:net';
 import { subscribeAbort } from '../../core/deadline.js';
 import { TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
-import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
 import type { GrpcCallTemplate } from './template.js';
 import { isLoopbackLiteral } from '../../core/url-policy.js';
 

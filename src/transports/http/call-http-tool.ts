@@ -4,11 +4,11 @@ import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { HttpCallTemplate } from './template.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { invalidateAuth } from '../shared/auth.js';
-import { decodeResponseBody, ERROR_BODY_BYTES, headerValue, utf8 } from '../shared/http-body.js';
-import { httpExchange } from '../shared/http-exchange.js';
-import { buildHttpRequest } from '../shared/http-request.js';
-import { exchangeDefaults } from '../shared/http-dispatcher.js';
+import { invalidateAuth } from '../../http/auth.js';
+import { decodeResponseBody, ERROR_BODY_BYTES, headerValue, utf8 } from '../../http/http-body.js';
+import { httpExchange } from '../../http/http-exchange.js';
+import { buildHttpRequest } from '../../http/http-request.js';
+import { exchangeDefaults } from '../../http/http-dispatcher.js';
 
 /** Call timeout when the template sets none, in ms. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;

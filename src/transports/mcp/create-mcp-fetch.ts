@@ -2,10 +2,10 @@ import { createDeadline, type Deadline } from '../../core/deadline.js';
 import { UtcpError } from '../../core/errors.js';
 import type { TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
-import { resolveAuth } from '../shared/auth.js';
-import { mediaType } from '../shared/http-body.js';
-import { exchangeDefaults } from '../shared/http-dispatcher.js';
-import { exchangeFetch } from '../shared/http-fetch.js';
+import { resolveAuth } from '../../http/auth.js';
+import { mediaType } from '../../http/http-body.js';
+import { exchangeDefaults } from '../../http/http-dispatcher.js';
+import { exchangeFetch } from '../../http/http-fetch.js';
 
 /** What the fetch wrapper learned about one HTTP connection, read when a request fails. */
 export interface HttpConnectionState {

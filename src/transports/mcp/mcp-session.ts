@@ -4,7 +4,7 @@ import { type AbortSource, abortError, raceSignal, scopeController, subscribeAbo
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { invalidateAuth } from '../shared/auth.js';
+import { invalidateAuth } from '../../http/auth.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
 import { type Connection, ConnectionOpener, closeConnection } from './mcp-connection.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport as SdkTransport } from '@modelcontextprotocol/client';
-import { ProcessGroup, processTreeMarker } from '../shared/process-group.js';
-import { findExecutable, type PidNamespace, wrappedExitStatus } from '../shared/pid-namespace.js';
+import { ProcessGroup, processTreeMarker } from '../../process/process-group.js';
+import { findExecutable, type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js';
 

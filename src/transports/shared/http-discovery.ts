@@ -4,11 +4,11 @@ import { normalizeManual } from '../../core/legacy.js';
 import type { CallOptions, DiscoveryResult, TransportContext } from '../../core/transport.js';
 import type { OpenApiSourceTemplate } from './template-fields.js';
 import { assertUrlAllowed, isLoopbackLike, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
-import { invalidateAuth, resolveAuth } from './auth.js';
-import { utf8 } from './http-body.js';
-import { exchangeDefaults } from './http-dispatcher.js';
-import { httpExchange, type BufferedHttpResponse } from './http-exchange.js';
-import { appendQuery, mergeHeaders, type HttpRequestTemplate } from './http-request.js';
+import { invalidateAuth, resolveAuth } from '../../http/auth.js';
+import { utf8 } from '../../http/http-body.js';
+import { exchangeDefaults } from '../../http/http-dispatcher.js';
+import { httpExchange, type BufferedHttpResponse } from '../../http/http-exchange.js';
+import { appendQuery, mergeHeaders, type HttpRequestTemplate } from '../../http/http-request.js';
 import { templateTargets } from './template-targets.js';
 
 export { templateTargets };

@@ -4,11 +4,11 @@ import { abortError, createDeadline, MAX_TIMER_MS, validMs } from '../../core/de
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { SseCallTemplate } from './template.js';
-import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
-import { openStreamingResponse } from '../shared/http-open-stream.js';
-import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../shared/http-request.js';
-import type { StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
-import { destroyBody } from '../shared/http-body.js';
+import { EventStreamDecoder, eventItem } from '../../http/http-event-stream.js';
+import { openStreamingResponse } from '../../http/http-open-stream.js';
+import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../../http/http-request.js';
+import type { StreamedHttpResponse as HttpResponse } from '../../http/http-exchange.js';
+import { destroyBody } from '../../http/http-body.js';
 import { streamCutOff } from '../shared/stream-end.js';
 
 /** Deadline until the response headers arrive, in ms; the stream itself is open-ended. */

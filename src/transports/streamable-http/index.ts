@@ -6,7 +6,7 @@ import { UtcpError } from '../../core/errors.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { StreamableHttpCallTemplate } from './template.js';
-import { concatBytes } from '../shared/http-body.js';
+import { concatBytes } from '../../http/http-body.js';
 import { discoverHttpManual } from '../shared/http-discovery.js';
 import { streamHttpItems } from './stream-http-items.js';
 

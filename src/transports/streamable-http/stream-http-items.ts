@@ -12,12 +12,12 @@ import {
   readBodyCapped,
   utf8,
   type ResponseBody,
-} from '../shared/http-body.js';
-import { EventStreamDecoder, eventItem } from '../shared/http-event-stream.js';
-import { openStreamingResponse } from '../shared/http-open-stream.js';
-import { buildHttpRequest } from '../shared/http-request.js';
+} from '../../http/http-body.js';
+import { EventStreamDecoder, eventItem } from '../../http/http-event-stream.js';
+import { openStreamingResponse } from '../../http/http-open-stream.js';
+import { buildHttpRequest } from '../../http/http-request.js';
 import { isCompleteLastLine, streamCutOff } from '../shared/stream-end.js';
-import type { StreamedHttpResponse as HttpResponse } from '../shared/http-exchange.js';
+import type { StreamedHttpResponse as HttpResponse } from '../../http/http-exchange.js';
 
 /** Whole-request deadline when the template sets no `timeout`, in ms. */
 export const DEFAULT_STREAMABLE_TIMEOUT_MS = 60_000;

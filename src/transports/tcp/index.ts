@@ -14,8 +14,8 @@ import {
   textDecoderFor,
   wireToolName,
 } from '../shared/socket-payload.js';
-import { AbortScopes } from '../shared/socket-scopes.js';
-import { socketTarget, socketTimeoutMs } from '../shared/socket-target.js';
+import { AbortScopes } from '../../net/socket-scopes.js';
+import { socketTarget, socketTimeoutMs } from '../../net/socket-target.js';
 import type { ByteReader } from './byte-reader.js';
 import { openTcpExchange, type TcpExchange } from './open-tcp-exchange.js';
 import {

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import { abortError, createDeadline, throwIfAborted, type Deadline } from '../../core/deadline.js';
-import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
-import type { SocketTarget } from '../shared/socket-target.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
+import type { SocketTarget } from '../../net/socket-target.js';
 import { ByteReader } from './byte-reader.js';
 
 export interface TcpExchangeOptions {

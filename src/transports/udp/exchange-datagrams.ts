@@ -3,8 +3,8 @@ import { isIP } from 'node:net';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { abortError, createDeadline, throwIfAborted } from '../../core/deadline.js';
-import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
-import type { SocketTarget } from '../shared/socket-target.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
+import type { SocketTarget } from '../../net/socket-target.js';
 
 /** Largest UDP payload over IPv4 (65,535 − 8-byte UDP header − 20-byte IP header). */
 export const MAX_UDP_PAYLOAD_BYTES = 65_507;

@@ -14,8 +14,8 @@ import {
   textDecoderFor,
   wireToolName,
 } from '../shared/socket-payload.js';
-import { AbortScopes } from '../shared/socket-scopes.js';
-import { socketTarget, socketTimeoutMs, type SocketTarget } from '../shared/socket-target.js';
+import { AbortScopes } from '../../net/socket-scopes.js';
+import { socketTarget, socketTimeoutMs, type SocketTarget } from '../../net/socket-target.js';
 import { exchangeDatagrams } from './exchange-datagrams.js';
 
 /** Creates the udp transport of one client. */

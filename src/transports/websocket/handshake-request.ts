@@ -1,7 +1,7 @@
 import type { TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
-import { resolveAuth } from '../shared/auth.js';
+import { resolveAuth } from '../../http/auth.js';
 
 /** The URL and headers of one WebSocket upgrade request. */
 export interface HandshakeRequest {

@@ -10,7 +10,7 @@ import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { WebSocketCallTemplate } from './template.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
-import { invalidateAuth } from '../shared/auth.js';
+import { invalidateAuth } from '../../http/auth.js';
 import { isManualDocument, socketDiscoveryResult } from '../shared/socket-discovery.js';
 import {
   buildWebSocketMessage,
@@ -18,7 +18,7 @@ import {
   templateMentions,
   wireToolName,
 } from '../shared/socket-payload.js';
-import { AbortScopes } from '../shared/socket-scopes.js';
+import { AbortScopes } from '../../net/socket-scopes.js';
 import { streamCutOff } from '../shared/stream-end.js';
 import { createDeadline } from '../../core/deadline.js';
 import { AsyncQueue } from '../shared/async-queue.js';

@@ -4,7 +4,7 @@ import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js
 import type { Logger } from '../../core/logger.js';
 import { abortError, createDeadline, throwIfAborted } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
-import { assertDialAllowed, guardedLookup, type LookupFunction } from '../shared/dial-guard.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
 import type { HandshakeRequest } from './handshake-request.js';
 import type { WebSocketClass } from './load-ws.js';
 import { WsConnection, wsError } from './ws-connection.js';

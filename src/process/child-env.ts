@@ -1,4 +1,4 @@
-import { UtcpError } from '../../core/errors.js';
+import { UtcpError } from '../core/errors.js';
 import { defaultEnvAllowlist } from './env-allowlist.js';
 
 export { DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from './env-allowlist.js';

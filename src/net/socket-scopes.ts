@@ -1,5 +1,5 @@
-import { createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
-import { UtcpError } from '../../core/errors.js';
+import { createDeadline, type Deadline, scopeController } from '../core/deadline.js';
+import { UtcpError } from '../core/errors.js';
 
 /**
  * Cancellation scopes of one socket transport instance: `close()` aborts every running call,

@@ -1,7 +1,7 @@
-import { UtcpError } from '../../core/errors.js';
-import type { TransportContext } from '../../core/transport.js';
-import type { Auth, OAuth2Auth } from '../../core/types.js';
-import { assertHeaderSafe } from '../../core/url-policy.js';
+import { UtcpError } from '../core/errors.js';
+import type { TransportContext } from '../core/transport.js';
+import type { Auth, OAuth2Auth } from '../core/types.js';
+import { assertHeaderSafe } from '../core/url-policy.js';
 import { httpDispatcher } from './http-dispatcher.js';
 import { OAuth2TokenCache } from './oauth2.js';
 

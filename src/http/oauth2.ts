@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
-import { createDeadline, raceSignal, scopeController } from '../../core/deadline.js';
-import type { OAuth2Auth } from '../../core/types.js';
-import { assertUrlAllowed, isLoopbackLike, redactUrl } from '../../core/url-policy.js';
+import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../core/errors.js';
+import { createDeadline, raceSignal, scopeController } from '../core/deadline.js';
+import type { OAuth2Auth } from '../core/types.js';
+import { assertUrlAllowed, isLoopbackLike, redactUrl } from '../core/url-policy.js';
 import { headerValue, mediaType, utf8 } from './http-body.js';
 import { httpExchange } from './http-exchange.js';
 

@@ -5,8 +5,8 @@
  * (`filename=`, their own Content-Type), one part per file of an array; a raw body goes out as its bytes.
  */
 import { randomBytes } from 'node:crypto';
-import { UtcpError } from '../../core/errors.js';
-import { argToText } from '../../core/stringify.js';
+import { UtcpError } from '../core/errors.js';
+import { argToText } from '../core/stringify.js';
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 

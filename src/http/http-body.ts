@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { UtcpError } from '../../core/errors.js';
+import { UtcpError } from '../core/errors.js';
 
 /** A readable response body as undici returns it (an async iterable of byte chunks). */
 export interface ResponseBody extends AsyncIterable<Uint8Array> {

@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import type { TransportContext } from '../../core/transport.js';
+import type { TransportContext } from '../core/transport.js';
 
 const signals = osConstants.signals as unknown as Record<string, number>;
 

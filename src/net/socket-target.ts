@@ -1,4 +1,4 @@
-import { UtcpError } from '../../core/errors.js';
+import { UtcpError } from '../core/errors.js';
 
 /** Host and port of a tcp/udp template, checked; IPv6 brackets removed (`[::1]` → `::1`). */
 export interface SocketTarget {

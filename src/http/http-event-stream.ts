@@ -1,5 +1,5 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { UtcpError } from '../../core/errors.js';
+import { UtcpError } from '../core/errors.js';
 
 /** One dispatched server-sent event. */
 export interface ServerSentEvent {

@@ -4,7 +4,7 @@
  * and send their defaults; we build path segments, query strings, headers and cookies exactly as the OpenAPI
  * specification's style table shows (parameter `color`; `blue`; `[blue, black, brown]`; `{R: 100, G: 200, B: 150}`).
  */
-import { argToText } from '../../core/stringify.js';
+import { argToText } from '../core/stringify.js';
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
 export type ParameterStyleName =

@@ -10,10 +10,10 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { request, type Dispatcher } from 'undici';
-import { abortError, asSignal, subscribeAbort, withTimeout, type AbortSource } from '../../core/deadline.js';
-import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
-import { assertUrlAllowed, isLoopbackLike, redactUrl, sameOrigin } from '../../core/url-policy.js';
+import { abortError, asSignal, subscribeAbort, withTimeout, type AbortSource } from '../core/deadline.js';
+import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { assertUrlAllowed, isLoopbackLike, redactUrl, sameOrigin } from '../core/url-policy.js';
 import {
   checkContentLength,
   concatBytes,

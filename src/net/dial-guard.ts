@@ -6,7 +6,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { UrlPolicyError } from '../../core/errors.js';
+import { UrlPolicyError } from '../core/errors.js';
 
 /** `dns.lookup`'s shape (what `net.connect({ lookup })` and undici's connector accept). */
 export type LookupFunction = (

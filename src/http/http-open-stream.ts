@@ -1,7 +1,7 @@
-import { HttpStatusError } from '../../core/errors.js';
-import type { TransportContext } from '../../core/transport.js';
-import type { Auth } from '../../core/types.js';
-import { redactUrl } from '../../core/url-policy.js';
+import { HttpStatusError } from '../core/errors.js';
+import type { TransportContext } from '../core/transport.js';
+import type { Auth } from '../core/types.js';
+import { redactUrl } from '../core/url-policy.js';
 import { invalidateAuth } from './auth.js';
 import { bodyExcerpt, discardBody, ERROR_BODY_BYTES } from './http-body.js';
 import { exchangeDefaults } from './http-dispatcher.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../core/logger.js';
 import { destroyBody, type ResponseBody } from './http-body.js';
 import { httpExchange, type DispatcherChoice } from './http-exchange.js';
 

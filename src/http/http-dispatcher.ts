@@ -1,11 +1,11 @@
-import { scopeController } from '../../core/deadline.js';
+import { scopeController } from '../core/deadline.js';
 import { isIP, type Socket } from 'node:net';
 import { Agent, buildConnector, Client, Dispatcher, EnvHttpProxyAgent, Pool } from 'undici';
-import { UtcpError } from '../../core/errors.js';
-import type { TransportContext } from '../../core/transport.js';
-import { isLoopbackLike } from '../../core/url-policy.js';
-import { assertDialAllowed, guardedLookup, type LookupFunction } from './dial-guard.js';
-import { abortableConnector } from './pending-connects.js';
+import { UtcpError } from '../core/errors.js';
+import type { TransportContext } from '../core/transport.js';
+import { isLoopbackLike } from '../core/url-policy.js';
+import { assertDialAllowed, guardedLookup, type LookupFunction } from '../net/dial-guard.js';
+import { abortableConnector } from '../net/pending-connects.js';
 
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
 

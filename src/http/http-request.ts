@@ -1,10 +1,10 @@
 import { decodeBase64, encodeMultipart } from './http-files.js';
-import { asSignal, type AbortSource } from '../../core/deadline.js';
-import { UtcpError } from '../../core/errors.js';
-import { argToText } from '../../core/stringify.js';
-import type { TransportContext } from '../../core/transport.js';
-import type { Auth, JsonObject } from '../../core/types.js';
-import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
+import { asSignal, type AbortSource } from '../core/deadline.js';
+import { UtcpError } from '../core/errors.js';
+import { argToText } from '../core/stringify.js';
+import type { TransportContext } from '../core/transport.js';
+import type { Auth, JsonObject } from '../core/types.js';
+import { assertHeaderSafe, assertUrlAllowed } from '../core/url-policy.js';
 import { assertCookieSafe, resolveAuth, type AuthMaterial } from './auth.js';
 import {
   type ParameterSerialization,
