@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildChildEnv,
-  DEFAULT_UNIX_ALLOWLIST,
-  DEFAULT_WINDOWS_ALLOWLIST,
-} from '../../src/process/child-env.js';
+import { buildChildEnv, DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../../src/process/child-env.js';
 import type { CliCallTemplate } from '../../src/index.js';
 import { cliTemplate, makeHarness, nodeFixture } from '../fixtures/cli/harness.js';
 
