@@ -59,7 +59,7 @@ export function openChatTrace(
 ): Promise<Trace | undefined> {
   if (!t?.tracing('model')) return Promise.resolve(undefined);
   return t.openTrace('model', () => ({
-    name: `chat ${model.modelId}`,
+    name: typeof model.modelId === 'string' && model.modelId !== '' ? `chat ${model.modelId}` : 'chat',
     client: true,
     attributes: {
       'gen_ai.operation.name': 'chat',
