@@ -292,6 +292,38 @@ describe('tool call spans', () => {
     expect(span.attributes).toMatchObject({ 'utcp.call_template_type': 'http', 'utcp.outcome': 'ok' });
   });
 
+  it('a stream whose consumer stops early ends as cancelled; the span is active while the stream produces', async () => {
+    context.setGlobalContextManager(new StorageContextManager());
+    const seen: Array<string | undefined> = [];
+    const streamer: TransportFactory = () => ({
+      type: 'streamer',
+      registerManual: async () => ({
+        manual: {
+          utcp_version: '1.0.1',
+          manual_version: '1.0.0',
+          tools: [
+            { name: 'ticks', description: '', inputs: {}, tool_call_template: { call_template_type: 'streamer' } },
+          ],
+        },
+      }),
+      callTool: async () => 'unused',
+      async *callToolStream() {
+        for (let i = 0; i < 3; i++) {
+          await new Promise((r) => setImmediate(r));
+          seen.push(trace.getActiveSpan()?.spanContext().spanId);
+          yield i;
+        }
+      },
+      close: async () => {},
+    });
+    const c = await client({ streamer });
+    await c.registerManual({ name: 's', call_template_type: 'streamer' });
+    for await (const item of c.callToolStreaming('s.ticks', {})) if (item === 1) break;
+    const [span] = named('execute_tool s.ticks');
+    expect(span.attributes).toMatchObject({ 'utcp.call_template_type': 'streamer', 'utcp.outcome': 'cancelled' });
+    expect(seen).toEqual([span.spanContext().spanId, span.spanContext().spanId]);
+  });
+
   it('records nothing once the provider is unregistered', async () => {
     const s = await apiServer();
     const c = await client();
