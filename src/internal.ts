@@ -27,6 +27,18 @@ export {
   type TimeoutScope,
 } from './core/deadline.js';
 export type { Limits } from './core/limits.js';
+export {
+  TOOL_RETRY_CHANNEL,
+  TRACE_CHANNELS,
+  errorType,
+  openTrace,
+  traceIterable,
+  tracing,
+  type Trace,
+  type TraceAttributes,
+  type TraceKind,
+  type TraceStart,
+} from './core/tracing.js';
 export { destroyBody, readBodyCapped, type ResponseBody } from './http/http-body.js';
 export { isLoopbackAddress, type LookupFunction } from './net/dial-guard.js';
 export {

@@ -21,6 +21,7 @@ const HEAVY = [
   'pg',
   '@electric-sql/pglite',
   're2js',
+  '@opentelemetry/api',
 ];
 
 /** Every module reachable from `entry` through static `import ... from` (not `import()`). */

@@ -65,6 +65,10 @@ export interface CallToolOptions {
     timeoutMs?: number;
     onProgress?: (event: ProgressEvent) => void;
     raw?: boolean;
+    tracing?: {
+        toolCallId?: string;
+        parentContext?: unknown;
+    };
 }
 // CatalogChangeEvent
 export interface CatalogChangeEvent {
@@ -1384,6 +1388,8 @@ export declare const DEFAULT_LIMITS: Readonly<Limits>;
 export declare function destroyBody(body: ResponseBody | undefined): void;
 // didYouMean
 export declare function didYouMean(wanted: string, known: Iterable<string>): string;
+// errorType
+export declare function errorType(error: unknown): string;
 // isLoopbackAddress
 export declare function isLoopbackAddress(address: string): boolean;
 // isLoopbackLike
@@ -1438,6 +1444,8 @@ export declare function loadLinearRegex(): Promise<void>;
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
 // namespacedKey
 export declare function namespacedKey(manualName: string, name: string): string;
+// openTrace
+export declare function openTrace(kind: TraceKind, start: () => TraceStart): Promise<Trace | undefined>;
 // parseDotenv
 export declare function parseDotenv(text: string, env?: NodeJS.ProcessEnv): Record<string, string>;
 // raceSignal
@@ -1465,6 +1473,43 @@ export interface TimeoutScope {
     clearTimer(): void;
     dispose(): void;
 }
+// TOOL_RETRY_CHANNEL
+export declare const TOOL_RETRY_CHANNEL = "utcp-kit:tool:retry";
+// Trace
+export interface Trace {
+    readonly kind: TraceKind;
+    readonly context: unknown;
+    set(attributes: TraceAttributes, message?: Record<string, unknown>): void;
+    rename(name: string): void;
+    event(name: string, attributes: TraceAttributes): void;
+    run<T>(fn: () => T): T;
+    fail(error: unknown, errorType?: string): void;
+    end(): void;
+}
+// TRACE_CHANNELS
+export declare const TRACE_CHANNELS: {
+    readonly tool: "utcp-kit:tool";
+    readonly register: "utcp-kit:register";
+    readonly model: "utcp-kit:model";
+    readonly agent: "utcp-kit:agent";
+};
+// TraceAttributes
+export type TraceAttributes = Record<string, string | number | boolean | string[] | undefined>;
+// traceIterable
+export declare function traceIterable<T>(trace: Trace, source: AsyncIterable<T>): AsyncGenerator<T, void, undefined>;
+// TraceKind
+export type TraceKind = 'tool' | 'register' | 'model' | 'agent';
+// TraceStart
+export interface TraceStart {
+    name: string;
+    client?: boolean;
+    attributes: TraceAttributes;
+    parent?: unknown;
+    message: Record<string, unknown>;
+    redact?: (text: string) => string;
+}
+// tracing
+export declare function tracing(kind: TraceKind): boolean;
 // UtcpClientBase
 export declare class UtcpClientBase {
     #private;

@@ -16,6 +16,7 @@ import {
   type Deadline,
 } from './deadline.js';
 import { TransportError, UtcpArgumentsError, UtcpError } from './errors.js';
+import { openTrace, traceIterable, tracing, type Trace, type TraceStart } from './tracing.js';
 import type { CallOptions } from './transport.js';
 import type { CallTemplateBase, JsonObject, Tool } from './types.js';
 import { collectTemplateVariables } from './variables.js';
@@ -132,28 +133,89 @@ function postProcess(core: ClientCore, result: unknown, tool: Tool, manualName: 
 
 /**
  * Calls a tool by its full name (`<manual>.<tool>`). `T` types the result for the caller; nothing checks it at
- * run time (a tool's `outputs` schema is documentation).
+ * run time (a tool's `outputs` schema is documentation). Traced as one `execute_tool` span when someone listens
+ * (docs/design/observability.md#tool-spans).
  * @throws ToolNotFoundError, UtcpArgumentsError, UtcpVariableNotFoundError, UtcpTimeoutError, UtcpAbortError,
  *   or the transport's typed error (HttpStatusError, CliExitError, ToolExecutionError, TransportError, ...).
  */
-export async function callTool<T = unknown>(
+export function callTool<T = unknown>(
   core: ClientCore,
   name: string,
   args: JsonObject | undefined,
   options: CallToolOptions,
 ): Promise<T> {
+  if (!tracing('tool')) return runCall<T>(core, name, args, options, undefined);
+  return tracedCall<T>(core, name, args, options);
+}
+
+async function tracedCall<T>(
+  core: ClientCore,
+  name: string,
+  args: JsonObject | undefined,
+  options: CallToolOptions,
+): Promise<T> {
+  const trace = await openTrace('tool', () => toolTraceStart(core, name, options));
+  if (!trace) return runCall<T>(core, name, args, options, undefined);
+  try {
+    const result = await runCall<T>(core, name, args, options, trace);
+    trace.set({ 'utcp.outcome': 'ok' }, { outcome: 'ok' });
+    return result;
+  } catch (error) {
+    trace.set({ 'utcp.outcome': 'error' }, { outcome: 'error' });
+    trace.fail(error);
+    throw error;
+  } finally {
+    trace.end();
+  }
+}
+
+/**
+ * The span and channel message of one call: names and ids only, never arguments, results or template values
+ * (docs/design/observability.md#attributes).
+ */
+function toolTraceStart(core: ClientCore, name: string, options: CallToolOptions): TraceStart {
+  const tool = typeof name === 'string' ? name : undefined;
+  const dot = tool?.indexOf('.') ?? -1;
+  const manual = tool && dot > 0 ? tool.slice(0, dot) : undefined;
+  const t = typeof options === 'object' && options !== null ? options.tracing : undefined;
+  const toolCallId = typeof t?.toolCallId === 'string' ? t.toolCallId : undefined;
+  return {
+    name: tool ? `execute_tool ${tool}` : 'execute_tool',
+    attributes: {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': tool,
+      'gen_ai.tool.call.id': toolCallId,
+      'utcp.manual.name': manual,
+    },
+    parent: t?.parentContext,
+    message: { tool, manual, toolCallId },
+    redact: (text) => core.redactor.text(text),
+  };
+}
+
+/** Tells the trace the call's transport once the tool is known. */
+function noteTransport(trace: Trace | undefined, type: string): void {
+  trace?.set({ 'utcp.call_template_type': type }, { callTemplateType: type });
+}
+
+async function runCall<T>(
+  core: ClientCore,
+  name: string,
+  args: JsonObject | undefined,
+  options: CallToolOptions,
+  trace: Trace | undefined,
+): Promise<T> {
   const { tool, manualName, callArgs, substituted, transport, remoteSource } = await prepare(core, name, args);
+  noteTransport(trace, substituted.call_template_type);
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
   let result: unknown;
   try {
     if (call.aborted) throw abortError(call, `Tool ${name}`, timeoutMs);
-    result = await transport.callTool(
-      tool,
-      callArgs,
-      substituted,
-      transportOptions(call, options, tool, manualName, remoteSource),
-    );
+    const callOptions = transportOptions(call, options, tool, manualName, remoteSource);
+    result = await (trace
+      ? trace.run(() => transport.callTool(tool, callArgs, substituted, callOptions))
+      : transport.callTool(tool, callArgs, substituted, callOptions));
   } catch (error) {
     throw wrapError(core, error, call, name, timeoutMs);
   } finally {
@@ -199,17 +261,43 @@ export async function* callToolStreaming<T = unknown>(
   args: JsonObject | undefined,
   options: CallToolOptions,
 ): AsyncGenerator<T, void, undefined> {
+  const trace = tracing('tool') ? await openTrace('tool', () => toolTraceStart(core, name, options)) : undefined;
+  let outcome = 'cancelled';
+  try {
+    yield* streamCall<T>(core, name, args, options, trace);
+    outcome = 'ok';
+  } catch (error) {
+    outcome = 'error';
+    trace?.fail(error);
+    throw error;
+  } finally {
+    trace?.set({ 'utcp.outcome': outcome }, { outcome });
+    trace?.end();
+  }
+}
+
+async function* streamCall<T>(
+  core: ClientCore,
+  name: string,
+  args: JsonObject | undefined,
+  options: CallToolOptions,
+  trace: Trace | undefined,
+): AsyncGenerator<T, void, undefined> {
   const { tool, manualName, callArgs, substituted, transport, remoteSource } = await prepare(core, name, args);
+  noteTransport(trace, substituted.call_template_type);
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
   const callOptions = transportOptions(call, options, tool, manualName, remoteSource);
   try {
     if (transport.callToolStream) {
-      for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
+      const stream = transport.callToolStream(tool, callArgs, substituted, callOptions);
+      for await (const item of trace ? traceIterable(trace, stream) : stream) {
         yield postProcess(core, item, tool, manualName, callArgs) as T;
       }
     } else {
-      const result = await transport.callTool(tool, callArgs, substituted, callOptions);
+      const result = await (trace
+        ? trace.run(() => transport.callTool(tool, callArgs, substituted, callOptions))
+        : transport.callTool(tool, callArgs, substituted, callOptions));
       yield postProcess(core, result, tool, manualName, callArgs) as T;
     }
   } catch (error) {

@@ -10,6 +10,7 @@ import type { DirectFunction, RegisterOptions } from './client-types.js';
 import { createDeadline, settleError } from './deadline.js';
 import { UtcpError, UtcpValidationError, formatIssues } from './errors.js';
 import { documentType, normalizeManual } from './legacy.js';
+import { openTrace, tracing, type TraceStart } from './tracing.js';
 import type { CallOptions, Transport } from './transport.js';
 import type { CallTemplateBase, RegisterManualResult, Tool, UtcpManual } from './types.js';
 import { validateCallTemplate, validateTool } from './validate.js';
@@ -79,8 +80,65 @@ export async function getRequiredVariablesForManualAndTools(
 /**
  * Discovers and stores the tools of one manual. Never throws for a bad manual: the result says
  * `success: false` with `errors`, and nothing is stored. Tools that cannot be parsed are skipped with a warning.
+ * Traced as one `register_manual` span when someone listens (docs/design/observability.md#register-spans).
  */
-export async function registerManual(
+export function registerManual(
+  core: ClientCore,
+  template: CallTemplateBase | Record<string, unknown>,
+  options: RegisterOptions,
+): Promise<RegisterManualResult> {
+  if (!tracing('register')) return registerUntraced(core, template, options);
+  return registerTraced(core, template, options);
+}
+
+function registerTraceStart(template: unknown): TraceStart {
+  const t = (typeof template === 'object' && template !== null ? template : {}) as Record<string, unknown>;
+  const manual = typeof t.name === 'string' && t.name !== '' ? sanitizeManualName(t.name) : undefined;
+  const type = typeof t.call_template_type === 'string' ? t.call_template_type : undefined;
+  return {
+    name: manual ? `register_manual ${manual}` : 'register_manual',
+    attributes: { 'utcp.manual.name': manual, 'utcp.call_template_type': type },
+    message: { manual, callTemplateType: type },
+  };
+}
+
+async function registerTraced(
+  core: ClientCore,
+  template: CallTemplateBase | Record<string, unknown>,
+  options: RegisterOptions,
+): Promise<RegisterManualResult> {
+  const trace = await openTrace('register', () => registerTraceStart(template));
+  if (!trace) return registerUntraced(core, template, options);
+  try {
+    const result = await registerUntraced(core, template, options);
+    const raw = result.manualCallTemplate as Partial<CallTemplateBase> | undefined;
+    const manual = typeof raw?.name === 'string' ? raw.name : undefined;
+    const type = typeof raw?.call_template_type === 'string' ? raw.call_template_type : undefined;
+    if (manual) trace.rename(`register_manual ${manual}`);
+    const outcome = result.success ? 'ok' : 'error';
+    const toolCount = result.success ? result.manual.tools.length : undefined;
+    trace.set(
+      {
+        'utcp.manual.name': manual,
+        'utcp.call_template_type': type,
+        'utcp.tool.count': toolCount,
+        'utcp.outcome': outcome,
+      },
+      { manual, callTemplateType: type, toolCount, outcome },
+    );
+    // A failed registration is a result, not a throw; its messages stay out of the span (they may quote values).
+    if (!result.success) trace.fail(undefined, 'registration_failed');
+    return result;
+  } catch (error) {
+    trace.set({ 'utcp.outcome': 'error' }, { outcome: 'error' });
+    trace.fail(error);
+    throw error;
+  } finally {
+    trace.end();
+  }
+}
+
+async function registerUntraced(
   core: ClientCore,
   template: CallTemplateBase | Record<string, unknown>,
   options: RegisterOptions,

@@ -26,6 +26,12 @@ export interface CallToolOptions {
    * ignore it. Post-processors still apply. @default false
    */
   raw?: boolean;
+  /**
+   * Tracing of this call (docs/design/observability.md#tool-spans): `toolCallId` becomes `gen_ai.tool.call.id`;
+   * `parentContext`, an OpenTelemetry `Context`, parents the call's span (otherwise the active context does).
+   * Ignored when nothing traces.
+   */
+  tracing?: { toolCallId?: string; parentContext?: unknown };
 }
 
 /** Options for one manual registration. */

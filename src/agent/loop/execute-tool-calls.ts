@@ -33,6 +33,8 @@ export interface ToolRunContext {
   signal: AbortSignal;
   step: number;
   emit: AgentEventListener;
+  /** The run's span context: parents each tool call's span (docs/design/observability.md#agent-spans). */
+  traceContext?: unknown;
 }
 
 /**
@@ -227,6 +229,7 @@ async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: Too
     const value = await ctx.client.callTool(toolName, args, {
       signal: ctx.signal,
       ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}),
+      tracing: { toolCallId: call.id, ...(ctx.traceContext ? { parentContext: ctx.traceContext } : {}) },
     });
     ctx.tools.touch(toolName);
     const plan = planOf(value);

@@ -17,6 +17,15 @@ import { checkDecisions, checkState, signState, stateKeyBytes } from './run-stat
 import { SEARCH_TOOLS_NAME } from './search-tools-tool.js';
 import { DEFAULT_MAX_DESCRIPTION_CHARS } from '../export/tool-definitions.js';
 import { ToolNameCodec } from '../export/tool-names.js';
+import type { Trace } from '../../internal.js';
+import {
+  chatRetryEvent,
+  endChatTrace,
+  endRunTrace,
+  openChatTrace,
+  openRunTrace,
+  type AgentTracing,
+} from './agent-tracing.js';
 
 /** The part of the client the loop uses. */
 export type AgentClient = Pick<UtcpClient, 'getTools' | 'searchTools' | 'callTool'>;
@@ -141,6 +150,15 @@ interface Run {
   usage: TokenUsage;
   signal: AbortSignal;
   emit: AgentEventListener;
+  /** The run's tracing (docs/design/observability.md#agent-spans). */
+  tracer?: AgentTracing;
+  trace?: Trace;
+}
+
+/** How a run is traced: the helpers and its `invoke_agent` span, when someone listens. */
+interface RunTracing {
+  tracer: AgentTracing;
+  trace?: Trace;
 }
 
 function checkCount(name: string, value: number | undefined, fallback: number, min: number): number {
@@ -150,7 +168,12 @@ function checkCount(name: string, value: number | undefined, fallback: number, m
   return v;
 }
 
-async function startRun(options: RunAgentOptions, signal: AbortSignal, from?: AgentRunState): Promise<Run> {
+async function startRun(
+  options: RunAgentOptions,
+  signal: AbortSignal,
+  traced: RunTracing,
+  from?: AgentRunState,
+): Promise<Run> {
   const names = new ToolNameCodec({ maxLength: options.model.maxToolNameLength, reserved: [SEARCH_TOOLS_NAME] });
   const run: Omit<Run, 'tools'> = {
     options,
@@ -166,6 +189,8 @@ async function startRun(options: RunAgentOptions, signal: AbortSignal, from?: Ag
     usage: from ? { ...from.usage } : { inputTokens: 0, outputTokens: 0 },
     signal,
     emit: (event: AgentEvent) => options.onEvent?.(event),
+    tracer: traced.tracer,
+    trace: traced.trace,
   };
   const tools = await AgentToolSet.create(options.client, {
     selection: options.tools,
@@ -225,10 +250,11 @@ async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Pr
     toolNames: tools.map((t) => (t.name === SEARCH_TOOLS_NAME ? t.name : (run.names.decode(t.name) ?? t.name))),
     toolChoice,
   });
+  const chat = await openChatTrace(run.tracer, run.trace, run.model, step);
   const started = performance.now();
   let response: ChatResponse;
-  try {
-    response = await run.model.generate(
+  const generate = () =>
+    run.model.generate(
       {
         ...(run.settings.system ? { system: run.settings.system } : {}),
         messages: encodeMessages(run.messages, run.tools),
@@ -238,13 +264,23 @@ async function askModel(run: Run, step: number, toolChoice: 'auto' | 'none'): Pr
       {
         signal: run.signal,
         onTextDelta: (text) => run.emit({ type: 'text_delta', step, text }),
-        onRetry: (info) => run.emit({ type: 'model_retry', step, provider: run.model.provider, ...info }),
+        onRetry: (info) => {
+          chatRetryEvent(chat, info);
+          run.emit({ type: 'model_retry', step, provider: run.model.provider, ...info });
+        },
       },
     );
+  try {
+    response = await (chat ? chat.run(generate) : generate());
+    endChatTrace(chat, response);
   } catch (error) {
+    chat?.set({ 'utcp.outcome': 'error' }, { outcome: 'error' });
+    chat?.fail(run.signal.aborted ? runAbortError(run.signal) : error);
     if (run.signal.aborted) throw runAbortError(run.signal);
     run.emit({ type: 'error', step, phase: 'model', error });
     throw error;
+  } finally {
+    chat?.end();
   }
   run.usage = addUsage(run.usage, response.usage);
   const toolCalls =
@@ -274,6 +310,7 @@ function toolContext(run: Run, step: number): ToolRunContext {
     signal: run.signal,
     step,
     emit: run.emit,
+    traceContext: run.trace?.context,
   };
 }
 
@@ -407,17 +444,34 @@ async function loop(run: Run, firstStep: number): Promise<AgentResult> {
   return finishRun(run, run.maxSteps + 1, await askModel(run, run.maxSteps + 1, 'none'), true);
 }
 
-/** Runs `body` with a signal that also stops work still in flight when the run ends early. */
-async function withRunSignal<T>(outer: AbortSignal | undefined, body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `body` with a signal that also stops work still in flight when the run ends early, inside the run's
+ * `invoke_agent` span when someone traces (docs/design/observability.md#agent-spans).
+ */
+async function withRunSignal(
+  outer: AbortSignal | undefined,
+  model: ChatModel,
+  resumed: boolean,
+  body: (signal: AbortSignal, traced: RunTracing) => Promise<AgentResult>,
+): Promise<AgentResult> {
   // The deadline helper links the caller's signal (docs/design/http-exchange.md#deadlines); `utcp-kit/internal` is
   // imported here, not at module load, so importing the agent entry stays cheap.
-  const { createDeadline } = await import('../../internal.js');
-  const run = createDeadline(outer, undefined, 'agent run');
+  const internal = await import('../../internal.js');
+  const run = internal.createDeadline(outer, undefined, 'agent run');
+  const trace = await openRunTrace(internal, model, resumed);
   try {
     throwIfRunAborted(run.signal);
-    return await body(run.signal);
+    const traced = { tracer: internal, trace };
+    const result = await (trace ? trace.run(() => body(run.signal, traced)) : body(run.signal, traced));
+    endRunTrace(trace, result);
+    return result;
+  } catch (error) {
+    trace?.set({ 'utcp.outcome': 'error' }, { outcome: 'error' });
+    trace?.fail(error);
+    throw error;
   } finally {
     run.abort(new UtcpError('ABORTED', 'The agent run ended'));
+    trace?.end();
   }
 }
 
@@ -429,7 +483,9 @@ async function withRunSignal<T>(outer: AbortSignal | undefined, body: (signal: A
  * @throws UtcpAbortError / UtcpTimeoutError when `signal` aborts; the model's error (e.g. ModelApiError) when a model request fails.
  */
 export function runAgent(options: RunAgentOptions): Promise<AgentResult> {
-  return withRunSignal(options.signal, async (signal) => loop(await startRun(options, signal), 1));
+  return withRunSignal(options.signal, options.model, false, async (signal, traced) =>
+    loop(await startRun(options, signal, traced), 1),
+  );
 }
 
 /** Decisions for a paused run's calls, by tool call id. */
@@ -485,7 +541,7 @@ export function resumeAgent(
   decisions: ApprovalDecisions,
   options: ResumeAgentOptions,
 ): Promise<AgentResult> {
-  return withRunSignal(options.signal, async (signal) => {
+  return withRunSignal(options.signal, options.model, true, async (signal, traced) => {
     const key = stateKeyBytes(options.stateKey, 'resumeAgent');
     const { state: s, signed } = checkState<AgentRunState>(state, key);
     const checked = checkDecisions(decisions);
@@ -494,7 +550,7 @@ export function resumeAgent(
       ...resumedSettings(s.settings, options, signed),
       messages: s.messages,
     };
-    const run = await startRun(runOptions, signal, s);
+    const run = await startRun(runOptions, signal, traced, s);
     const planned = await replanPausedTurn(s.planned, checked, toolContext(run, s.step), signed);
     const pause = await finishToolStep(run, s.step, { ...s.turn }, planned);
     if (pause) return pause;
