@@ -16,6 +16,13 @@ import {
   type Deadline,
 } from './deadline.js';
 import { TransportError, UtcpArgumentsError, UtcpError } from './errors.js';
+import {
+  ConcurrencyLimiter,
+  DEFAULT_RESILIENCE,
+  resolveResilience,
+  templateResilience,
+  type ResolvedResilience,
+} from './resilience.js';
 import type { CallOptions } from './transport.js';
 import type { CallTemplateBase, JsonObject, Tool } from './types.js';
 import { collectTemplateVariables } from './variables.js';
@@ -80,7 +87,45 @@ async function prepare(core: ClientCore, name: string, args: JsonObject | undefi
     remoteSource = stored ? remoteTemplate(stored.template) : false;
     core.remote.set(manualName, remoteSource);
   }
-  return { tool, manualName, callArgs, substituted, transport, remoteSource };
+  let manualLayer = core.manualResilience.get(manualName);
+  if (manualLayer === undefined) {
+    // Registered by another client of a shared repository: read the stored manual template once.
+    const stored = core.repo.getManualInfo
+      ? await core.repo.getManualInfo(manualName)
+      : await core.repo.getManual(manualName);
+    manualLayer = templateResilience(stored?.template) ?? null;
+    core.manualResilience.set(manualName, manualLayer);
+  }
+  const resilience =
+    core.resilienceLayers.length === 0 && manualLayer === null && template.resilience == null
+      ? DEFAULT_RESILIENCE
+      : resolveResilience(...core.resilienceLayers, manualLayer, templateResilience(template));
+  return { tool, manualName, callArgs, substituted, transport, remoteSource, resilience };
+}
+
+/**
+ * Waits for a slot of the manual's concurrency limit, when it has one (docs/design/resilience.md#concurrency).
+ * @returns the release function, or undefined when no limit applies.
+ */
+async function takeSlot(
+  core: ClientCore,
+  manualName: string,
+  resilience: ResolvedResilience,
+  call: Deadline,
+  name: string,
+): Promise<(() => void) | undefined> {
+  const limit = resilience.maxConcurrency;
+  if (limit === undefined) return undefined;
+  let limiter = core.limiters.get(manualName);
+  if (!limiter || limiter.limit !== limit) core.limiters.set(manualName, (limiter = new ConcurrencyLimiter(limit)));
+  const wait = limiter.acquire(call, `Tool ${name}`, call.timeoutMs);
+  if (wait) await wait;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    limiter.release();
+  };
 }
 
 /** Stored templates never change, so whether one references variables is computed once. */
@@ -142,21 +187,28 @@ export async function callTool<T = unknown>(
   args: JsonObject | undefined,
   options: CallToolOptions,
 ): Promise<T> {
-  const { tool, manualName, callArgs, substituted, transport, remoteSource } = await prepare(core, name, args);
+  const { tool, manualName, callArgs, substituted, transport, remoteSource, resilience } = await prepare(
+    core,
+    name,
+    args,
+  );
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
   let result: unknown;
+  let release: (() => void) | undefined;
   try {
     if (call.aborted) throw abortError(call, `Tool ${name}`, timeoutMs);
+    release = await takeSlot(core, manualName, resilience, call, name);
     result = await transport.callTool(
       tool,
       callArgs,
       substituted,
-      transportOptions(call, options, tool, manualName, remoteSource),
+      transportOptions(call, options, tool, manualName, remoteSource, resilience),
     );
   } catch (error) {
     throw wrapError(core, error, call, name, timeoutMs);
   } finally {
+    release?.();
     closeCall(core, call);
   }
   return postProcess(core, result, tool, manualName, callArgs) as T;
@@ -172,6 +224,7 @@ function transportOptions(
   tool: Tool,
   manualName: string,
   remoteSource: boolean,
+  resilience: ResolvedResilience,
 ): CallOptions {
   return attachCallScope(
     {
@@ -184,6 +237,7 @@ function transportOptions(
       timeoutMs: call.timeoutMs,
       raw: options.raw,
       remoteSource,
+      resilience,
     },
     call,
   );
@@ -199,11 +253,17 @@ export async function* callToolStreaming<T = unknown>(
   args: JsonObject | undefined,
   options: CallToolOptions,
 ): AsyncGenerator<T, void, undefined> {
-  const { tool, manualName, callArgs, substituted, transport, remoteSource } = await prepare(core, name, args);
+  const { tool, manualName, callArgs, substituted, transport, remoteSource, resilience } = await prepare(
+    core,
+    name,
+    args,
+  );
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
-  const callOptions = transportOptions(call, options, tool, manualName, remoteSource);
+  const callOptions = transportOptions(call, options, tool, manualName, remoteSource, resilience);
+  let release: (() => void) | undefined;
   try {
+    release = await takeSlot(core, manualName, resilience, call, name);
     if (transport.callToolStream) {
       for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
         yield postProcess(core, item, tool, manualName, callArgs) as T;
@@ -215,6 +275,7 @@ export async function* callToolStreaming<T = unknown>(
   } catch (error) {
     throw wrapError(core, error, call, name, timeoutMs);
   } finally {
+    release?.();
     closeCall(core, call, new UtcpError('ABORTED', 'Stream consumer stopped'));
   }
 }
