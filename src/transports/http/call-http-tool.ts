@@ -1,4 +1,4 @@
-import { callScope, validMs, withTimeout } from '../../core/deadline.js';
+import { callScope, MAX_TIMER_MS, validMs, withTimeout } from '../../core/deadline.js';
 import { HttpStatusError, UtcpError } from '../../core/errors.js';
 import { DEFAULT_RESILIENCE } from '../../core/resilience.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
@@ -56,6 +56,9 @@ export async function callHttpTool(
     : undefined;
   let oauthRetried = false;
   let retry = 0;
+  /** Never sleep past the deadline (nor past Node's longest timer): such a wait ends the call with its failure now. */
+  const fitsDeadline = (delayMs: number) =>
+    delayMs < Math.min(MAX_TIMER_MS, budgetMs - (performance.now() - startedAt));
   const pause = (delayMs: number, reason: string): Promise<void> => {
     reportRetry(ctx.logger, { tool: tool.name, manual: options.manualName, attempt: retry, delayMs, reason });
     return sleepUnlessAborted(delayMs, signal, what, options.timeoutMs);
@@ -94,8 +97,10 @@ export async function callHttpTool(
           ticket?.failure();
         else ticket?.release();
         if (code === undefined || retry >= retries || signal.aborted) throw error;
+        const delayMs = backoffMs(retry + 1);
+        if (!fitsDeadline(delayMs)) throw error;
         retry++;
-        await pause(backoffMs(retry), `connection ${code}`);
+        await pause(delayMs, `connection ${code}`);
         continue;
       }
       if (response.status >= 500) ticket?.failure();
@@ -116,7 +121,7 @@ export async function callHttpTool(
         const asked = retryAfterMs(response.headers);
         const delayMs = asked ?? backoffMs(retry + 1);
         // Never sleep past the deadline: a wait that would outlast it ends the call with the server's answer now.
-        if (delayMs >= budgetMs - (performance.now() - startedAt)) throw failure;
+        if (!fitsDeadline(delayMs)) throw failure;
         retry++;
         await pause(delayMs, `status ${response.status}${asked !== undefined ? ' (Retry-After)' : ''}`);
         continue;
