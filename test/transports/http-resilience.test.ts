@@ -187,6 +187,31 @@ describe('retries of http tool calls', () => {
     expect(events[0]).toMatchObject({ tool: 'demo.t', manual: 'demo', attempt: 1, reason: 'connection ECONNREFUSED' });
   });
 
+  it('retries a connection closed before the status line, but not one that breaks off after it', async () => {
+    const s = await server((req, res) => {
+      if (req.url === '/drop' && s.requests.filter((r) => r.url === '/drop').length === 1) {
+        req.socket.destroy();
+        return;
+      }
+      if (req.url === '/cut') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"partial":', () => res.socket?.destroy());
+        return;
+      }
+      json(res, { whole: true });
+    });
+    const { c } = await client();
+    await register(c, `${s.url}/drop`, 'GET');
+    await expect(c.callTool('demo.t', {})).resolves.toEqual({ whole: true });
+    expect(s.requests).toHaveLength(2);
+    await c.deregisterManual('demo');
+    await register(c, `${s.url}/cut`, 'GET');
+    const events = retryEvents();
+    await expect(c.callTool('demo.t', {})).rejects.toMatchObject({ code: 'TRANSPORT_FAILED' });
+    expect(s.requests.filter((r) => r.url === '/cut')).toHaveLength(1);
+    expect(events).toEqual([]);
+  });
+
   it('does not retry with retries: 0, and a template resilience block overrides the client', async () => {
     const s = await server((_req, res) => {
       res.writeHead(503, { 'retry-after': '0' });
