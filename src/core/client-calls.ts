@@ -104,8 +104,8 @@ async function prepare(core: ClientCore, name: string, args: JsonObject | undefi
 }
 
 /**
- * Waits for a slot of the manual's concurrency limit, when it has one (docs/design/resilience.md#concurrency).
- * @returns the release function, or undefined when no limit applies.
+ * Waits for a slot of the manual's concurrency limit (docs/design/resilience.md#concurrency); callers skip it when
+ * the manual has no limit, so an unlimited call awaits nothing more. @returns the release function.
  */
 async function takeSlot(
   core: ClientCore,
@@ -113,9 +113,8 @@ async function takeSlot(
   resilience: ResolvedResilience,
   call: Deadline,
   name: string,
-): Promise<(() => void) | undefined> {
-  const limit = resilience.maxConcurrency;
-  if (limit === undefined) return undefined;
+): Promise<() => void> {
+  const limit = resilience.maxConcurrency!;
   let limiter = core.limiters.get(manualName);
   if (!limiter || limiter.limit !== limit) core.limiters.set(manualName, (limiter = new ConcurrencyLimiter(limit)));
   const wait = limiter.acquire(call, `Tool ${name}`, call.timeoutMs);
@@ -198,7 +197,7 @@ export async function callTool<T = unknown>(
   let release: (() => void) | undefined;
   try {
     if (call.aborted) throw abortError(call, `Tool ${name}`, timeoutMs);
-    release = await takeSlot(core, manualName, resilience, call, name);
+    if (resilience.maxConcurrency !== undefined) release = await takeSlot(core, manualName, resilience, call, name);
     result = await transport.callTool(
       tool,
       callArgs,
@@ -263,7 +262,7 @@ export async function* callToolStreaming<T = unknown>(
   const callOptions = transportOptions(call, options, tool, manualName, remoteSource, resilience);
   let release: (() => void) | undefined;
   try {
-    release = await takeSlot(core, manualName, resilience, call, name);
+    if (resilience.maxConcurrency !== undefined) release = await takeSlot(core, manualName, resilience, call, name);
     if (transport.callToolStream) {
       for await (const item of transport.callToolStream(tool, callArgs, substituted, callOptions)) {
         yield postProcess(core, item, tool, manualName, callArgs) as T;
