@@ -396,5 +396,27 @@ describe('resilience config validation', () => {
     } as never);
     expect(result.success).toBe(false);
     expect(result.errors.join(' ')).toContain('resilience.retries');
+    // A tool with a bad block is left out, with a warning naming the field.
+    const tools = {
+      tools: [
+        { name: 'ok', tool_call_template: { call_template_type: 'http', url: 'http://127.0.0.1:9/a' } },
+        {
+          name: 'bad',
+          tool_call_template: {
+            call_template_type: 'http',
+            url: 'http://127.0.0.1:9/b',
+            resilience: { circuit_breaker: { open_ms: -1 } },
+          },
+        },
+      ],
+    };
+    const partial = await c.registerManual({
+      name: 'partial',
+      call_template_type: 'text',
+      content: JSON.stringify(tools),
+      allowed_communication_protocols: ['http'],
+    } as never);
+    expect(partial.manual.tools.map((t) => t.name)).toEqual(['partial.ok']);
+    expect(partial.warnings.join(' ')).toContain('resilience.circuit_breaker.open_ms');
   });
 });
