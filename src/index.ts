@@ -145,8 +145,11 @@ export {
   UtcpAbortError,
   TransportError,
   RepositoryError,
+  CircuitOpenError,
   isUtcpError,
 } from './core/errors.js';
+export type { ResilienceConfig, CircuitBreakerConfig, ResolvedResilience } from './core/resilience.js';
+export type { ToolRetryEvent } from './http/http-retry.js';
 export { McpServerError } from './transports/mcp/mcp-server-error.js';
 export { GraphqlError } from './transports/graphql/graphql-error.js';
 export { GrpcError } from './transports/grpc/grpc-error.js';

@@ -36,6 +36,7 @@ export interface CallOptions {
     raw?: boolean;
     timeoutMs?: number;
     remoteSource?: boolean;
+    resilience?: ResolvedResilience;
 }
 // CallTemplate
 export type CallTemplate = {
@@ -47,6 +48,7 @@ export interface CallTemplateBase {
     call_template_type: string;
     auth?: Auth | null;
     allowed_communication_protocols?: string[] | null;
+    resilience?: ResilienceConfig | null;
 }
 // CallTemplateSpec
 export interface CallTemplateSpec<T extends CallTemplateBase = CallTemplateBase> {
@@ -75,6 +77,19 @@ export interface CatalogChangeEvent {
     kind: 'saved' | 'removed' | 'resync';
     manualName?: string;
     local: boolean;
+}
+// CircuitBreakerConfig
+export interface CircuitBreakerConfig {
+    failure_threshold?: number;
+    open_ms?: number;
+}
+// CircuitOpenError
+export declare class CircuitOpenError extends UtcpError {
+    static readonly errorKind: string;
+    name: string;
+    readonly origin: string;
+    readonly probeAt: Date;
+    constructor(what: string, origin: string, probeAt: Date, probing: boolean);
 }
 // CliCallTemplate
 export type CliCallTemplate = TemplateOf<typeof template>;
@@ -340,6 +355,21 @@ export declare class RepositoryError extends UtcpError {
     readonly dbCode: string | undefined;
     constructor(code: UtcpErrorCode, operation: string, message: string, dbCode?: string, options?: ErrorOptions);
 }
+// ResilienceConfig
+export interface ResilienceConfig {
+    retries?: number;
+    circuit_breaker?: CircuitBreakerConfig | false | null;
+    max_concurrency?: number | null;
+}
+// ResolvedResilience
+export interface ResolvedResilience {
+    readonly retries: number;
+    readonly circuitBreaker?: {
+        readonly failureThreshold: number;
+        readonly openMs: number;
+    };
+    readonly maxConcurrency?: number;
+}
 // SaveManualInfo
 export interface SaveManualInfo {
     allowedProtocols?: readonly string[];
@@ -411,6 +441,14 @@ export interface ToolRepository {
     close?(): Promise<void>;
     subscribe?(listener: (event: CatalogChangeEvent) => void): () => void;
     readonly discoveryTtlMs?: number;
+}
+// ToolRetryEvent
+export interface ToolRetryEvent {
+    tool: string;
+    manual: string;
+    attempt: number;
+    delayMs: number;
+    reason: string;
 }
 // ToolSearchStrategy
 export interface ToolSearchStrategy {
@@ -511,6 +549,7 @@ export interface UtcpClientConfig {
     tool_search_strategy?: ToolSearchStrategyConfig;
     post_processing?: PostProcessorConfig[];
     limits?: Partial<Limits>;
+    resilience?: ResilienceConfig;
     providers_file_path?: string;
     providers?: unknown[];
 }
@@ -527,6 +566,7 @@ export interface UtcpClientOptions {
     env?: NodeJS.ProcessEnv;
     lookup?: LookupFunction;
     pidNamespaces?: boolean;
+    resilience?: ResilienceConfig;
 }
 // UtcpError
 export declare class UtcpError extends Error {
@@ -537,7 +577,7 @@ export declare class UtcpError extends Error {
     constructor(code: UtcpErrorCode, message: string, options?: ErrorOptions);
 }
 // UtcpErrorCode
-export type UtcpErrorCode = 'INVALID_CONFIG' | 'INVALID_MANUAL' | 'INVALID_ARGUMENTS' | 'TOOL_NOT_FOUND' | 'MANUAL_NOT_FOUND' | 'MANUAL_EXISTS' | 'UNKNOWN_TRANSPORT' | 'PROTOCOL_NOT_ALLOWED' | 'MISSING_VARIABLE' | 'URL_POLICY' | 'HEADER_INJECTION' | 'PATH_NOT_ALLOWED' | 'HTTP_STATUS' | 'TOOL_ERROR' | 'PROCESS_EXIT' | 'RESPONSE_TOO_LARGE' | 'PROTOCOL_ERROR' | 'TIMEOUT' | 'ABORTED' | 'TRANSPORT_FAILED' | 'DEPENDENCY_MISSING' | 'NOT_SUPPORTED' | 'CLIENT_CLOSED' | 'LIMIT_EXCEEDED' | 'TOOL_EXISTS' | 'REPOSITORY_UNAVAILABLE' | 'MIGRATION_FAILED' | 'REPOSITORY_FAILED';
+export type UtcpErrorCode = 'INVALID_CONFIG' | 'INVALID_MANUAL' | 'INVALID_ARGUMENTS' | 'TOOL_NOT_FOUND' | 'MANUAL_NOT_FOUND' | 'MANUAL_EXISTS' | 'UNKNOWN_TRANSPORT' | 'PROTOCOL_NOT_ALLOWED' | 'MISSING_VARIABLE' | 'URL_POLICY' | 'HEADER_INJECTION' | 'PATH_NOT_ALLOWED' | 'HTTP_STATUS' | 'TOOL_ERROR' | 'PROCESS_EXIT' | 'RESPONSE_TOO_LARGE' | 'PROTOCOL_ERROR' | 'TIMEOUT' | 'ABORTED' | 'TRANSPORT_FAILED' | 'DEPENDENCY_MISSING' | 'NOT_SUPPORTED' | 'CLIENT_CLOSED' | 'LIMIT_EXCEEDED' | 'TOOL_EXISTS' | 'REPOSITORY_UNAVAILABLE' | 'MIGRATION_FAILED' | 'REPOSITORY_FAILED' | 'CIRCUIT_OPEN';
 // UtcpLimitError
 export declare class UtcpLimitError extends UtcpError {
     static readonly errorKind: string;

@@ -17,6 +17,13 @@ import {
 } from './deadline.js';
 import { TransportError, UtcpArgumentsError, UtcpError } from './errors.js';
 import { openTrace, traceIterable, tracing, type Trace, type TraceStart } from './tracing.js';
+import {
+  ConcurrencyLimiter,
+  DEFAULT_RESILIENCE,
+  resolveResilience,
+  templateResilience,
+  type ResolvedResilience,
+} from './resilience.js';
 import type { CallOptions } from './transport.js';
 import type { CallTemplateBase, JsonObject, Tool } from './types.js';
 import { collectTemplateVariables } from './variables.js';
@@ -81,7 +88,44 @@ async function prepare(core: ClientCore, name: string, args: JsonObject | undefi
     remoteSource = stored ? remoteTemplate(stored.template) : false;
     core.remote.set(manualName, remoteSource);
   }
-  return { tool, manualName, callArgs, substituted, transport, remoteSource };
+  let manualLayer = core.manualResilience.get(manualName);
+  if (manualLayer === undefined) {
+    // Registered by another client of a shared repository: read the stored manual template once.
+    const stored = core.repo.getManualInfo
+      ? await core.repo.getManualInfo(manualName)
+      : await core.repo.getManual(manualName);
+    manualLayer = templateResilience(stored?.template) ?? null;
+    core.manualResilience.set(manualName, manualLayer);
+  }
+  const resilience =
+    core.resilienceLayers.length === 0 && manualLayer === null && template.resilience == null
+      ? DEFAULT_RESILIENCE
+      : resolveResilience(...core.resilienceLayers, manualLayer, templateResilience(template));
+  return { tool, manualName, callArgs, substituted, transport, remoteSource, resilience };
+}
+
+/**
+ * Waits for a slot of the manual's concurrency limit (docs/design/resilience.md#concurrency); callers skip it when
+ * the manual has no limit, so an unlimited call awaits nothing more. @returns the release function.
+ */
+async function takeSlot(
+  core: ClientCore,
+  manualName: string,
+  resilience: ResolvedResilience,
+  call: Deadline,
+  name: string,
+): Promise<() => void> {
+  const limit = resilience.maxConcurrency!;
+  let limiter = core.limiters.get(manualName);
+  if (!limiter || limiter.limit !== limit) core.limiters.set(manualName, (limiter = new ConcurrencyLimiter(limit)));
+  const wait = limiter.acquire(call, `Tool ${name}`, call.timeoutMs);
+  if (wait) await wait;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    limiter.release();
+  };
 }
 
 /** Stored templates never change, so whether one references variables is computed once. */
@@ -205,20 +249,27 @@ async function runCall<T>(
   options: CallToolOptions,
   trace: Trace | undefined,
 ): Promise<T> {
-  const { tool, manualName, callArgs, substituted, transport, remoteSource } = await prepare(core, name, args);
+  const { tool, manualName, callArgs, substituted, transport, remoteSource, resilience } = await prepare(
+    core,
+    name,
+    args,
+  );
   noteTransport(trace, substituted.call_template_type);
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
   let result: unknown;
+  let release: (() => void) | undefined;
   try {
     if (call.aborted) throw abortError(call, `Tool ${name}`, timeoutMs);
-    const callOptions = transportOptions(call, options, tool, manualName, remoteSource);
+    if (resilience.maxConcurrency !== undefined) release = await takeSlot(core, manualName, resilience, call, name);
+    const callOptions = transportOptions(call, options, tool, manualName, remoteSource, resilience);
     result = await (trace
       ? trace.run(() => transport.callTool(tool, callArgs, substituted, callOptions))
       : transport.callTool(tool, callArgs, substituted, callOptions));
   } catch (error) {
     throw wrapError(core, error, call, name, timeoutMs);
   } finally {
+    release?.();
     closeCall(core, call);
   }
   return postProcess(core, result, tool, manualName, callArgs) as T;
@@ -234,6 +285,7 @@ function transportOptions(
   tool: Tool,
   manualName: string,
   remoteSource: boolean,
+  resilience: ResolvedResilience,
 ): CallOptions {
   return attachCallScope(
     {
@@ -246,6 +298,7 @@ function transportOptions(
       timeoutMs: call.timeoutMs,
       raw: options.raw,
       remoteSource,
+      resilience,
     },
     call,
   );
@@ -283,12 +336,18 @@ async function* streamCall<T>(
   options: CallToolOptions,
   trace: Trace | undefined,
 ): AsyncGenerator<T, void, undefined> {
-  const { tool, manualName, callArgs, substituted, transport, remoteSource } = await prepare(core, name, args);
+  const { tool, manualName, callArgs, substituted, transport, remoteSource, resilience } = await prepare(
+    core,
+    name,
+    args,
+  );
   noteTransport(trace, substituted.call_template_type);
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
-  const callOptions = transportOptions(call, options, tool, manualName, remoteSource);
+  const callOptions = transportOptions(call, options, tool, manualName, remoteSource, resilience);
+  let release: (() => void) | undefined;
   try {
+    if (resilience.maxConcurrency !== undefined) release = await takeSlot(core, manualName, resilience, call, name);
     if (transport.callToolStream) {
       const stream = transport.callToolStream(tool, callArgs, substituted, callOptions);
       for await (const item of trace ? traceIterable(trace, stream) : stream) {
@@ -303,6 +362,7 @@ async function* streamCall<T>(
   } catch (error) {
     throw wrapError(core, error, call, name, timeoutMs);
   } finally {
+    release?.();
     closeCall(core, call, new UtcpError('ABORTED', 'Stream consumer stopped'));
   }
 }

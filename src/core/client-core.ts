@@ -8,7 +8,8 @@ import { ArgumentValidator } from './arguments.js';
 import type { LoadedConfig } from './config.js';
 import type { ClientDefaults, UtcpClientOptions } from './client-types.js';
 import { DotenvSource } from './dotenv.js';
-import { ToolNotFoundError, UtcpError } from './errors.js';
+import { ToolNotFoundError, UtcpError, UtcpValidationError } from './errors.js';
+import { validateResilience, type ConcurrencyLimiter, type ResilienceConfig } from './resilience.js';
 import { normalizeCallTemplate } from './legacy.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { completeLogger, type Logger } from './logger.js';
@@ -72,6 +73,12 @@ export class ClientCore {
   readonly dropped = new Map<string, Map<string, string>>();
   /** Provenance per manual: true when its document came from a remote origin (docs/design/threat-model.md#remote-loopback-call-time). */
   readonly remote = new Map<string, boolean>();
+  /** The client's `resilience` layers: config, then options (docs/design/resilience.md#config). */
+  readonly resilienceLayers: readonly ResilienceConfig[];
+  /** Each manual template's `resilience` (null: none), known from registration or read from the repository. */
+  readonly manualResilience = new Map<string, ResilienceConfig | null>();
+  /** Per-manual concurrency limits (docs/design/resilience.md#concurrency). */
+  readonly limiters = new Map<string, ConcurrencyLimiter>();
   readonly templateHasVars = new WeakMap<CallTemplateBase, boolean>();
   readonly shared = new Map<string, { value: unknown; dispose?: (v: any) => void | Promise<void> }>();
   readonly callables = new Map<string, CallableEntry>();
@@ -93,6 +100,10 @@ export class ClientCore {
     defaults: ClientDefaults,
     refresh: (manualName: string) => Promise<unknown>,
   ) {
+    const resilienceIssues = validateResilience(options.resilience, 'resilience');
+    if (resilienceIssues.length > 0)
+      throw new UtcpValidationError('client options', resilienceIssues, 'INVALID_CONFIG');
+    this.resilienceLayers = [loaded.config.resilience, options.resilience].filter((l) => !!l) as ResilienceConfig[];
     this.logger = redactingLogger(completeLogger(options.logger), this.redactor);
     for (const w of loaded.warnings) this.logger.warn(w);
     this.limits = resolveLimits(loaded.config.limits);
@@ -144,8 +155,13 @@ export class ClientCore {
   #onCatalogChange(event: CatalogChangeEvent): void {
     // What this client remembered about another client's manual may be stale now.
     if (!event.local) {
-      if (event.manualName !== undefined) this.allowed.delete(event.manualName);
-      else this.allowed.clear();
+      if (event.manualName !== undefined) {
+        this.allowed.delete(event.manualName);
+        this.manualResilience.delete(event.manualName);
+      } else {
+        this.allowed.clear();
+        this.manualResilience.clear();
+      }
     }
     for (const listener of this.catalogListeners) {
       try {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { templateResilience } from './resilience.js';
 import { ClientCore, messageOf, remoteTemplate, requireString } from './client-core.js';
 import type { DirectFunction, RegisterOptions } from './client-types.js';
 import { createDeadline, settleError } from './deadline.js';
@@ -203,6 +204,7 @@ async function registerUntraced(
     core.allowed.set(name, discovered.allowed);
     noteDropped(core, name, discovered);
     core.remote.set(name, discovered.remoteSource);
+    core.manualResilience.set(name, templateResilience(raw) ?? null);
     core.logger.info(`Registered manual ${name} with ${discovered.manual.tools.length} tools`);
     // Timeouts taken as seconds change behaviour silently otherwise (docs/design/transports.md#timeout-units).
     for (const w of warnings) if (w.includes(' read as seconds ')) core.logger.warn(`Manual ${name}: ${w}`);
@@ -363,6 +365,8 @@ export async function deregisterManual(core: ClientCore, name: string): Promise<
   core.allowed.delete(name);
   core.dropped.delete(name);
   core.remote.delete(name);
+  core.manualResilience.delete(name);
+  core.limiters.delete(name);
   if (stored.template.call_template_type === 'direct') {
     for (const [key, entry] of core.callables) if (entry.manual === name) core.callables.delete(key);
   }
@@ -417,6 +421,7 @@ export async function refreshManual(
       core.allowed.set(name, discovered.allowed);
       noteDropped(core, name, discovered);
       core.remote.set(name, discovered.remoteSource);
+      core.manualResilience.set(name, templateResilience(raw) ?? null);
     }
     return {
       manualCallTemplate: raw,

@@ -6,6 +6,7 @@ import type { LookupFunction } from 'node:net';
 import type { UtcpClientConfig } from './config.js';
 import type { Logger } from './logger.js';
 import type { PostProcessorFn } from './post-processors.js';
+import type { ResilienceConfig } from './resilience.js';
 import type { ToolRepository } from './repository.js';
 import type { TransportEntry } from './template-registry.js';
 import type { DirectCallable, OpenApiConverter, ProgressEvent } from './transport.js';
@@ -89,6 +90,12 @@ export interface UtcpClientOptions {
    * (docs/design/threat-model.md#process-trees). @default true
    */
   pidNamespaces?: boolean;
+  /**
+   * Retries, circuit breaker and concurrency limit of tool calls, in the config's shape (snake_case keys); each
+   * field given here wins over the config's `resilience` (docs/design/resilience.md#config). @default 2 retries of
+   * retryable HTTP calls, no breaker, no concurrency limit
+   */
+  resilience?: ResilienceConfig;
 }
 
 /** What the composition root gets to build the configured repository. */

@@ -9,6 +9,7 @@ import { UtcpError, UtcpValidationError, type ValidationIssue } from './errors.j
 import { normalizeCallTemplate } from './legacy.js';
 import { didYouMean } from './suggest.js';
 import { validateLimits, type Limits } from './limits.js';
+import { validateResilience, type ResilienceConfig } from './resilience.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
 import type { CallTemplateBase } from './types.js';
 
@@ -34,6 +35,8 @@ export interface UtcpClientConfig {
   tool_search_strategy?: ToolSearchStrategyConfig;
   post_processing?: PostProcessorConfig[];
   limits?: Partial<Limits>;
+  /** *ext.* Retries, circuit breaker and concurrency limit of tool calls (docs/design/resilience.md#config). */
+  resilience?: ResilienceConfig;
   /** Legacy v0.1: a JSON/YAML file of provider objects, relative to the root dir. */
   providers_file_path?: string;
   /** Legacy (go-utcp style): inline provider objects. */
@@ -57,6 +60,7 @@ const KNOWN_KEYS = new Set([
   'tool_search_strategy',
   'post_processing',
   'limits',
+  'resilience',
   'providers_file_path',
   'providers',
 ]);
@@ -179,6 +183,7 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
     issues.push({ path: 'tool_repository.tool_repository_type', message: 'required' });
   }
   issues.push(...validateLimits(raw.limits));
+  issues.push(...validateResilience(raw.resilience, 'resilience'));
   if (issues.length > 0) throw new UtcpValidationError('config', issues, 'INVALID_CONFIG');
 
   return {

@@ -31,7 +31,8 @@ export type UtcpErrorCode =
   | 'TOOL_EXISTS'
   | 'REPOSITORY_UNAVAILABLE'
   | 'MIGRATION_FAILED'
-  | 'REPOSITORY_FAILED';
+  | 'REPOSITORY_FAILED'
+  | 'CIRCUIT_OPEN';
 
 /**
  * The key under which every `UtcpError` carries its marks: the same symbol in every copy of the package, so an error
@@ -369,6 +370,29 @@ export class TransportError extends UtcpError {
   override name = 'TransportError';
   constructor(message: string, options?: ErrorOptions & { code?: UtcpErrorCode }) {
     super(options?.code ?? 'TRANSPORT_FAILED', message, options);
+  }
+}
+
+/**
+ * Calls to an origin fail fast because its circuit is open (docs/design/resilience.md#circuit-breaker): it failed
+ * `failures` times in a row; one probe call may pass at `probeAt` (or a probe is already in flight).
+ */
+export class CircuitOpenError extends UtcpError {
+  static override readonly errorKind: string = 'CircuitOpenError';
+  override name = 'CircuitOpenError';
+  /** The origin (scheme, host and port; never a path, query or credentials). */
+  readonly origin: string;
+  /** When a probe call may pass. */
+  readonly probeAt: Date;
+  constructor(what: string, origin: string, probeAt: Date, probing: boolean) {
+    super(
+      'CIRCUIT_OPEN',
+      probing
+        ? `${what}: circuit open for ${origin}; a probe call is in flight, calls fail fast until it succeeds`
+        : `${what}: circuit open for ${origin} after repeated failures; calls fail fast until a probe at ${probeAt.toISOString()}`,
+    );
+    this.origin = origin;
+    this.probeAt = probeAt;
   }
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import type { Limits } from './limits.js';
 import type { CallTemplateSpec } from './template.js';
 import type { LookupFunction } from 'node:net';
+import type { ResolvedResilience } from './resilience.js';
 
 /** Progress reported by a running tool (MCP progress notifications, streamed bytes, ...). */
 export interface ProgressEvent {
@@ -43,6 +44,12 @@ export interface CallOptions {
    * substituted target and every redirect hop and resolved address must not be loopback.
    */
   remoteSource?: boolean;
+  /**
+   * The retry and circuit-breaker settings of this call (docs/design/resilience.md#config), resolved from the client,
+   * the manual's template and the tool's template. Transports that can tell a transient failure apply them (the
+   * `http` transport); absent: the defaults (2 retries, no breaker).
+   */
+  resilience?: ResolvedResilience;
 }
 
 /** What discovery returns: a document holding a `tools` array (normalised and validated by the client). */

@@ -3,6 +3,7 @@
  * `call_template_type` are owned by its transport (`src/transports/<type>/template.ts`).
  * Wire fields keep the spec's snake_case; see docs/design/manual-format.md.
  */
+import type { ResilienceConfig } from './resilience.js';
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
@@ -59,6 +60,8 @@ export interface CallTemplateBase {
   call_template_type: string;
   auth?: Auth | null;
   allowed_communication_protocols?: string[] | null;
+  /** *ext.* Retries, circuit breaker and concurrency limit for the calls of this manual or tool (docs/design/resilience.md#config). */
+  resilience?: ResilienceConfig | null;
 }
 
 // ---------------------------------------------------------------- manual and tool

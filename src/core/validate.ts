@@ -6,6 +6,7 @@
  * of the transport that owns the type (core/template.ts, docs/design/adding-a-transport.md).
  */
 import type { ValidationIssue } from './errors.js';
+import { validateResilience } from './resilience.js';
 import { didYouMean } from './suggest.js';
 import type { CompiledTemplate } from './template.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
@@ -239,6 +240,8 @@ function checkCallTemplate(
   }
   const before = issues.length;
   checkFields(value, BASE_ENTRIES, path, issues);
+  if (value.resilience !== undefined)
+    issues.push(...validateResilience(value.resilience, path ? `${path}.resilience` : 'resilience'));
   const type = value.call_template_type;
   if (typeof type !== 'string' || issues.length > before) return;
   if (!options.templates.isKnown(type)) {
@@ -332,7 +335,7 @@ function plainTool(v: unknown): v is Record<string, unknown> {
   if (typeof type !== 'string' || type.trim() === '') return false;
   if (!absent(t.name) && typeof t.name !== 'string') return false;
   if (!absent(t.allowed_communication_protocols) && !stringList(t.allowed_communication_protocols)) return false;
-  return absent(t.auth);
+  return absent(t.auth) && t.resilience === undefined;
 }
 
 function checkTool(value: unknown, path: string, options: TemplateValidationOptions, issues: ValidationIssue[]): void {

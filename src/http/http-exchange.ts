@@ -23,6 +23,7 @@ import {
   type ResponseBody,
   ERROR_BODY_BYTES,
 } from './http-body.js';
+import { markResponseStarted } from './http-retry.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -312,7 +313,8 @@ function bufferedHop(
         finish(undefined);
       },
       onResponseError(_c, error) {
-        finish(error);
+        // A failure after the status line is not a connection failure before any response (never retried).
+        finish(statusCode !== 0 ? markResponseStarted(error) : error);
       },
     };
     try {

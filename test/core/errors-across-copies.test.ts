@@ -76,6 +76,7 @@ describe('errors across two copies of the package', () => {
       ['GraphqlError', new a.GraphqlError('q', [{ message: 'no' }])],
       ['GrpcError', new a.GrpcError('m', 5, 'NOT_FOUND', '')],
       ['RepositoryError', new a.RepositoryError('REPOSITORY_FAILED', 'saveManual', 'failed')],
+      ['CircuitOpenError', new a.CircuitOpenError('call', 'http://127.0.0.1:1', new Date(0), false)],
     ];
     const classes = Object.entries(b).filter(
       ([, v]) => typeof v === 'function' && (v === b.UtcpError || v.prototype instanceof b.UtcpError),

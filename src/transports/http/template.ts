@@ -21,6 +21,11 @@ export const template = defineCallTemplate({
     auth_tools: optional(authField()),
     /** OpenAPI specs: "fill" (default) or "override" (docs/design/openapi.md#manual-auth). */
     openapi_auth: optional(oneOf(['fill', 'override'])),
+    /**
+     * *ext.* The call may be sent twice with the effect of once, so a POST or PATCH is retried like a GET
+     * (docs/design/resilience.md#retries). @default false
+     */
+    idempotent: optional(Type.Boolean()),
     /** Call timeout in milliseconds. @default 30000 */
     timeout: optional(Type.Number()),
     openapi_filter: optional(Type.Unsafe<typeof openApiFilterSchema.static>({ type: 'object' })),
