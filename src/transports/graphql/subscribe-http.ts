@@ -111,7 +111,9 @@ async function* streamResults(
   options.onReady?.();
   const body = response.body as typeof response.body & { readableEnded?: boolean };
   // The body ends with the subscription: abort (caller, close, timeout) destroys it.
-  const offAbort = onAbort(options.signal, () => body.destroy(options.signal.reason instanceof Error ? options.signal.reason : undefined));
+  const offAbort = onAbort(options.signal, () =>
+    body.destroy(options.signal.reason instanceof Error ? options.signal.reason : undefined),
+  );
   const decoder = isSse
     ? new SseResults(options.maxItemBytes, what, shown)
     : new MultipartResults(boundaryOf(mediaType), options.maxItemBytes, what, shown);

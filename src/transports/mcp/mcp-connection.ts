@@ -315,4 +315,3 @@ export async function closeConnection(conn: Connection): Promise<void> {
   // Client.close() closes the transport, but not when connect() never attached it.
   await conn.transport.close().catch(() => undefined);
 }
-

@@ -360,4 +360,3 @@ export class StdioProcessTransport implements SdkTransport {
     }
   }
 }
-
