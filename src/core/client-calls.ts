@@ -182,6 +182,7 @@ function transportOptions(
       manualName,
       rawTemplate: tool.tool_call_template,
       timeoutMs: call.timeoutMs,
+      deadline: call.deadlineAt,
       raw: options.raw,
       remoteSource,
     },

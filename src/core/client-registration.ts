@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { ClientCore, messageOf, remoteTemplate, requireString } from './client-core.js';
 import type { DirectFunction, RegisterOptions } from './client-types.js';
-import { createDeadline, settleError } from './deadline.js';
+import { createDeadline, settleError, validMs } from './deadline.js';
 import { UtcpError, UtcpValidationError, formatIssues } from './errors.js';
 import { documentType, normalizeManual } from './legacy.js';
 import type { CallOptions, Transport } from './transport.js';
@@ -166,7 +166,13 @@ async function discover(
   signal: AbortSignal,
   timeoutMs?: number,
 ): Promise<DiscoveredManual> {
-  const options: CallOptions = { signal, manualName: name, rawTemplate: raw, timeoutMs };
+  const options: CallOptions = {
+    signal,
+    manualName: name,
+    rawTemplate: raw,
+    timeoutMs,
+    deadline: validMs(timeoutMs) ? Date.now() + timeoutMs : undefined,
+  };
   let result;
   try {
     result = await transport.registerManual(substituted, options);

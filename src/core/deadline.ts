@@ -42,6 +42,7 @@ export class Deadline {
   readonly #parents: AbortSignal[] = [];
   readonly #what: string;
   readonly #timeoutMs: number | undefined;
+  #deadlineAt: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   #extra: Set<NodeJS.Timeout> | undefined;
   #timedOut = false;
@@ -72,7 +73,10 @@ export class Deadline {
       });
       for (const parent of this.#parents) parent.addEventListener('abort', onParent, { once: true });
     }
-    if (this.#timeoutMs !== undefined) this.#arm();
+    if (this.#timeoutMs !== undefined) {
+      this.#deadlineAt = Date.now() + this.#timeoutMs;
+      this.#arm();
+    }
   }
 
   /** Aborts with a parent, on `abort()`, or when a timer fires. Created on first read. */
@@ -98,6 +102,11 @@ export class Deadline {
   /** The main timer's duration, when there is one. */
   get timeoutMs(): number | undefined {
     return this.#timeoutMs;
+  }
+
+  /** When the main timer fires, as a `Date.now()` time (set when the deadline was created with a timer). */
+  get deadlineAt(): number | undefined {
+    return this.#deadlineAt;
   }
 
   /** True once this deadline's own timer (not a parent, not `abort()`) fired. */
@@ -279,6 +288,16 @@ export function withTimeout(
     };
   }
   return new Deadline(signal instanceof Deadline ? signal.signal : signal, timeoutMs, what);
+}
+
+/**
+ * The time left until `options.deadline` (a `Date.now()` time, see `CallOptions.deadline`), never below 0;
+ * undefined when there is no deadline. For a protocol that carries a deadline of its own (gRPC, a server-side
+ * timeout parameter).
+ */
+export function remainingMs(options: { readonly deadline?: number }): number | undefined {
+  const at = options.deadline;
+  return at === undefined ? undefined : Math.max(0, at - Date.now());
 }
 
 /** The client's per-call deadline of each `CallOptions` object it built (a copy of the object has none). */
