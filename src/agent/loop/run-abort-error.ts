@@ -1,5 +1,4 @@
-import { UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
-import { raceAbort } from '../../internal.js';
+import { raceSignal, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
 
 /** @internal The error an aborted run rejects with: the signal's UtcpError reason, a timeout, or UtcpAbortError. */
 export function runAbortError(signal: AbortSignal): UtcpError {
@@ -18,5 +17,6 @@ export function throwIfRunAborted(signal: AbortSignal): void {
 
 /** @internal Settles with `work`, or rejects with the run's abort error as soon as `signal` aborts (not waiting for `work`). */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return raceAbort(work, signal, () => runAbortError(signal));
+  // raceSignal's error is runAbortError's: the UtcpError reason, a timeout, else UtcpAbortError naming the run.
+  return raceSignal(work, signal, 'Agent run');
 }

@@ -5,7 +5,7 @@
  * the providers' rate-limit reset headers, Gemini's `RetryInfo`).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { sleep } from '../../internal.js';
+import { sleep } from '../../index.js';
 
 export interface ModelRetryOptions {
   /** Retries after the first try (0 turns retrying off). @default 2 */
