@@ -7,6 +7,7 @@ import type { ClientDefaults, UtcpClientOptions } from './core/client.js';
 import { UtcpClientBase } from './core/client.js';
 import { statSync } from 'node:fs';
 import type { UtcpClientConfig } from './core/config.js';
+import * as deadline from './core/deadline.js';
 import { UtcpError } from './core/errors.js';
 import type { ToolSearchStrategy } from './core/repository.js';
 import type { OpenApiConverter } from './core/transport.js';
@@ -150,6 +151,48 @@ export {
 } from './core/errors.js';
 export type { ResilienceConfig, CircuitBreakerConfig, ResolvedResilience } from './core/resilience.js';
 export type { ToolRetryEvent } from './http/http-retry.js';
+
+/**
+ * A protocol timeout on top of a signal (see `withTimeout`): `signal` aborts with the parent, or after the
+ * timeout with a `UtcpTimeoutError`. Call `dispose()` when the work is over (it stops the timer and unlinks).
+ */
+export interface TimeoutHandle {
+  readonly signal: AbortSignal;
+  /** Stops the timer; the signal keeps following its parent until `dispose()`. */
+  clearTimer(): void;
+  dispose(): void;
+}
+
+// The deadline helpers a transport outside the package honours `CallOptions.signal` and `CallOptions.deadline`
+// with (docs/design/adding-a-transport.md#external-deadlines): the same functions the built-in transports use,
+// typed for a plain AbortSignal.
+
+/**
+ * A signal that aborts with `signal` or after `timeoutMs` (≤ 0, absent or past Node's timer range: no timer)
+ * with a `UtcpTimeoutError` naming `what`. On the client's call signal the timer is armed on it directly.
+ */
+export const withTimeout: (signal: AbortSignal, timeoutMs: number | null | undefined, what: string) => TimeoutHandle =
+  deadline.withTimeout;
+/** Calls `hook` once when `signal` aborts (at once if it already has). @returns the function that removes the hook. */
+export const onAbort: (signal: AbortSignal, hook: (reason: unknown) => void) => () => void = deadline.onAbort;
+/**
+ * The typed error for an aborted signal: its `UtcpError` reason as is (a deadline's `UtcpTimeoutError`, a closing
+ * client's `CLIENT_CLOSED`), a platform timeout as `UtcpTimeoutError`, anything else as `UtcpAbortError`.
+ */
+export const abortError: (signal: AbortSignal, what: string, timeoutMs?: number) => UtcpError = deadline.abortError;
+/** Throws `abortError(signal, …)` when `signal` has aborted. */
+export const throwIfAborted: (signal: AbortSignal, what: string, timeoutMs?: number) => void = deadline.throwIfAborted;
+/** The error to throw for `error`, caught while `signal` was in force: the typed abort error once it aborted. */
+export const settleError: (error: unknown, signal: AbortSignal, what: string, timeoutMs?: number) => unknown =
+  deadline.settleError;
+/** Settles like `promise`, or rejects with the typed abort error as soon as `signal` aborts. */
+export const raceSignal: <T>(promise: Promise<T>, signal: AbortSignal, what: string, timeoutMs?: number) => Promise<T> =
+  deadline.raceSignal;
+/** Waits `ms`; rejects with the signal's reason as soon as it aborts (the timer is cleared). */
+export const sleep: (ms: number, signal?: AbortSignal) => Promise<void> = deadline.sleep;
+/** The time left until `options.deadline` (`CallOptions.deadline`), never below 0; undefined without a deadline. */
+export const remainingMs: (options: { readonly deadline?: number }) => number | undefined = deadline.remainingMs;
+
 export { McpServerError } from './transports/mcp/mcp-server-error.js';
 export { GraphqlError } from './transports/graphql/graphql-error.js';
 export { GrpcError } from './transports/grpc/grpc-error.js';

@@ -19,11 +19,17 @@ export {
   Deadline,
   abortError,
   createDeadline,
+  idleTimer,
   isTimeoutReason,
+  onAbort,
+  raceAbort,
   raceSignal,
   settleError,
+  settledWithin,
+  sleep,
   throwIfAborted,
   withTimeout,
+  type IdleTimer,
   type TimeoutScope,
 } from './core/deadline.js';
 export type { Limits } from './core/limits.js';
@@ -39,6 +45,9 @@ export {
   type TraceKind,
   type TraceStart,
 } from './core/tracing.js';
+export { signalProcessGroup } from './process/process-group.js';
+export { environValue, readProcTable, type ProcEntry } from './process/proc-table.js';
+export { buildChildEnv, DEFAULT_UNIX_ALLOWLIST } from './process/child-env.js';
 export { destroyBody, readBodyCapped, type ResponseBody } from './http/http-body.js';
 export { isLoopbackAddress, type LookupFunction } from './net/dial-guard.js';
 export {

@@ -179,4 +179,41 @@ describe('module boundaries', () => {
     );
     expect(linked.map((f) => relative(SRC, f))).toEqual([]);
   });
+
+  // docs/design/http-exchange.md#deadlines: one deadline helper; everything else links to a signal through it.
+  it("links to an AbortSignal only in the deadline helper (addEventListener('abort' nowhere else)", () => {
+    const listening = files(SRC).filter(
+      (f) =>
+        relative(SRC, f) !== 'core/deadline.ts' && /addEventListener\(\s*['"]abort['"]/.test(readFileSync(f, 'utf8')),
+    );
+    expect(listening.map((f) => relative(SRC, f))).toEqual([]);
+  });
+
+  it('arms timers in the deadline helper, except the few timers that are no deadline of an operation', () => {
+    // Each is a timer the deadline helper has no form for; anything else uses createDeadline/withTimeout,
+    // sleep, settledWithin or idleTimer from core/deadline.ts.
+    const allowed: Record<string, string> = {
+      'core/deadline.ts': 'the helper itself',
+      'process/process-group.ts': 'SIGTERM to SIGKILL escalation, polling the tree; it lives as long as the tree',
+      'process/pid-namespace.ts': 'kills a probe child that hangs (the probe has no caller signal)',
+      'repository/postgres/driver.ts': 'reconnect backoff of the change listener',
+      'transports/graphql/subscribe-graphql.ts': 'terminates a socket that does not finish its close handshake (unref)',
+      'transports/udp/exchange-datagrams.ts': 'the short wait for one more datagram (unref) after the first reply',
+      'cli/output.ts': 'delays the "calling…" progress line (unref)',
+      'tools/sandbox.ts': 'kills a sandbox probe child that hangs',
+      'mcp/http-bridge.ts': 'closes an idle MCP session (unref), per session, across requests',
+    };
+    const timers = files(SRC)
+      .filter((f) => /\bsetTimeout\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(SRC, f))
+      .filter((f) => !(f in allowed));
+    expect(timers).toEqual([]);
+  });
+
+  it('keeps every source file at 600 lines or fewer', () => {
+    const long = files(SRC)
+      .map((f) => ({ file: relative(SRC, f), lines: readFileSync(f, 'utf8').split('\n').length }))
+      .filter((f) => f.lines > 600);
+    expect(long).toEqual([]);
+  });
 });

@@ -2,6 +2,8 @@
 // test/api-surface.test.ts fails when this differs from the build: regenerate it and review the diff.
 
 // ---- utcp-kit
+// abortError
+export declare const abortError: (signal: AbortSignal, what: string, timeoutMs?: number) => UtcpError;
 // ApiKeyAuth
 export interface ApiKeyAuth {
     auth_type: 'api_key';
@@ -35,6 +37,7 @@ export interface CallOptions {
     rawTemplate: CallTemplateBase;
     raw?: boolean;
     timeoutMs?: number;
+    deadline?: number;
     remoteSource?: boolean;
     resilience?: ResolvedResilience;
 }
@@ -287,6 +290,8 @@ export interface OAuth2UserAuth {
     prefix?: string;
     [informational: string]: unknown;
 }
+// onAbort
+export declare const onAbort: (signal: AbortSignal, hook: (reason: unknown) => void) => () => void;
 // OpenApiConverter
 export type OpenApiConverter = (document: Record<string, unknown>, options: OpenApiConverterOptions) => Promise<{
     manual: unknown;
@@ -327,6 +332,8 @@ export interface ProgressEvent {
     total?: number;
     message?: string;
 }
+// raceSignal
+export declare const raceSignal: <T>(promise: Promise<T>, signal: AbortSignal, what: string, timeoutMs?: number) => Promise<T>;
 // RegisterManualResult
 export interface RegisterManualResult {
     manualCallTemplate: CallTemplateBase;
@@ -341,6 +348,10 @@ export interface RegisterOptions {
     timeoutMs?: number;
     refresh?: boolean;
 }
+// remainingMs
+export declare const remainingMs: (options: {
+    readonly deadline?: number;
+}) => number | undefined;
 // RepositoryContext
 export interface RepositoryContext {
     rootDir: string;
@@ -379,6 +390,10 @@ export interface SearchOptions {
     limit?: number;
     anyOfTagsRequired?: string[] | null;
 }
+// settleError
+export declare const settleError: (error: unknown, signal: AbortSignal, what: string, timeoutMs?: number) => unknown;
+// sleep
+export declare const sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 // SseCallTemplate
 export type SseCallTemplate = TemplateOf<typeof template>;
 // StoredManual
@@ -402,6 +417,14 @@ export type TemplateType<K extends string, O extends TObject> = Omit<CallTemplat
 } & Static<O>;
 // TextCallTemplate
 export type TextCallTemplate = TemplateOf<typeof template>;
+// throwIfAborted
+export declare const throwIfAborted: (signal: AbortSignal, what: string, timeoutMs?: number) => void;
+// TimeoutHandle
+export interface TimeoutHandle {
+    readonly signal: AbortSignal;
+    clearTimer(): void;
+    dispose(): void;
+}
 // Tool
 export interface Tool {
     name: string;
@@ -623,6 +646,8 @@ export interface VariableSource {
 }
 // WebSocketCallTemplate
 export type WebSocketCallTemplate = TemplateOf<typeof template>;
+// withTimeout
+export declare const withTimeout: (signal: AbortSignal, timeoutMs: number | null | undefined, what: string) => TimeoutHandle;
 // WordMatchSearch
 export declare class WordMatchSearch implements ToolSearchStrategy {
     #private;
@@ -1386,6 +1411,8 @@ export declare function toolCallsTurn(...calls: Array<{
 export declare function abortError(signal: AbortSource, what: string, timeoutMs?: number): UtcpError;
 // assertUrlAllowed
 export declare function assertUrlAllowed(url: string | URL, context: string, kind?: UrlKind): URL;
+// buildChildEnv
+export declare function buildChildEnv(options: ChildEnvOptions): Record<string, string>;
 // ClientDefaults
 export interface ClientDefaults {
     transports: Record<string, TransportEntry>;
@@ -1410,6 +1437,7 @@ export declare class Deadline {
     get aborted(): boolean;
     get reason(): unknown;
     get timeoutMs(): number | undefined;
+    get deadlineAt(): number | undefined;
     get timedOut(): boolean;
     get source(): Deadline;
     get isArmable(): boolean;
@@ -1424,12 +1452,23 @@ export declare class Deadline {
 }
 // DEFAULT_LIMITS
 export declare const DEFAULT_LIMITS: Readonly<Limits>;
+// DEFAULT_UNIX_ALLOWLIST
+export declare const DEFAULT_UNIX_ALLOWLIST: readonly string[];
 // destroyBody
 export declare function destroyBody(body: ResponseBody | undefined): void;
 // didYouMean
 export declare function didYouMean(wanted: string, known: Iterable<string>): string;
+// environValue
+export declare function environValue(pid: number, name: string, prefix?: string): string | undefined;
 // errorType
 export declare function errorType(error: unknown): string;
+// idleTimer
+export declare function idleTimer(ms: number | null | undefined, onIdle: () => void): IdleTimer;
+// IdleTimer
+export interface IdleTimer {
+    restart(): void;
+    pause(): void;
+}
 // isLoopbackAddress
 export declare function isLoopbackAddress(address: string): boolean;
 // isLoopbackLike
@@ -1484,14 +1523,28 @@ export declare function loadLinearRegex(): Promise<void>;
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
 // namespacedKey
 export declare function namespacedKey(manualName: string, name: string): string;
+// onAbort
+export declare function onAbort(source: AbortSource, hook: (reason: unknown) => void): () => void;
 // openTrace
 export declare function openTrace(kind: TraceKind, start: () => TraceStart): Promise<Trace | undefined>;
 // parseDotenv
 export declare function parseDotenv(text: string, env?: NodeJS.ProcessEnv): Record<string, string>;
+// ProcEntry
+export interface ProcEntry {
+    pid: number;
+    ppid: number;
+    pgrp: number;
+    comm: string;
+    live: boolean;
+}
+// raceAbort
+export declare function raceAbort<T>(promise: Promise<T>, source: AbortSource, rejectWith: (reason: unknown) => unknown, onLost?: (promise: Promise<T>) => void): Promise<T>;
 // raceSignal
 export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T>;
 // readBodyCapped
 export declare function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array>;
+// readProcTable
+export declare function readProcTable(): ProcEntry[] | undefined;
 // resolveLimits
 export declare function resolveLimits(partial: Partial<Limits> | undefined): Limits;
 // ResponseBody
@@ -1502,8 +1555,14 @@ export interface ResponseBody extends AsyncIterable<Uint8Array> {
 }
 // sanitizeManualName
 export declare function sanitizeManualName(name: string): string;
+// settledWithin
+export declare function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean>;
 // settleError
 export declare function settleError(error: unknown, signal: AbortSource, what: string, timeoutMs?: number): unknown;
+// signalProcessGroup
+export declare function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean;
+// sleep
+export declare function sleep(ms: number, signal?: AbortSource): Promise<void>;
 // throwIfAborted
 export declare function throwIfAborted(signal: AbortSource, what: string, timeoutMs?: number): void;
 // TimeoutScope

@@ -296,6 +296,7 @@ function transportOptions(
       manualName,
       rawTemplate: tool.tool_call_template,
       timeoutMs: call.timeoutMs,
+      deadline: call.deadlineAt,
       raw: options.raw,
       remoteSource,
       resilience,

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { templateResilience } from './resilience.js';
 import { ClientCore, messageOf, remoteTemplate, requireString } from './client-core.js';
 import type { DirectFunction, RegisterOptions } from './client-types.js';
-import { createDeadline, settleError } from './deadline.js';
+import { createDeadline, settleError, validMs } from './deadline.js';
 import { UtcpError, UtcpValidationError, formatIssues } from './errors.js';
 import { documentType, normalizeManual } from './legacy.js';
 import { openTrace, tracing, type TraceStart } from './tracing.js';
@@ -226,7 +226,13 @@ async function discover(
   signal: AbortSignal,
   timeoutMs?: number,
 ): Promise<DiscoveredManual> {
-  const options: CallOptions = { signal, manualName: name, rawTemplate: raw, timeoutMs };
+  const options: CallOptions = {
+    signal,
+    manualName: name,
+    rawTemplate: raw,
+    timeoutMs,
+    deadline: validMs(timeoutMs) ? Date.now() + timeoutMs : undefined,
+  };
   let result;
   try {
     result = await transport.registerManual(substituted, options);

@@ -42,6 +42,7 @@ export class Deadline {
   readonly #parents: AbortSignal[] = [];
   readonly #what: string;
   readonly #timeoutMs: number | undefined;
+  #deadlineAt: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   #extra: Set<NodeJS.Timeout> | undefined;
   #timedOut = false;
@@ -72,7 +73,10 @@ export class Deadline {
       });
       for (const parent of this.#parents) parent.addEventListener('abort', onParent, { once: true });
     }
-    if (this.#timeoutMs !== undefined) this.#arm();
+    if (this.#timeoutMs !== undefined) {
+      this.#deadlineAt = Date.now() + this.#timeoutMs;
+      this.#arm();
+    }
   }
 
   /** Aborts with a parent, on `abort()`, or when a timer fires. Created on first read. */
@@ -98,6 +102,11 @@ export class Deadline {
   /** The main timer's duration, when there is one. */
   get timeoutMs(): number | undefined {
     return this.#timeoutMs;
+  }
+
+  /** When the main timer fires, as a `Date.now()` time (set when the deadline was created with a timer). */
+  get deadlineAt(): number | undefined {
+    return this.#deadlineAt;
   }
 
   /** True once this deadline's own timer (not a parent, not `abort()`) fired. */
@@ -249,7 +258,7 @@ export type AbortSource = AbortSignal | Deadline;
 /** What `withTimeout` returns: the signal to pass on, and `dispose()` for when the work is over. */
 export interface TimeoutScope {
   readonly signal: AbortSignal;
-  /** The same scope without forcing an `AbortSignal` into existence (for `subscribeAbort`, `abortError`). */
+  /** The same scope without forcing an `AbortSignal` into existence (for `onAbort`, `abortError`). */
   readonly source: AbortSource;
   /** Stops the timer; the signal keeps following its parents until `dispose()`. */
   clearTimer(): void;
@@ -281,6 +290,16 @@ export function withTimeout(
   return new Deadline(signal instanceof Deadline ? signal.signal : signal, timeoutMs, what);
 }
 
+/**
+ * The time left until `options.deadline` (a `Date.now()` time, see `CallOptions.deadline`), never below 0;
+ * undefined when there is no deadline. For a protocol that carries a deadline of its own (gRPC, a server-side
+ * timeout parameter).
+ */
+export function remainingMs(options: { readonly deadline?: number }): number | undefined {
+  const at = options.deadline;
+  return at === undefined ? undefined : Math.max(0, at - Date.now());
+}
+
 /** The client's per-call deadline of each `CallOptions` object it built (a copy of the object has none). */
 const callScopes = new WeakMap<object, Deadline>();
 
@@ -307,7 +326,7 @@ export function asSignal(source: AbortSource): AbortSignal {
  * Calls `hook` once when `source` aborts (synchronously, at once if it already has).
  * @returns the function that removes the hook.
  */
-export function subscribeAbort(source: AbortSource, hook: (reason: unknown) => void): () => void {
+export function onAbort(source: AbortSource, hook: (reason: unknown) => void): () => void {
   if (source instanceof Deadline) return source.onAbort(hook);
   if (source.aborted) {
     hook(source.reason);
@@ -360,18 +379,28 @@ export function settleError(error: unknown, signal: AbortSource, what: string, t
 }
 
 /**
- * Rejects with the typed abort error as soon as `signal` aborts; otherwise settles like `promise`.
- * Removes its listener either way.
+ * Settles like `promise`, unless `source` aborts first: then it rejects at once with `rejectWith(reason)`
+ * and calls `onLost(promise)` so what the promise still delivers can be released (a response body, a socket).
+ * The abort hook is removed either way; the lost promise's rejection is observed.
  */
-export function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T> {
-  if (signal.aborted) {
+export function raceAbort<T>(
+  promise: Promise<T>,
+  source: AbortSource,
+  rejectWith: (reason: unknown) => unknown,
+  onLost?: (promise: Promise<T>) => void,
+): Promise<T> {
+  const lose = () => {
     promise.catch(() => {});
-    return Promise.reject(abortError(signal, what, timeoutMs));
+    onLost?.(promise);
+  };
+  if (source.aborted) {
+    lose();
+    return Promise.reject(rejectWith(source.reason));
   }
   return new Promise<T>((resolve, reject) => {
-    const unsubscribe = subscribeAbort(signal, () => {
-      promise.catch(() => {});
-      reject(abortError(signal, what, timeoutMs));
+    const unsubscribe = onAbort(source, (reason) => {
+      lose();
+      reject(rejectWith(reason));
     });
     promise.then(
       (v) => {
@@ -384,4 +413,84 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: st
       },
     );
   });
+}
+
+/**
+ * Rejects with the typed abort error as soon as `signal` aborts; otherwise settles like `promise`.
+ * Removes its listener either way.
+ */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSource, what: string, timeoutMs?: number): Promise<T> {
+  return raceAbort(promise, signal, () => abortError(signal, what, timeoutMs));
+}
+
+/**
+ * Waits `ms`, rejecting with the signal's reason as soon as it aborts (the timer is cleared then).
+ * Without a signal it only waits.
+ */
+export function sleep(ms: number, signal?: AbortSource): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    let unsubscribe = noop;
+    const timer = setTimeout(() => {
+      unsubscribe();
+      resolve();
+    }, ms);
+    if (signal)
+      unsubscribe = onAbort(signal, (reason) => {
+        clearTimeout(timer);
+        reject(reason);
+      });
+  });
+}
+
+/**
+ * True when `promise` settles (either way) within `ms`, false when the time runs out first; the timer is
+ * cleared either way. For bounded waits on shutdown (a DELETE on close, pipes closing after a kill).
+ */
+export async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An idle timeout: fires `onIdle` when `restart()` was not called again within `ms`. */
+export interface IdleTimer {
+  /** (Re)starts the countdown. */
+  restart(): void;
+  /** Stops the countdown until the next `restart()` (e.g. while the consumer holds an item). */
+  pause(): void;
+}
+
+/**
+ * An idle timer over `ms`; with no valid delay (absent, ≤ 0, or past Node's timer range) it never fires.
+ * Call `pause()` when the work is over so no timer is left behind.
+ */
+export function idleTimer(ms: number | null | undefined, onIdle: () => void): IdleTimer {
+  if (!validMs(ms)) return { restart: noop, pause: noop };
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    restart() {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timer = undefined;
+        onIdle();
+      }, ms);
+    },
+    pause() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
 }

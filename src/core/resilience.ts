@@ -4,7 +4,7 @@
  * limit. Retries and the circuit breaker are applied by the transports that can judge a failure (the HTTP stack);
  * core only resolves the settings and passes them in `CallOptions.resilience`.
  */
-import { abortError, subscribeAbort, type AbortSource } from './deadline.js';
+import { abortError, onAbort, type AbortSource } from './deadline.js';
 import type { ValidationIssue } from './errors.js';
 
 /** Circuit breaker settings (docs/design/resilience.md#circuit-breaker). */
@@ -158,7 +158,7 @@ export class ConcurrencyLimiter {
         this.#active++;
         resolve();
       };
-      const unsubscribe = subscribeAbort(source, () => {
+      const unsubscribe = onAbort(source, () => {
         const at = this.#queue.indexOf(grant);
         if (at >= 0) this.#queue.splice(at, 1);
         reject(abortError(source, what, timeoutMs));

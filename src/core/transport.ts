@@ -19,8 +19,13 @@ export interface ProgressEvent {
 /** What a transport receives for each discovery or call. */
 export interface CallOptions {
   /**
-   * Cancels the work. Pass it on to every fetch, socket and child process you start; add a protocol
-   * timeout with `withTimeout(signal, ms, what)` from the deadline helper (cheap on the client's call signal).
+   * Cancels the work: it aborts when the caller aborts, when the call's deadline (`timeoutMs`) passes, or when the
+   * client closes, and its `reason` is then the typed error (`UtcpTimeoutError` for a deadline, `UtcpError` with
+   * code `CLIENT_CLOSED` on close). Honour it with the helpers of the root entry `utcp-kit`
+   * (docs/design/adding-a-transport.md#external-deadlines): pass it to every fetch, socket and child process you
+   * start, or follow it with `onAbort(signal, hook)` (returns the remover: call it when the work is over); add a
+   * protocol timeout with `withTimeout(signal, ms, what)` (cheap on the client's call signal); turn an abort into
+   * the error to throw with `abortError`, `throwIfAborted`, `settleError` or `raceSignal`.
    */
   signal: AbortSignal;
   /** Receives progress notifications, when the protocol has them. */
@@ -39,6 +44,11 @@ export interface CallOptions {
   raw?: boolean;
   /** Caller-imposed deadline in ms, if any (already folded into `signal`); transports use it for messages. */
   timeoutMs?: number;
+  /**
+   * When that deadline passes, as a `Date.now()` time (absent without one; already folded into `signal`).
+   * For a protocol that carries its own deadline: `remainingMs(options)` is the time left.
+   */
+  deadline?: number;
   /**
    * The tool belongs to a manual fetched from a remote origin (docs/design/threat-model.md#remote-loopback-call-time): its final,
    * substituted target and every redirect hop and resolved address must not be loopback.

@@ -10,7 +10,15 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { request, type Dispatcher } from 'undici';
-import { abortError, asSignal, subscribeAbort, withTimeout, type AbortSource } from '../core/deadline.js';
+import {
+  abortError,
+  asSignal,
+  onAbort,
+  raceAbort,
+  settleError,
+  withTimeout,
+  type AbortSource,
+} from '../core/deadline.js';
 import { HttpStatusError, TransportError, UrlPolicyError, UtcpError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { assertUrlAllowed, isLoopbackLike, redactUrl, sameOrigin } from '../core/url-policy.js';
@@ -168,39 +176,18 @@ async function streamHop(
     headersTimeout: 0,
     bodyTimeout: 0,
   }) as Promise<Dispatcher.ResponseData>;
-  const response = signal ? await raceAbort(pending, signal) : await pending;
+  const response = signal ? await raceAbort(pending, signal, (reason) => reason, dropResponse) : await pending;
   const redirect = isRedirect(response.statusCode, response.headers);
   if (redirect) await discardBody(response.body);
   return { statusCode: response.statusCode, headers: response.headers, redirect, payload: response.body };
 }
 
-function raceAbort(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-  const drop = () =>
-    pending.then(
-      (r) => destroyBody(r.body),
-      () => {},
-    );
-  if (signal.aborted) {
-    drop();
-    return Promise.reject(signal.reason);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      drop();
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    pending.then(
-      (r) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(r);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
+/** What an abandoned request still delivers is released: its response body is destroyed. */
+function dropResponse(pending: Promise<Dispatcher.ResponseData>): void {
+  pending.then(
+    (r) => destroyBody(r.body),
+    () => {},
+  );
 }
 
 interface BufferCaps {
@@ -258,7 +245,7 @@ function bufferedHop(
       return;
     }
     const unsubscribe = signal
-      ? subscribeAbort(signal, (reason) => {
+      ? onAbort(signal, (reason) => {
           finish(reason);
           controller?.abort(reason as Error);
         })
@@ -395,16 +382,7 @@ export async function httpExchange(
       truncated: response.payload.truncated,
     };
   } catch (error) {
-    if (
-      signal?.aborted &&
-      !(
-        error instanceof UtcpError &&
-        (error.code === 'TIMEOUT' || error.code === 'ABORTED' || error.code === 'CLIENT_CLOSED')
-      )
-    ) {
-      throw abortError(signal, options.what, timeoutMs);
-    }
-    throw error;
+    throw signal ? settleError(error, signal, options.what, timeoutMs) : error;
   } finally {
     if (!keepScope) scope?.dispose();
   }

@@ -6,7 +6,7 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders } from 'node:http';
-import { abortError, subscribeAbort, type AbortSource } from '../core/deadline.js';
+import { abortError, sleep, type AbortSource } from '../core/deadline.js';
 import type { Logger } from '../core/logger.js';
 
 /** Methods that may be sent twice with the effect of once (RFC 9110 §9.2.2). */
@@ -105,19 +105,17 @@ export function backoffMs(retry: number, random: () => number = Math.random): nu
 }
 
 /** Waits `ms`; rejects with the typed abort/timeout error as soon as `source` aborts (the timer is cleared). */
-export function sleepUnlessAborted(ms: number, source: AbortSource, what: string, timeoutMs?: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (source.aborted) return reject(abortError(source, what, timeoutMs));
-    let unsubscribe: (() => void) | undefined;
-    const timer = setTimeout(() => {
-      unsubscribe?.();
-      resolve();
-    }, ms);
-    unsubscribe = subscribeAbort(source, () => {
-      clearTimeout(timer);
-      reject(abortError(source, what, timeoutMs));
-    });
-  });
+export async function sleepUnlessAborted(
+  ms: number,
+  source: AbortSource,
+  what: string,
+  timeoutMs?: number,
+): Promise<void> {
+  try {
+    await sleep(ms, source);
+  } catch {
+    throw abortError(source, what, timeoutMs);
+  }
 }
 
 /** Tells the logger and the diagnostics channel about one retry. No URL, header or argument value is included. */

@@ -6,7 +6,10 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { onAbort } from '../core/deadline.js';
 import { UrlPolicyError } from '../core/errors.js';
+
+const noop = () => {};
 
 /** `dns.lookup`'s shape (what `net.connect({ lookup })` and undici's connector accept). */
 export type LookupFunction = (
@@ -58,10 +61,11 @@ export function guardedLookup(options: DialGuardOptions): LookupFunction {
   const what = options.what ?? 'Connection';
   return (hostname, lookupOptions, callback) => {
     let done = false;
+    let offClosing = noop;
     const finish = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
       if (done) return;
       done = true;
-      options.closing?.removeEventListener('abort', onClosing);
+      offClosing();
       callback(error, address, family);
     };
     const onClosing = () => {
@@ -70,7 +74,7 @@ export function guardedLookup(options: DialGuardOptions): LookupFunction {
       finish(error, lookupOptions.all ? [] : '', undefined);
     };
     if (options.closing?.aborted) return onClosing();
-    options.closing?.addEventListener('abort', onClosing, { once: true });
+    if (options.closing) offClosing = onAbort(options.closing, onClosing);
     base(hostname.trim(), lookupOptions, (error, address, family) => {
       if (error) return finish(error, address, family);
       if (options.remote) {

@@ -5,6 +5,7 @@
  * timeout (10 s) passes. Wrapping the pool's connector tracks each such socket from `connect()` to its callback.
  */
 import type { buildConnector } from 'undici';
+import { onAbort } from '../core/deadline.js';
 
 /** `connector` with every socket it is still opening destroyed when `closing` aborts; later connects fail at once. */
 export function abortableConnector(
@@ -13,14 +14,11 @@ export function abortableConnector(
   what = 'Connection',
 ): buildConnector.connector {
   const opening = new Set<{ destroy(): void }>();
-  closing.addEventListener(
-    'abort',
-    () => {
-      for (const socket of opening) socket.destroy();
-      opening.clear();
-    },
-    { once: true },
-  );
+  // Lives as long as the pool: the hook is never removed (the pool's `closing` signal ends with it).
+  onAbort(closing, () => {
+    for (const socket of opening) socket.destroy();
+    opening.clear();
+  });
   return (options, callback) => {
     if (closing.aborted) {
       callback(new Error(`${what}: the connection pool is closed`), null);

@@ -17,7 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { environValue, readProcTable } from './proc-table.js';
 
 /** Grace period between SIGTERM and SIGKILL, in milliseconds. */
 export const KILL_GRACE_MS = 2000;
@@ -151,57 +151,19 @@ function killWindowsTree(pid: number): void {
   }
 }
 
-interface ProcEntry {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-  live: boolean;
-}
-
 /**
  * Linux: the live (non-zombie) processes of the tree of `leader`: members of its process group,
  * descendants of any member by parent pid, and processes whose environment carries `marker`.
  * Undefined when /proc cannot be read.
  */
 function scanProc(leader: number, marker: string | undefined): { live: number[]; seen: number } | undefined {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  const entries: ProcEntry[] = [];
-  for (const name of names) {
-    const first = name.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // "<pid> (<comm>) <state> <ppid> <pgrp> ...": comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    entries.push({
-      pid: Number(name),
-      ppid: Number(fields[1]),
-      pgrp: Number(fields[2]),
-      live: fields[0] !== 'Z' && fields[0] !== 'X',
-    });
-  }
+  const entries = readProcTable();
+  if (entries === undefined) return undefined;
   const inTree = new Set<number>();
   for (const e of entries) if (e.pgrp === leader || e.pid === leader) inTree.add(e.pid);
   if (marker !== undefined) {
-    const needle = Buffer.from(`\0${TREE_MARKER_NAME}=${marker}\0`);
     for (const e of entries) {
-      if (inTree.has(e.pid) || e.pid === process.pid) continue;
-      try {
-        // Leading NUL so the first variable matches too.
-        const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${e.pid}/environ`)]);
-        if (environ.includes(needle)) inTree.add(e.pid);
-      } catch {
-        // another user's process, or exited
-      }
+      if (!inTree.has(e.pid) && environValue(e.pid, TREE_MARKER_NAME, marker) === marker) inTree.add(e.pid);
     }
   }
   // Descendants by parent pid, to a fixed point.

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { access, realpath, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { UtcpError, type DirectFunction, type RegisterManualResult, type UtcpClient } from '../index.js';
+import { buildChildEnv, DEFAULT_UNIX_ALLOWLIST } from '../internal.js';
 import { DEFAULT_LIMITS, type CodeToolsContext, type CodeToolsLimits } from './context.js';
 import { HttpGetter, webFetchTool } from './fetch.js';
 import { appendTool, editTool, readTool, writeTool } from './files.js';
@@ -74,9 +75,13 @@ export interface CodeToolsOptions {
   network?: boolean;
   /** Extra paths the sandbox mounts read-write (caches such as ~/.npm). @default none */
   writablePaths?: string[];
-  /** Host variables `bash` inherits. @default PATH, HOME, LANG, LC_ALL, LC_CTYPE, USER, LOGNAME, SHELL, TZ, TERM, TMPDIR */
+  /**
+   * Host variables `bash` inherits (exported shell functions, `BASH_FUNC_*`, never are). TMPDIR is inherited
+   * only without the sandbox, which gives commands a private /tmp (docs/design/code-tools.md#environment).
+   * @default the child-process allowlist of the cli transport (PATH, HOME, LANG, LC_ALL, LC_CTYPE, USER, LOGNAME, SHELL, TZ, TERM) and TMPDIR
+   */
   envAllowlist?: string[];
-  /** Extra variables for `bash` (after the allow-list). */
+  /** Extra variables for `bash` (after the allow-list); a `BASH_FUNC_*` name is refused. */
   env?: Record<string, string>;
   /** Shell for `bash`. @default /bin/bash, else /bin/sh; without either (Windows) the process tools are left out */
   shell?: string;
@@ -121,7 +126,8 @@ export interface CodeTools {
   stopAll(): Promise<void>;
 }
 
-const DEFAULT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'USER', 'LOGNAME', 'SHELL', 'TZ', 'TERM', 'TMPDIR'];
+/** The child-process allowlist every transport uses, and TMPDIR (docs/design/code-tools.md#environment). */
+const DEFAULT_ENV: readonly string[] = [...DEFAULT_UNIX_ALLOWLIST, 'TMPDIR'];
 
 function invalid(message: string): UtcpError {
   return new UtcpError('INVALID_CONFIG', `registerCodeTools: ${message}`);
@@ -244,10 +250,21 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
     );
   }
 
-  const env: NodeJS.ProcessEnv = {};
-  for (const key of options.envAllowlist ?? DEFAULT_ENV)
-    if (process.env[key] !== undefined) env[key] = process.env[key];
-  Object.assign(env, options.env ?? {});
+  // One environment builder for every child the library starts (docs/design/security.md#child-env). Under the
+  // sandbox /tmp is private, so a host TMPDIR elsewhere would name a directory the command cannot write.
+  const allowlist = options.envAllowlist ?? DEFAULT_ENV;
+  const inherit = Array.isArray(allowlist)
+    ? allowlist.filter((name) => name !== 'TMPDIR' || sandbox.mode !== 'bwrap')
+    : allowlist;
+  const env = buildChildEnv({
+    hostEnv: process.env,
+    inherit,
+    envVars: options.env,
+    platform: process.platform,
+    what: 'registerCodeTools',
+    fields: { inherit: 'envAllowlist', envVars: 'env' },
+    errorCode: 'INVALID_CONFIG',
+  });
 
   const workspace = new Workspace(options.root);
   const ctx: CodeToolsContext = { workspace, limits };

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildChildEnv, DEFAULT_UNIX_ALLOWLIST, DEFAULT_WINDOWS_ALLOWLIST } from '../../src/process/child-env.js';
 import type { CliCallTemplate } from '../../src/index.js';
@@ -145,5 +146,46 @@ describe('buildChildEnv', () => {
     const base = { hostEnv: {}, inherit: [], internal: {}, platform: 'linux' as const };
     expect(() => buildChildEnv({ ...base, envVars: { 'A=B': 'x' } })).toThrow(/invalid environment variable name/);
     expect(() => buildChildEnv({ ...base, envVars: { A: 'x\0y' } })).toThrow(/NUL/);
+  });
+
+  // docs/design/security.md#child-env: bash turns a `BASH_FUNC_<name>%%` variable into a function that can
+  // shadow any command, so no exported function reaches a child, inherited or set by a manual.
+  it('never passes an exported bash function to the child', async () => {
+    const name = 'BASH_FUNC_utcpprobe%%';
+    const before = process.env[name];
+    process.env[name] = '() {  echo hijacked\n}';
+    try {
+      const h = makeHarness();
+      const probe = 'type utcpprobe >/dev/null 2>&1 && utcpprobe || echo none';
+      expect(await h.call(cliTemplate(probe, { inherit_env_vars: [name, 'PATH'] }))).toBe('none');
+      await expect(
+        h.call(cliTemplate(probe, { env_vars: { [name]: '() {  echo hijacked\n}' } })),
+      ).rejects.toMatchObject({
+        code: 'INVALID_MANUAL',
+        message: expect.stringContaining('bash function'),
+      });
+      expect(() =>
+        buildChildEnv({
+          hostEnv: { [name]: 'x', BASH_FUNC_b: 'y' },
+          inherit: [name, 'BASH_FUNC_b'],
+          platform: 'linux',
+        }),
+      ).not.toThrow();
+      expect(buildChildEnv({ hostEnv: { [name]: 'x' }, inherit: [name], platform: 'linux' })).toEqual({});
+    } finally {
+      if (before === undefined) delete process.env[name];
+      else process.env[name] = before;
+    }
+  });
+
+  it("does not inherit TMPDIR by default (the code tools' bash does: test/tools/bash-env.test.ts)", async () => {
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = tmpdir(); // an existing directory: the transport makes its own temp dirs there
+    try {
+      expect(await childEnv()).not.toHaveProperty('TMPDIR');
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
+import { raceSignal, UtcpAbortError, UtcpError, UtcpTimeoutError } from '../../index.js';
 
 /** @internal The error an aborted run rejects with: the signal's UtcpError reason, a timeout, or UtcpAbortError. */
 export function runAbortError(signal: AbortSignal): UtcpError {
@@ -17,25 +17,6 @@ export function throwIfRunAborted(signal: AbortSignal): void {
 
 /** @internal Settles with `work`, or rejects with the run's abort error as soon as `signal` aborts (not waiting for `work`). */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(runAbortError(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      work.catch(() => {});
-      reject(runAbortError(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
+  // raceSignal's error is runAbortError's: the UtcpError reason, a timeout, else UtcpAbortError naming the run.
+  return raceSignal(work, signal, 'Agent run');
 }

@@ -5,6 +5,7 @@
  * the providers' rate-limit reset headers, Gemini's `RetryInfo`).
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { sleep } from '../../index.js';
 
 export interface ModelRetryOptions {
   /** Retries after the first try (0 turns retrying off). @default 2 */
@@ -32,20 +33,9 @@ export interface RetryPolicy {
   random: () => number;
 }
 
-/** Waits `ms`, rejecting with the signal's reason as soon as it aborts. */
+/** Waits `ms`, rejecting with the signal's reason as soon as it aborts (the deadline helper's `sleep`). */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  return sleep(ms, signal);
 }
 
 export function retryPolicy(options: ModelRetryOptions | undefined, maxRetries: number | undefined): RetryPolicy {

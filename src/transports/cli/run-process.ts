@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError } from '../../core/deadline.js';
+import { abortError, onAbort } from '../../core/deadline.js';
 import { ProcessGroup } from '../../process/process-group.js';
 import { type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
+
+const noop = () => {};
 
 /** Bytes of the shell's own stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;
@@ -92,7 +94,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     const finish = () => {
       if (done) return;
       done = true;
-      options.signal.removeEventListener('abort', onAbort);
+      offAbort();
       (child.stdio[3] as Writable | undefined)?.destroy();
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -118,8 +120,9 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       group?.terminate();
       if (exit) finish();
     };
-    const onAbort = () => fail(abortError(options.signal, options.what, options.timeoutMs));
-    options.signal.addEventListener('abort', onAbort, { once: true });
+    let offAbort = noop;
+    const cancel = () => fail(abortError(options.signal, options.what, options.timeoutMs));
+    offAbort = onAbort(options.signal, cancel);
     const control = child.stdio[3] as Writable | undefined;
     if (options.onControl && control) {
       control.on('error', () => {}); // EPIPE: the shell is gone; its exit settles the call
@@ -144,7 +147,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     child.on('error', (cause) => {
       if (child.pid === undefined && !done) {
         done = true;
-        options.signal.removeEventListener('abort', onAbort);
+        offAbort();
         reject(new TransportError(`${options.what}: cannot start ${options.file}`, { cause }));
       }
     });

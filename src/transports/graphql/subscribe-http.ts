@@ -1,7 +1,7 @@
 import { createParser } from 'eventsource-parser';
 import { GraphqlError } from './graphql-error.js';
 import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
-import { abortError, createDeadline } from '../../core/deadline.js';
+import { abortError, createDeadline, onAbort } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { bodyExcerpt } from '../../http/http-body.js';
 import { httpExchange, type DispatcherChoice } from '../../http/http-exchange.js';
@@ -111,8 +111,9 @@ async function* streamResults(
   options.onReady?.();
   const body = response.body as typeof response.body & { readableEnded?: boolean };
   // The body ends with the subscription: abort (caller, close, timeout) destroys it.
-  const onAbort = () => body.destroy(options.signal.reason instanceof Error ? options.signal.reason : undefined);
-  options.signal.addEventListener('abort', onAbort, { once: true });
+  const offAbort = onAbort(options.signal, () =>
+    body.destroy(options.signal.reason instanceof Error ? options.signal.reason : undefined),
+  );
   const decoder = isSse
     ? new SseResults(options.maxItemBytes, what, shown)
     : new MultipartResults(boundaryOf(mediaType), options.maxItemBytes, what, shown);
@@ -132,7 +133,7 @@ async function* streamResults(
     if (error instanceof UtcpError) throw error;
     throw new TransportError(`${what}: the stream from ${shown} failed: ${(error as Error).message}`, { cause: error });
   } finally {
-    options.signal.removeEventListener('abort', onAbort);
+    offAbort();
     if (!finished || !body.readableEnded) body.destroy();
   }
 }

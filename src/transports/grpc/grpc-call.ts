@@ -1,9 +1,11 @@
 import type { Client, Metadata, ServiceError } from '@grpc/grpc-js';
 import { UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError } from '../../core/deadline.js';
+import { abortError, onAbort } from '../../core/deadline.js';
 import { AsyncQueue } from '../shared/async-queue.js';
 import { GrpcError } from './grpc-error.js';
 import type { Grpc } from './load-grpc.js';
+
+const noop = () => {};
 
 export interface GrpcCallOptions {
   grpc: Grpc;
@@ -63,6 +65,7 @@ export function unaryCall(options: GrpcCallOptions): Promise<Buffer> {
   if (signal.aborted) return Promise.reject(abortError(signal, options.what, options.callerTimeoutMs));
   return new Promise((resolve, reject) => {
     let tooLarge = false;
+    let offAbort = noop;
     const call = options.client.makeUnaryRequest(
       options.path,
       identity,
@@ -71,13 +74,12 @@ export function unaryCall(options: GrpcCallOptions): Promise<Buffer> {
       options.metadata,
       { deadline: Date.now() + options.timeoutMs },
       (error, response) => {
-        signal.removeEventListener('abort', onAbort);
+        offAbort();
         if (error) reject(mapError(error, options, tooLarge));
         else resolve(response as Buffer);
       },
     );
-    const onAbort = () => call.cancel();
-    signal.addEventListener('abort', onAbort, { once: true });
+    offAbort = onAbort(signal, () => call.cancel());
   });
 }
 
@@ -117,15 +119,14 @@ function queueResponses(call: ResponseStream, options: Omit<GrpcCallOptions, 're
     ended = true;
     queue.end();
   });
-  const onAbort = () => call.cancel();
-  signal.addEventListener('abort', onAbort, { once: true });
+  const offAbort = onAbort(signal, () => call.cancel());
   return {
     queue,
     get ended() {
       return ended;
     },
     release(): void {
-      signal.removeEventListener('abort', onAbort);
+      offAbort();
       void queue.return();
     },
   };

@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { connect, isIP } from 'node:net';
-import { subscribeAbort } from '../../core/deadline.js';
+import { onAbort } from '../../core/deadline.js';
 import { TransportError, UrlPolicyError, UtcpError } from '../../core/errors.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
 import type { GrpcCallTemplate } from './template.js';
@@ -125,6 +125,6 @@ export function reachable(address: string, signal: AbortSignal): Promise<void> {
     };
     socket.once('connect', () => done());
     socket.once('error', () => done());
-    unsubscribe = subscribeAbort(signal, (reason) => done(reason));
+    unsubscribe = onAbort(signal, (reason) => done(reason));
   });
 }

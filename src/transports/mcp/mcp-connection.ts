@@ -6,7 +6,7 @@
  */
 import type { Client, Transport as SdkTransport } from '@modelcontextprotocol/client';
 import { UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError } from '../../core/deadline.js';
+import { abortError, createDeadline, settledWithin } from '../../core/deadline.js';
 import type { TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
@@ -242,7 +242,8 @@ export class ConnectionOpener {
     };
     client.onerror = (error) =>
       this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.#opts.manualName });
-    const link = linkSignal(this.#opts.closing);
+    // Follows `closing` until disposed, so the long-lived closing signal keeps no listener per connection.
+    const link = createDeadline(this.#opts.closing, undefined, `${this.#label} initialisation`);
     try {
       await client.connect(conn.transport, { timeout: this.#initTimeoutMs, signal: link.signal });
     } catch (error) {
@@ -305,7 +306,7 @@ export async function closeConnection(conn: Connection): Promise<void> {
   conn.closed = true;
   if (conn.kind === 'streamable-http' && conn.http?.ready && !conn.http.expired && conn.transport.sessionId) {
     // Tell the server the session is over (DELETE), without letting a slow server hold up close().
-    await settleWithin(
+    await settledWithin(
       (conn.transport as unknown as { terminateSession(): Promise<void> }).terminateSession().catch(() => undefined),
       TERMINATE_SESSION_WAIT_MS,
     );
@@ -313,22 +314,4 @@ export async function closeConnection(conn: Connection): Promise<void> {
   await conn.client.close().catch(() => undefined);
   // Client.close() closes the transport, but not when connect() never attached it.
   await conn.transport.close().catch(() => undefined);
-}
-
-async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
-
-/** A signal that follows `parent` until `dispose()`, after which `parent` holds no reference to it. */
-function linkSignal(parent: AbortSignal): { signal: AbortSignal; dispose(): void } {
-  const local = new AbortController();
-  if (parent.aborted) {
-    local.abort(parent.reason);
-    return { signal: local.signal, dispose() {} };
-  }
-  const forward = () => local.abort(parent.reason);
-  parent.addEventListener('abort', forward, { once: true });
-  return { signal: local.signal, dispose: () => parent.removeEventListener('abort', forward) };
 }

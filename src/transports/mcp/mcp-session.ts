@@ -1,6 +1,6 @@
 import type { RequestOptions, Resource, Tool as McpTool } from '@modelcontextprotocol/client';
 import { ToolExecutionError, TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { type AbortSource, abortError, raceSignal, scopeController, subscribeAbort } from '../../core/deadline.js';
+import { type AbortSource, abortError, raceSignal, scopeController, onAbort } from '../../core/deadline.js';
 import type { ProgressEvent, TransportContext } from '../../core/transport.js';
 import type { Auth } from '../../core/types.js';
 import { redactUrl } from '../../core/url-policy.js';
@@ -223,7 +223,7 @@ export class McpSession {
       !options.scope.aborted && !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
     if (!conn) return this.#runFrom(0, method, subject, options, request);
     const controller = this.#spareControllers.pop() ?? new AbortController();
-    const unlink = subscribeAbort(options.scope, (reason) => controller.abort(reason));
+    const unlink = onAbort(options.scope, (reason) => controller.abort(reason));
     let pending: Promise<T>;
     try {
       pending = request(conn, this.#requestOptions(controller.signal, options));
@@ -256,7 +256,7 @@ export class McpSession {
     const conn =
       open ?? (await raceSignal(this.#connection(), scope, this.#requestLabel(method, subject), options.timeoutMs));
     const controller = this.#spareControllers.pop() ?? new AbortController();
-    const unlink = subscribeAbort(scope, (reason) => controller.abort(reason));
+    const unlink = onAbort(scope, (reason) => controller.abort(reason));
     try {
       return await request(conn, this.#requestOptions(controller.signal, options));
     } catch (error) {

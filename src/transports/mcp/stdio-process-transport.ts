@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport as SdkTransport } from '@modelcontextprotocol/client';
+import { settledWithin, sleep } from '../../core/deadline.js';
 import { ProcessGroup, processTreeMarker } from '../../process/process-group.js';
 import { findExecutable, type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
 import type { McpSdk } from './load-mcp-sdk.js';
@@ -346,7 +347,7 @@ export class StdioProcessTransport implements SdkTransport {
       if (!this.#treeAlive()) return true;
       const left = until - Date.now();
       if (left <= 0) return false;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(left, TREE_POLL_MS)));
+      await sleep(Math.min(left, TREE_POLL_MS));
     }
   }
 
@@ -357,24 +358,5 @@ export class StdioProcessTransport implements SdkTransport {
     } catch {
       // ESRCH: already gone
     }
-  }
-}
-
-/** True when `promise` settled within `ms`; the timer is cleared either way. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([
-      promise.then(
-        () => true,
-        () => true,
-      ),
-      timeout,
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -7,7 +7,9 @@
  * bound on what waits unread, and rejects with a plain `AbortError` instead of the call's typed error.
  */
 import { UtcpLimitError } from '../../core/errors.js';
-import { abortError } from '../../core/deadline.js';
+import { abortError, onAbort } from '../../core/deadline.js';
+
+const noop = () => {};
 
 /** Pause and resume of the producer (a socket, a readable stream), for backpressure. */
 export interface QueueFlow {
@@ -143,22 +145,23 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
       return Promise.resolve<IteratorResult<T, undefined>>({ done: true, value: undefined });
     }
     return new Promise<IteratorResult<T, undefined>>((resolve, reject) => {
-      const onAbort = () => {
+      let offAbort = noop;
+      const cancel = () => {
         const at = this.#waiters.indexOf(waiter);
         if (at >= 0) this.#waiters.splice(at, 1);
         reject(abortError(signal as AbortSignal, what, callerTimeoutMs));
       };
       const waiter: Waiter<T> = {
         resolve: (result) => {
-          signal?.removeEventListener('abort', onAbort);
+          offAbort();
           resolve(result);
         },
         reject: (error) => {
-          signal?.removeEventListener('abort', onAbort);
+          offAbort();
           reject(error);
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) offAbort = onAbort(signal, cancel);
       this.#waiters.push(waiter);
     });
   }

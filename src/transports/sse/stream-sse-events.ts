@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TransportError, UtcpError, UtcpTimeoutError } from '../../core/errors.js';
-import { abortError, createDeadline, MAX_TIMER_MS, validMs } from '../../core/deadline.js';
+import { abortError, createDeadline, idleTimer, MAX_TIMER_MS, sleep } from '../../core/deadline.js';
 import type { CallOptions, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { SseCallTemplate } from './template.js';
@@ -82,19 +81,14 @@ export async function* streamSseEvents(
   // Idle timeout: a stream that delivers no event (heartbeats and filtered-out events do not count) for
   // limits.stream_idle_timeout_ms fails with a timeout (docs/design/threat-model.md#stream-idle).
   const idleMs = ctx.limits.stream_idle_timeout_ms;
-  let idleTimer: NodeJS.Timeout | undefined;
   // Past Node's timer range (about 24.8 days) there is no idle timeout: such a timer would fire after 1 ms.
-  const armIdle = () => {
-    clearTimeout(idleTimer);
-    if (!validMs(idleMs)) return;
-    idleTimer = setTimeout(() => {
-      stop.abort(new UtcpTimeoutError(`${what} (no event for ${idleMs} ms; limits.stream_idle_timeout_ms)`, idleMs));
-    }, idleMs);
-  };
+  const idle = idleTimer(idleMs, () =>
+    stop.abort(new UtcpTimeoutError(`${what} (no event for ${idleMs} ms; limits.stream_idle_timeout_ms)`, idleMs)),
+  );
 
   let response: HttpResponse | undefined;
   try {
-    armIdle();
+    idle.restart();
     response = await open();
     let failedAt: number | undefined;
     for (;;) {
@@ -104,9 +98,9 @@ export async function* streamSseEvents(
           for (const event of decoder.push(chunk)) {
             failedAt = undefined;
             if (template.event_type && event.type !== template.event_type) continue;
-            clearTimeout(idleTimer); // the consumer's time between items is not the server's idleness
+            idle.pause(); // the consumer's time between items is not the server's idleness
             yield { item: eventItem(event), bytes: Buffer.byteLength(event.data, 'utf8') };
-            armIdle();
+            idle.restart();
           }
           decoder.throwIfFailed();
         }
@@ -134,7 +128,7 @@ export async function* streamSseEvents(
       return;
     }
   } finally {
-    clearTimeout(idleTimer);
+    idle.pause();
     stop.abort();
     destroyBody(response?.body);
   }
@@ -151,7 +145,7 @@ export async function* streamSseEvents(
       }
       ctx.logger.debug?.(`${what}: reconnecting in ${delayMs} ms`);
       try {
-        await sleep(delayMs, undefined, { signal });
+        await sleep(delayMs, signal);
       } catch {
         throw abortError(signal, what, options.timeoutMs);
       }

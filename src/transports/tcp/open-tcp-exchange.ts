@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError, createDeadline, throwIfAborted, type Deadline } from '../../core/deadline.js';
+import { abortError, createDeadline, throwIfAborted, type Deadline, onAbort } from '../../core/deadline.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
 import type { SocketTarget } from '../../net/socket-target.js';
 import { ByteReader } from './byte-reader.js';
@@ -53,10 +53,9 @@ export async function openTcpExchange(options: TcpExchangeOptions): Promise<TcpE
   });
   const socket = connect({ host: target.host, port: target.port, noDelay: true, lookup: lookup as never });
   socket.on('error', () => {}); // surfaced through the reader; this only keeps an error between reads from crashing the process
-  const onAbort = () => socket.destroy();
-  deadline.signal.addEventListener('abort', onAbort, { once: true });
+  const offAbort = onAbort(deadline.signal, () => socket.destroy());
   const close = () => {
-    deadline.signal.removeEventListener('abort', onAbort);
+    offAbort();
     deadline.dispose();
     socket.destroy();
   };

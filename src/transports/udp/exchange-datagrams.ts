@@ -2,9 +2,11 @@ import { createSocket, type RemoteInfo } from 'node:dgram';
 import { isIP } from 'node:net';
 import { TransportError, UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { abortError, createDeadline, throwIfAborted } from '../../core/deadline.js';
+import { abortError, createDeadline, throwIfAborted, onAbort } from '../../core/deadline.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
 import type { SocketTarget } from '../../net/socket-target.js';
+
+const noop = () => {};
 
 /** Largest UDP payload over IPv4 (65,535 − 8-byte UDP header − 20-byte IP header). */
 export const MAX_UDP_PAYLOAD_BYTES = 65_507;
@@ -101,11 +103,12 @@ export async function exchangeDatagrams(options: DatagramExchangeOptions): Promi
     return await new Promise<Buffer[]>((resolve, reject) => {
       const replies: Buffer[] = [];
       let total = 0;
-      const onAbort = () => reject(abortError(deadline.signal, what, options.callerTimeoutMs));
-      if (deadline.signal.aborted) return onAbort();
-      deadline.signal.addEventListener('abort', onAbort, { once: true });
+      let offAbort = noop;
+      const cancel = () => reject(abortError(deadline.signal, what, options.callerTimeoutMs));
+      if (deadline.signal.aborted) return cancel();
+      offAbort = onAbort(deadline.signal, cancel);
       const finish = (error?: Error) => {
-        deadline.signal.removeEventListener('abort', onAbort);
+        offAbort();
         if (error) reject(error);
         else resolve(replies);
       };

@@ -1,4 +1,6 @@
-import { abortError } from '../../core/deadline.js';
+import { abortError, onAbort } from '../../core/deadline.js';
+
+const noop = () => {};
 
 interface Waiter {
   exclusive: boolean;
@@ -25,17 +27,18 @@ export class CallGate {
       const waiter: Waiter = {
         exclusive,
         grant: () => {
-          signal.removeEventListener('abort', onAbort);
+          offAbort();
           resolve(this.#grant(exclusive));
         },
       };
-      const onAbort = () => {
+      let offAbort = noop;
+      const cancel = () => {
         const i = this.#queue.indexOf(waiter);
         if (i >= 0) this.#queue.splice(i, 1);
         reject(abortError(signal, what, callerTimeoutMs));
         this.#drain();
       };
-      signal.addEventListener('abort', onAbort, { once: true });
+      offAbort = onAbort(signal, cancel);
       this.#queue.push(waiter);
     });
   }

@@ -2,12 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { WebSocket as WsSocket } from 'ws';
 import { HttpStatusError, TransportError, UtcpError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { abortError, createDeadline, throwIfAborted } from '../../core/deadline.js';
+import { abortError, createDeadline, throwIfAborted, onAbort } from '../../core/deadline.js';
 import { redactUrl } from '../../core/url-policy.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../../net/dial-guard.js';
 import type { HandshakeRequest } from './handshake-request.js';
 import type { WebSocketClass } from './load-ws.js';
 import { WsConnection, wsError } from './ws-connection.js';
+
+const noop = () => {};
 
 /** How long a closing connection waits for the peer's close frame before the socket is destroyed. */
 const CLOSE_TIMEOUT_MS = 1000;
@@ -73,7 +75,7 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
   try {
     return await new Promise<WsConnection>((resolve, reject) => {
       const cleanup = () => {
-        deadline.signal.removeEventListener('abort', onAbort);
+        offAbort();
         ws.off('open', onOpen);
         ws.off('error', onError);
         ws.off('unexpected-response', onUnexpected);
@@ -84,7 +86,8 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
         ws.terminate();
         reject(error);
       };
-      const onAbort = () => fail(abortError(deadline.signal, what, options.callerTimeoutMs));
+      let offAbort = noop;
+      const cancel = () => fail(abortError(deadline.signal, what, options.callerTimeoutMs));
       const onOpen = () => {
         cleanup();
         // Wrapped synchronously, so a close right after the handshake is never missed.
@@ -106,8 +109,8 @@ export async function openWebSocket(WebSocket: WebSocketClass, options: OpenWebS
           fail(new HttpStatusError(status, redactUrl(options.request.url), '', res.statusMessage ?? ''));
         }
       };
-      if (deadline.signal.aborted) return onAbort();
-      deadline.signal.addEventListener('abort', onAbort, { once: true });
+      if (deadline.signal.aborted) return cancel();
+      offAbort = onAbort(deadline.signal, cancel);
       ws.on('open', onOpen);
       ws.on('error', onError);
       ws.on('unexpected-response', onUnexpected);
