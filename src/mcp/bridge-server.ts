@@ -1,8 +1,8 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
 import { createDeadline } from '../internal.js';
 import { toCallToolResult, toErrorResult, toMcpTool, toOutputSchema } from './convert.js';
-import { OutputChecker } from './output-schema.js';
-import { encodeMcpToolName } from './tool-names.js';
+import { OutputChecker } from './bridge-output-schema.js';
+import { encodeMcpToolName } from './mcp-tool-names.js';
 import type { McpServerSdk } from './sdk.js';
 
 /** What the bridge needs from a client. */

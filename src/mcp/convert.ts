@@ -1,5 +1,5 @@
 import type { JsonSchema, Tool } from '../index.js';
-import { relaxOutputSchema } from './output-schema.js';
+import { relaxOutputSchema } from './bridge-output-schema.js';
 
 /** The subset of an MCP `Tool` the bridge lists. */
 export interface McpToolDescriptor {

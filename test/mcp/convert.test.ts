@@ -6,7 +6,7 @@ import {
   toInputSchema,
   toOutputSchema,
 } from '../../src/mcp/convert.js';
-import { encodeMcpToolName, isValidMcpToolName } from '../../src/mcp/tool-names.js';
+import { encodeMcpToolName, isValidMcpToolName } from '../../src/mcp/mcp-tool-names.js';
 
 describe('encodeMcpToolName', () => {
   it('keeps a valid <manual>.<tool> name', () => {

@@ -15,9 +15,9 @@ import type {
 } from '../../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../../core/types.js';
 import { tokenize } from '../bm25-search.js';
-import { DEFAULT_DISCOVERY_TTL_MS, type PostgresToolRepositoryOptions } from './config.js';
+import { DEFAULT_DISCOVERY_TTL_MS, type PostgresToolRepositoryOptions } from './postgres-config.js';
 import { createPgliteDriver, createServerDriver, quoteIdent, type SqlDriver } from './driver.js';
-import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './errors.js';
+import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './postgres-errors.js';
 import { MIGRATIONS, MigrationFailure, migrate } from './migrations.js';
 import { DOCUMENT_FORMAT, isVocabularyTerm, type TermCache, toolDocument } from './documents.js';
 
