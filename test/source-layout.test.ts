@@ -54,4 +54,13 @@ describe('source layout', () => {
     const twice = [...byName.values()].filter((paths) => paths.length > 1).map((paths) => paths.join(' = '));
     expect(twice).toEqual([]);
   });
+
+  it('undici is imported only by the HTTP stack (src/http/); everything else goes through it', () => {
+    const undici = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"]undici(?:\/[^'"]*)?['"]/;
+    const outside = files(SRC)
+      .map((f) => relative(SRC, f))
+      .filter((f) => !f.startsWith('http/') && undici.test(read(join(SRC, f))));
+    expect(outside).toEqual([]);
+    expect(files(join(SRC, 'http')).some((f) => undici.test(read(f)))).toBe(true);
+  });
 });

@@ -5,7 +5,6 @@
  * The exchange (and undici with it) is imported on the first request, so importing `utcp-kit/agent` stays cheap.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError, UtcpError } from '../../index.js';
 import type { ResponseBody } from '../../internal.js';
@@ -19,6 +18,7 @@ import {
   type ModelRetryOptions,
 } from './retry.js';
 import type { ModelRetryInfo } from '../chat-model.js';
+import type { Dispatcher } from './common.js';
 
 /** A response body: chunks of bytes. */
 export type BodyChunks = AsyncIterable<Uint8Array>;
