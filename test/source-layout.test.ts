@@ -63,4 +63,24 @@ describe('source layout', () => {
     expect(outside).toEqual([]);
     expect(files(join(SRC, 'http')).some((f) => undici.test(read(f)))).toBe(true);
   });
+
+  it('one home per small helper: no copy of isPlainObject or errorMessage outside src/core/guards.ts', () => {
+    const copies: [string, RegExp][] = [
+      // a function or arrow whose whole body is the plain-object check, under any name
+      [
+        'a plain-object check',
+        /(?:function \w+\((\w+): unknown\)[^{]*\{\s*return typeof \1 === 'object' && \1 !== null && !Array\.isArray\(\1\);?\s*\}|\((\w+): unknown\)[^=]*=> typeof \2 === 'object' && \2 !== null && !Array\.isArray\(\2\))/,
+      ],
+      ['a function named like the helpers', /\b(?:function|const) (?:isPlainObject|isRecord|messageOf|errorMessage)\b/],
+      ['the inline error-message expression', /(\w+) instanceof Error \? \1\.message : String\(\1\)/],
+    ];
+    const bad: string[] = [];
+    for (const f of files(SRC)) {
+      const path = relative(SRC, f);
+      if (path === 'core/guards.ts') continue;
+      const text = read(f);
+      for (const [what, pattern] of copies) if (pattern.test(text)) bad.push(`${path}: ${what}`);
+    }
+    expect(bad).toEqual([]);
+  });
 });

@@ -1384,12 +1384,16 @@ export declare const DEFAULT_LIMITS: Readonly<Limits>;
 export declare function destroyBody(body: ResponseBody | undefined): void;
 // didYouMean
 export declare function didYouMean(wanted: string, known: Iterable<string>): string;
+// errorMessage
+export declare function errorMessage(error: unknown): string;
 // isLoopbackAddress
 export declare function isLoopbackAddress(address: string): boolean;
 // isLoopbackLike
 export declare function isLoopbackLike(urlOrHost: string | URL): boolean;
 // isLoopbackLiteral
 export declare function isLoopbackLiteral(urlOrHost: string | URL): boolean;
+// isPlainObject
+export declare function isPlainObject(value: unknown): value is Record<string, unknown>;
 // isTimeoutReason
 export declare function isTimeoutReason(reason: unknown): boolean;
 // Limits

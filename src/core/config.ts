@@ -11,6 +11,7 @@ import { didYouMean } from './suggest.js';
 import { validateLimits, type Limits } from './limits.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
 import type { CallTemplateBase } from './types.js';
+import { isPlainObject as isObj } from './guards.js';
 
 export interface DotenvLoaderConfig {
   variable_loader_type: 'dotenv';
@@ -60,8 +61,6 @@ const KNOWN_KEYS = new Set([
   'providers_file_path',
   'providers',
 ]);
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 async function readConfigFile(path: string): Promise<unknown> {
   let text: string;

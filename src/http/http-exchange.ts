@@ -23,6 +23,7 @@ import {
   type ResponseBody,
   ERROR_BODY_BYTES,
 } from './http-body.js';
+import { errorMessage } from '../core/guards.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -118,7 +119,7 @@ export function networkError(
   if (signal?.aborted) return abortError(signal, what, timeoutMs);
   if (cause instanceof UtcpError) return cause;
   const code = (cause as { code?: string } | undefined)?.code;
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = errorMessage(cause);
   return new TransportError(`${what}: request to ${redactUrl(url)} failed (${code ?? reason})`, { cause });
 }
 

@@ -1,5 +1,5 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
-import { createDeadline } from '../internal.js';
+import { createDeadline, errorMessage } from '../internal.js';
 import { toCallToolResult, toErrorResult, toMcpTool, toOutputSchema } from './convert.js';
 import { OutputChecker } from './bridge-output-schema.js';
 import { encodeMcpToolName } from './mcp-tool-names.js';
@@ -124,7 +124,7 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
       if (extra.signal.aborted) throw error;
       settings.logger.debug('MCP bridge: tool call failed', {
         tool: tool.name,
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       });
       return toErrorResult(error);
     } finally {

@@ -19,6 +19,7 @@ import {
 } from './retry.js';
 import type { ChatCallOptions, ModelRetryInfo } from '../chat-model.js';
 import type { Dispatcher, ModelConnectionOptions } from './common.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** A response body: chunks of bytes. */
 export type BodyChunks = AsyncIterable<Uint8Array>;
@@ -194,7 +195,7 @@ function mapError(error: unknown, signal: AbortSignal, req: ModelRequest, intern
   if (signal.aborted) return internal.abortError(signal, `${req.provider} request`, req.timeoutMs);
   if (error instanceof UtcpError) return error;
   const code = (error as { code?: unknown })?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return new TransportError(
     `${req.provider} request to ${publicUrl(req.url)} failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`,
     { cause: error },

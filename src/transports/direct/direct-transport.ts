@@ -4,6 +4,7 @@ import { raceSignal } from '../../core/deadline.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { DirectCallTemplate } from './template.js';
+import { errorMessage } from '../../core/guards.js';
 
 export class DirectTransport implements Transport<DirectCallTemplate> {
   readonly type = 'direct';
@@ -39,11 +40,7 @@ export class DirectTransport implements Transport<DirectCallTemplate> {
       return await raceSignal(run, options.signal, `Tool ${tool.name}`, options.timeoutMs);
     } catch (error) {
       if (error instanceof UtcpError) throw error;
-      throw new ToolExecutionError(
-        `Tool ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
-        undefined,
-        { cause: error },
-      );
+      throw new ToolExecutionError(`Tool ${tool.name} failed: ${errorMessage(error)}`, undefined, { cause: error });
     }
   }
 
