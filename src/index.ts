@@ -18,7 +18,7 @@ import {
   DEFAULT_DISCOVERY_TTL_MS,
   POSTGRES_REPOSITORY_TYPES,
   postgresOptionsFromConfig,
-} from './repository/postgres/config.js';
+} from './repository/postgres/postgres-config.js';
 import { WordMatchSearch } from './repository/word-match-search.js';
 import { builtinTransports } from './transports/builtin.js';
 

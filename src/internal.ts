@@ -13,6 +13,7 @@ export { DEFAULT_LIMITS, resolveLimits } from './core/limits.js';
 export { namespacedKey, sanitizeManualName } from './core/variables.js';
 export { parseDotenv } from './core/dotenv.js';
 export { didYouMean } from './core/suggest.js';
+export { errorMessage, isPlainObject } from './core/guards.js';
 export { completeLogger } from './core/logger.js';
 export { assertUrlAllowed, isLoopbackLiteral, isLoopbackLike } from './core/url-policy.js';
 export {

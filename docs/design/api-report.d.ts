@@ -1460,6 +1460,8 @@ export declare function destroyBody(body: ResponseBody | undefined): void;
 export declare function didYouMean(wanted: string, known: Iterable<string>): string;
 // environValue
 export declare function environValue(pid: number, name: string, prefix?: string): string | undefined;
+// errorMessage
+export declare function errorMessage(error: unknown): string;
 // errorType
 export declare function errorType(error: unknown): string;
 // idleTimer
@@ -1475,6 +1477,8 @@ export declare function isLoopbackAddress(address: string): boolean;
 export declare function isLoopbackLike(urlOrHost: string | URL): boolean;
 // isLoopbackLiteral
 export declare function isLoopbackLiteral(urlOrHost: string | URL): boolean;
+// isPlainObject
+export declare function isPlainObject(value: unknown): value is Record<string, unknown>;
 // isTimeoutReason
 export declare function isTimeoutReason(reason: unknown): boolean;
 // Limits

@@ -19,7 +19,7 @@ import {
 } from './output.js';
 import { createCliClient } from './sources.js';
 
-import { EXIT, SourceError, UsageError } from './errors.js';
+import { EXIT, SourceError, UsageError } from './cli-errors.js';
 
 export { EXIT, SourceError, UsageError };
 

@@ -392,7 +392,7 @@ export async function main(argv: string[]): Promise<number> {
         });
       }
       case 'serve-mcp': {
-        const { serveMcpCommand } = await import('./serve-mcp.js');
+        const { serveMcpCommand } = await import('./serve-mcp-command.js');
         return await serveMcpCommand(common(positionals), {
           http: Boolean(values.http),
           port: intOption(values.port, 'port') ?? 0,

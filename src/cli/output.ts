@@ -1,5 +1,6 @@
 /** Terminal output: colour only on a TTY (and never with NO_COLOR), aligned tables, one-line errors with a hint. */
 import { isUtcpError } from '../index.js';
+import { errorMessage } from '../internal.js';
 
 export interface Out {
   color: boolean;
@@ -76,7 +77,7 @@ export function jsonError(error: unknown, exitCode?: number): Record<string, unk
     : typeof e?.code === 'string' && !String(e.code).startsWith('ERR_')
       ? e.code
       : (e?.name ?? 'ERROR');
-  const body: Record<string, unknown> = { code, message: error instanceof Error ? error.message : String(error) };
+  const body: Record<string, unknown> = { code, message: errorMessage(error) };
   const hint = typeof code === 'string' ? HINTS[code] : undefined;
   if (hint) body.hint = hint;
   // One spelling for the whole object (snake_case, like exit_code): the failed tool's own exit status is
@@ -95,7 +96,7 @@ export function printJsonError(out: Out, error: unknown, exitCode?: number, extr
 
 /** One readable line (plus a hint line) for an error; never a stack trace unless DEBUG is set. */
 export function formatError(out: Pick<Out, 'color'>, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = isUtcpError(error) ? error.code : undefined;
   const hint = code ? HINTS[code] : undefined;
   const [first, ...more] = message.split('\n');

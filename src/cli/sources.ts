@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { BUILTIN_CALL_TEMPLATE_TYPES, UtcpClient, type RegisterManualResult, type UtcpClientConfig } from '../index.js';
 import { isLoopbackLike, loadConfig } from '../internal.js';
-import { SourceError, UsageError } from './errors.js';
+import { SourceError, UsageError } from './cli-errors.js';
 import { progress } from './output.js';
 
 export const CONFIG_NAMES = ['utcp.config.json', 'utcp.config.yaml', 'utcp.config.yml'];

@@ -6,6 +6,7 @@
  * changed.
  */
 import type { JsonObject } from './types.js';
+import { isPlainObject as isObject } from './guards.js';
 
 /** How deep nested objects are followed; schemas nest far less than this in practice. */
 const MAX_DEPTH = 16;
@@ -13,10 +14,6 @@ const MAX_DEPTH = 16;
 /** Defines an own property (a key named `__proto__` stays a plain key). */
 function setOwn(target: JsonObject, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** `args` with the defaults of missing required properties filled in; the same object when nothing is missing. */

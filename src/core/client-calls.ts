@@ -5,7 +5,7 @@
  * `callToolStreaming`.
  */
 import { encodeBytes, fillRequiredDefaults } from './argument-defaults.js';
-import { ClientCore, messageOf, remoteTemplate, requireString } from './client-core.js';
+import { ClientCore, remoteTemplate, requireString } from './client-core.js';
 import type { CallToolOptions } from './client-types.js';
 import {
   abortError,
@@ -27,6 +27,7 @@ import {
 import type { CallOptions } from './transport.js';
 import type { CallTemplateBase, JsonObject, Tool } from './types.js';
 import { collectTemplateVariables } from './variables.js';
+import { errorMessage } from './guards.js';
 
 /** Per-call options from JavaScript callers may be anything: wrong types are INVALID_ARGUMENTS, before any work. */
 function assertCallOptions(options: CallToolOptions, name: string): void {
@@ -166,7 +167,7 @@ function wrapError(
 ): unknown {
   const settled = settleError(error, signal, `Tool ${name}`, timeoutMs);
   if (settled instanceof UtcpError) return core.redactor.error(settled);
-  return core.redactor.error(new TransportError(`Tool ${name} failed: ${messageOf(error)}`, { cause: error }));
+  return core.redactor.error(new TransportError(`Tool ${name} failed: ${errorMessage(error)}`, { cause: error }));
 }
 
 function postProcess(core: ClientCore, result: unknown, tool: Tool, manualName: string, args: JsonObject): unknown {

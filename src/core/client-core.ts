@@ -23,6 +23,7 @@ import { TemplateRegistry } from './template-registry.js';
 import type { CallTemplateBase } from './types.js';
 import { isLoopbackLike } from './url-policy.js';
 import { VariableResolver, resolveValue, substituteTemplate, type VariableSource } from './variables.js';
+import { errorMessage } from './guards.js';
 
 /** A callable registered with `registerFunctions` or `registerCallable`. */
 export interface CallableEntry {
@@ -49,10 +50,6 @@ export function remoteTemplate(template: CallTemplateBase): boolean {
   const t = template as unknown as Record<string, unknown>;
   const target = typeof t.url === 'string' ? t.url : typeof t.host === 'string' ? t.host : undefined;
   return target !== undefined && target.trim() !== '' && !isLoopbackLike(target.trim());
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export class ClientCore {
@@ -144,7 +141,7 @@ export class ClientCore {
       },
       requestRefresh: (manualName) => {
         refresh(manualName).catch((e) =>
-          this.logger.warn(`Refreshing manual ${manualName} failed`, { error: messageOf(e) }),
+          this.logger.warn(`Refreshing manual ${manualName} failed`, { error: errorMessage(e) }),
         );
       },
     };
@@ -167,7 +164,7 @@ export class ClientCore {
       try {
         listener(event);
       } catch (e) {
-        this.logger.warn('A catalog change listener threw', { error: messageOf(e) });
+        this.logger.warn('A catalog change listener threw', { error: errorMessage(e) });
       }
     }
   }
@@ -256,14 +253,14 @@ export class ClientCore {
         try {
           await hook();
         } catch (e) {
-          this.logger.warn('A close hook failed', { error: messageOf(e) });
+          this.logger.warn('A close hook failed', { error: errorMessage(e) });
         }
       }),
     );
     const transports = await Promise.all([...this.transports.values()].map((t) => t.catch(() => undefined)));
     await Promise.all(
       transports.map((t) =>
-        t?.close().catch((e) => this.logger.warn(`Closing transport ${t.type} failed`, { error: messageOf(e) })),
+        t?.close().catch((e) => this.logger.warn(`Closing transport ${t.type} failed`, { error: errorMessage(e) })),
       ),
     );
     this.transports.clear();
@@ -271,7 +268,7 @@ export class ClientCore {
       try {
         await dispose?.(value);
       } catch (e) {
-        this.logger.warn('Disposing a shared resource failed', { error: messageOf(e) });
+        this.logger.warn('Disposing a shared resource failed', { error: errorMessage(e) });
       }
     }
     this.shared.clear();
@@ -280,6 +277,6 @@ export class ClientCore {
     if (this.ownsRepo)
       await this.repo
         .close?.()
-        .catch((e) => this.logger.warn('Closing the tool repository failed', { error: messageOf(e) }));
+        .catch((e) => this.logger.warn('Closing the tool repository failed', { error: errorMessage(e) }));
   }
 }

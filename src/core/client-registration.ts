@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { templateResilience } from './resilience.js';
-import { ClientCore, messageOf, remoteTemplate, requireString } from './client-core.js';
+import { ClientCore, remoteTemplate, requireString } from './client-core.js';
 import type { DirectFunction, RegisterOptions } from './client-types.js';
 import { createDeadline, settleError, validMs } from './deadline.js';
 import { UtcpError, UtcpValidationError, formatIssues } from './errors.js';
@@ -16,6 +16,7 @@ import type { CallOptions, Transport } from './transport.js';
 import type { CallTemplateBase, RegisterManualResult, Tool, UtcpManual } from './types.js';
 import { validateCallTemplate, validateTool } from './validate.js';
 import { collectTemplateVariables, sanitizeManualName } from './variables.js';
+import { errorMessage } from './guards.js';
 
 interface DiscoveredManual {
   manual: UtcpManual;
@@ -154,7 +155,7 @@ async function registerUntraced(
   try {
     normalized = await core.normalizeTemplate(template, warnings, 'manual call template');
   } catch (error) {
-    return fail(template as CallTemplateBase, [messageOf(error)]);
+    return fail(template as CallTemplateBase, [errorMessage(error)]);
   }
   const issues = validateCallTemplate(normalized, '', { templates: core.templates });
   if (issues.length > 0)
@@ -211,7 +212,7 @@ async function registerUntraced(
     return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings };
   } catch (error) {
     if (transport?.deregisterManual) await transport.deregisterManual(raw, { manualName: name }).catch(() => {});
-    return fail(raw, [core.redactor.text(messageOf(error))]);
+    return fail(raw, [core.redactor.text(errorMessage(error))]);
   } finally {
     core.reserved.delete(name);
   }
@@ -386,7 +387,7 @@ export async function deregisterManual(core: ClientCore, name: string): Promise<
     const transport = await t.catch(() => undefined);
     await transport
       ?.deregisterManual?.(stored.template, { manualName: name })
-      .catch((e) => core.logger.warn(`Deregistering ${name} from ${type} failed`, { error: messageOf(e) }));
+      .catch((e) => core.logger.warn(`Deregistering ${name} from ${type} failed`, { error: errorMessage(e) }));
   }
   return true;
 }
@@ -441,7 +442,7 @@ export async function refreshManual(
       manualCallTemplate: raw,
       manual: stored.manual,
       success: false,
-      errors: [core.redactor.text(messageOf(error))],
+      errors: [core.redactor.text(errorMessage(error))],
       warnings: [],
     };
   }

@@ -12,6 +12,7 @@ import { validateLimits, type Limits } from './limits.js';
 import { validateResilience, type ResilienceConfig } from './resilience.js';
 import { validatePostProcessors, type PostProcessorConfig } from './post-processors.js';
 import type { CallTemplateBase } from './types.js';
+import { isPlainObject as isObj } from './guards.js';
 
 export interface DotenvLoaderConfig {
   variable_loader_type: 'dotenv';
@@ -64,8 +65,6 @@ const KNOWN_KEYS = new Set([
   'providers_file_path',
   'providers',
 ]);
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 async function readConfigFile(path: string): Promise<unknown> {
   let text: string;

@@ -5,12 +5,9 @@
  * and reach this module through `LegacyHooks`. Inputs are never mutated; every rewrite is reported.
  */
 import type { CallTemplateSpec } from './template.js';
+import { isPlainObject as isObj } from './guards.js';
 
 type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** What the transports contribute (the client's template registry implements it). */
 export interface LegacyHooks {

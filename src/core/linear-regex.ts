@@ -6,6 +6,7 @@
  * without `pattern` never loads it (docs/design/security.md#untrusted-regex).
  */
 import { UtcpError } from './errors.js';
+import { errorMessage } from './guards.js';
 
 type Re2Module = typeof import('re2js');
 type Re2Pattern = InstanceType<Re2Module['RE2JS']>;
@@ -82,7 +83,7 @@ const SYNTAX_HINT: Record<RegexDialect, string> = {
 };
 
 function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return message.replace(/^error parsing regexp: /, '');
 }
 

@@ -4,6 +4,7 @@
  */
 import { UtcpLimitError, type ValidationIssue } from './errors.js';
 import type { Tool } from './types.js';
+import { isPlainObject as isObj } from './guards.js';
 
 export interface PostProcessContext {
   tool: Tool;
@@ -44,7 +45,6 @@ function applies(cfg: FilterFields, ctx: PostProcessContext): boolean {
   return true;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmptyContainer = (v: unknown) => (Array.isArray(v) ? v.length === 0 : isObj(v) && Object.keys(v).length === 0);
 
 type Container = unknown[] | Record<string, unknown>;

@@ -4,6 +4,7 @@
  * limit. Retries and the circuit breaker are applied by the transports that can judge a failure (the HTTP stack);
  * core only resolves the settings and passes them in `CallOptions.resilience`.
  */
+import { isPlainObject } from './guards.js';
 import { abortError, onAbort, type AbortSource } from './deadline.js';
 import type { ValidationIssue } from './errors.js';
 
@@ -43,7 +44,7 @@ export const DEFAULT_RESILIENCE: ResolvedResilience = Object.freeze({ retries: D
 const KEYS = new Set(['retries', 'circuit_breaker', 'max_concurrency']);
 const BREAKER_KEYS = new Set(['failure_threshold', 'open_ms']);
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObj = isPlainObject;
 const isInt = (v: unknown, min: number, max: number): boolean =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 

@@ -10,6 +10,7 @@ import { validateResilience } from './resilience.js';
 import { didYouMean } from './suggest.js';
 import type { CompiledTemplate } from './template.js';
 import type { CallTemplateBase, JsonSchema, Tool } from './types.js';
+import { isPlainObject } from './guards.js';
 
 type FieldKind =
   | 'string'
@@ -59,10 +60,6 @@ function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   return typeof v;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function bad(issues: ValidationIssue[], path: string, expected: string, value: unknown): void {

@@ -5,7 +5,7 @@ import { UtcpError } from '../core/errors.js';
 import type { TransportContext } from '../core/transport.js';
 import { isLoopbackLike } from '../core/url-policy.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../net/dial-guard.js';
-import { abortableConnector } from '../net/pending-connects.js';
+import { abortableConnector } from './pending-connects.js';
 
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
 

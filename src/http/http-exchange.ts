@@ -32,6 +32,7 @@ import {
   ERROR_BODY_BYTES,
 } from './http-body.js';
 import { markResponseStarted } from './http-retry.js';
+import { errorMessage } from '../core/guards.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -127,7 +128,7 @@ export function networkError(
   if (signal?.aborted) return abortError(signal, what, timeoutMs);
   if (cause instanceof UtcpError) return cause;
   const code = (cause as { code?: string } | undefined)?.code;
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = errorMessage(cause);
   return new TransportError(`${what}: request to ${redactUrl(url)} failed (${code ?? reason})`, { cause });
 }
 

@@ -1,4 +1,5 @@
 import { decodeBase64, encodeMultipart } from './http-files.js';
+import { isPlainObject } from '../core/guards.js';
 import { asSignal, type AbortSource } from '../core/deadline.js';
 import { UtcpError } from '../core/errors.js';
 import { argToText } from '../core/stringify.js';
@@ -101,8 +102,9 @@ export class HeaderBag {
   }
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+/** An object of form fields (not bytes). */
+function isFieldObject(v: unknown): v is Record<string, unknown> {
+  return isPlainObject(v) && !(v instanceof Uint8Array);
 }
 
 function isJsonText(text: string): boolean {
@@ -135,7 +137,7 @@ export function encodeBody(
     if (typeof body === 'string' && !stringValue && isJsonText(body)) return { body, contentType };
     return { body: JSON.stringify(body), contentType };
   }
-  if (type.startsWith('application/x-www-form-urlencoded') && isPlainObject(body)) {
+  if (type.startsWith('application/x-www-form-urlencoded') && isFieldObject(body)) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(body)) {
       const text = argToText(v);
@@ -144,7 +146,7 @@ export function encodeBody(
     return { body: params.toString(), contentType };
   }
   // One part per property; the `file_fields` among them as file parts (docs/design/transports.md#http-files).
-  if (type.startsWith('multipart/form-data') && isPlainObject(body))
+  if (type.startsWith('multipart/form-data') && isFieldObject(body))
     return encodeMultipart(body, new Set(bytes.fileFields ?? []));
   if (typeof body === 'string' || body instanceof Uint8Array) return { body, contentType };
   return { body: JSON.stringify(body), contentType };

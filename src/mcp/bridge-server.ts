@@ -1,8 +1,8 @@
 import type { Logger, Tool, UtcpClient } from '../index.js';
-import { createDeadline } from '../internal.js';
+import { createDeadline, errorMessage } from '../internal.js';
 import { toCallToolResult, toErrorResult, toMcpTool, toOutputSchema } from './convert.js';
-import { OutputChecker } from './output-schema.js';
-import { encodeMcpToolName } from './tool-names.js';
+import { OutputChecker } from './bridge-output-schema.js';
+import { encodeMcpToolName } from './mcp-tool-names.js';
 import type { McpServerSdk } from './sdk.js';
 
 /** What the bridge needs from a client. */
@@ -124,7 +124,7 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
       if (extra.signal.aborted) throw error;
       settings.logger.debug('MCP bridge: tool call failed', {
         tool: tool.name,
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       });
       return toErrorResult(error);
     } finally {

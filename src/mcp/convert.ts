@@ -1,5 +1,6 @@
 import type { JsonSchema, Tool } from '../index.js';
-import { relaxOutputSchema } from './output-schema.js';
+import { relaxOutputSchema } from './bridge-output-schema.js';
+import { isPlainObject as isRecord, errorMessage } from '../internal.js';
 
 /** The subset of an MCP `Tool` the bridge lists. */
 export interface McpToolDescriptor {
@@ -33,12 +34,8 @@ export interface McpCallToolResult {
   isError?: boolean;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** True for `{...}` literals and `Object.create(null)`; false for arrays, class instances, buffers, dates. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isLiteralObject(value: unknown): value is Record<string, unknown> {
   if (!isRecord(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
@@ -95,7 +92,7 @@ export function resultToText(result: unknown): string {
 
 /** A media result `{ type: "image" | "audio", mimeType, data }` (exactly these fields), as MCP content. */
 function mediaItem(result: unknown): McpMediaContent | undefined {
-  if (!isPlainObject(result)) return undefined;
+  if (!isLiteralObject(result)) return undefined;
   const { type, mimeType, data } = result;
   if ((type !== 'image' && type !== 'audio') || typeof mimeType !== 'string' || typeof data !== 'string')
     return undefined;
@@ -105,7 +102,7 @@ function mediaItem(result: unknown): McpMediaContent | undefined {
 
 /** A binary result `{ type: "binary", mimeType, data }` (exactly these fields), as an MCP blob resource. */
 function blobItem(result: unknown): McpBlobContent | undefined {
-  if (!isPlainObject(result)) return undefined;
+  if (!isLiteralObject(result)) return undefined;
   const { type, mimeType, data } = result;
   if (type !== 'binary' || typeof mimeType !== 'string' || typeof data !== 'string') return undefined;
   if (Object.keys(result).length !== 3) return undefined;
@@ -135,7 +132,7 @@ export function toCallToolResult(result: unknown, options: { structured?: boolea
   }
   const text = resultToText(result);
   const out: McpCallToolResult = { content: [{ type: 'text', text }] };
-  if (isPlainObject(result)) {
+  if (isLiteralObject(result)) {
     // Round-trip through the text we already made so structuredContent is plain JSON (no bigint, no undefined).
     try {
       out.structuredContent = JSON.parse(text) as Record<string, unknown>;
@@ -148,7 +145,7 @@ export function toCallToolResult(result: unknown, options: { structured?: boolea
 
 /** A failed call as an MCP tool error the model can read. */
 export function toErrorResult(error: unknown): McpCallToolResult {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const content: McpCallToolResult['content'] = [{ type: 'text', text: message || 'Tool call failed' }];
   // The API's own problem document (field errors...) follows, so a model can fix its arguments
   // (docs/design/http-exchange.md#problem-details).

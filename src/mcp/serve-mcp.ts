@@ -23,7 +23,7 @@ import {
 
 export type { McpBridgeClient, McpToolFilter } from './bridge-server.js';
 export type { McpHttpAuth } from './http-auth.js';
-export { encodeMcpToolName } from './tool-names.js';
+export { encodeMcpToolName } from './mcp-tool-names.js';
 
 /** Serve over the process's stdin/stdout (or the given streams), for hosts that spawn the bridge. */
 export interface McpStdioTransportOptions {

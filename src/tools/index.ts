@@ -19,6 +19,7 @@ import { globTool, grepTool, lsTool, ripgrepLocator } from './search.js';
 import { planTools } from './plan.js';
 import { webSearchTool, WEB_SEARCH_MAX_RESULTS, type WebSearchOptions } from './web-search.js';
 import { Workspace } from './workspace.js';
+import { errorMessage } from '../internal.js';
 
 export type { CodeToolsLimits } from './context.js';
 export type { PolicyRule } from './policy.js';
@@ -229,10 +230,7 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
       ? await chooseSandbox(requested, rootReal, shell, options.bwrapPath)
       : { mode: 'none' as const, reason: noShell ? `bash is not available: ${noShell}` : 'bash is not registered' };
   } catch (error) {
-    throw new UtcpError(
-      'NOT_SUPPORTED',
-      `registerCodeTools: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new UtcpError('NOT_SUPPORTED', `registerCodeTools: ${errorMessage(error)}`);
   }
 
   // The built-in command rules run on the linear-time engine (docs/design/security.md#untrusted-regex).

@@ -7,6 +7,7 @@ import type { DirectFunction } from '../index.js';
 import { boolArg, stringArg, type CodeToolsContext } from './context.js';
 import { unifiedDiff } from './diff.js';
 import { looksBinary, readAll, rewrite, type OpenedFile } from './workspace.js';
+import { errorMessage } from '../internal.js';
 
 interface Hunk {
   oldStart: number;
@@ -168,7 +169,7 @@ export function applyPatchTool(ctx: CodeToolsContext): DirectFunction {
       try {
         patches = parsePatch(patchText) as FilePatch[];
       } catch (error) {
-        throw new Error(`patch is not a valid unified diff: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`patch is not a valid unified diff: ${errorMessage(error)}`);
       }
       patches = patches.filter((p) => p.hunks.length > 0 || p.oldFileName || p.newFileName);
       if (patches.length === 0 || patches.every((p) => p.hunks.length === 0))
@@ -280,9 +281,8 @@ async function commit(ctx: CodeToolsContext, plans: Planned[]): Promise<void> {
         // Best effort: the error below names the failure.
       }
     }
-    throw new Error(
-      `applying the patch failed and the files already changed were restored: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new Error(`applying the patch failed and the files already changed were restored: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
 }

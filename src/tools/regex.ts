@@ -4,7 +4,7 @@
  * the problem (docs/design/security.md#untrusted-regex).
  */
 import { UtcpArgumentsError } from '../index.js';
-import { compileUntrustedRegex, type LinearRegex } from '../internal.js';
+import { compileUntrustedRegex, type LinearRegex, errorMessage } from '../internal.js';
 
 /** What wait_for reads of a process's output (the process manager's OutputBuffer). */
 export interface ReadableOutput {
@@ -77,7 +77,7 @@ export async function untrustedGlob(tool: string, argument: string, glob: string
   try {
     source = picomatch.makeRe(glob, { dot: true, basename }).source;
   } catch (error) {
-    throw refuse(error instanceof Error ? error.message : String(error));
+    throw refuse(errorMessage(error));
   }
   for (const fragment of NO_OP_LOOKAROUNDS) source = source.split(fragment).join('');
   if (/\(\?[=!<]/.test(source)) throw refuse('negated extglobs such as !(…) are not supported');

@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { SECCOMP_ARCHES, seccompFilter } from './seccomp.js';
+import { errorMessage } from '../internal.js';
 
 export type SandboxMode = 'bwrap' | 'none';
 
@@ -227,7 +228,7 @@ function probe(bwrap: string, workspace: string, shell: string, disableUserns: b
         { stdout: 'ignore', stderr: 'pipe' },
       );
     } catch (error) {
-      resolve(error instanceof Error ? error.message : String(error));
+      resolve(errorMessage(error));
       return;
     }
     let stderr = '';

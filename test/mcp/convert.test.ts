@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  isPlainObject,
+  isLiteralObject,
   toCallToolResult,
   toErrorResult,
   toInputSchema,
   toOutputSchema,
 } from '../../src/mcp/convert.js';
-import { encodeMcpToolName, isValidMcpToolName } from '../../src/mcp/tool-names.js';
+import { encodeMcpToolName, isValidMcpToolName } from '../../src/mcp/mcp-tool-names.js';
 
 describe('encodeMcpToolName', () => {
   it('keeps a valid <manual>.<tool> name', () => {
@@ -122,13 +122,13 @@ describe('toCallToolResult', () => {
   });
 });
 
-describe('isPlainObject', () => {
+describe('isLiteralObject', () => {
   it('accepts literals and null-prototype objects only', () => {
-    expect(isPlainObject({})).toBe(true);
-    expect(isPlainObject(Object.create(null))).toBe(true);
-    expect(isPlainObject([])).toBe(false);
-    expect(isPlainObject(new Date())).toBe(false);
-    expect(isPlainObject(Buffer.from('x'))).toBe(false);
+    expect(isLiteralObject({})).toBe(true);
+    expect(isLiteralObject(Object.create(null))).toBe(true);
+    expect(isLiteralObject([])).toBe(false);
+    expect(isLiteralObject(new Date())).toBe(false);
+    expect(isLiteralObject(Buffer.from('x'))).toBe(false);
   });
 });
 

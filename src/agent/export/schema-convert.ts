@@ -4,6 +4,7 @@
  * required (optional ones nullable), `additionalProperties: false` and unsupported keywords dropped. `$defs` are kept.
  */
 import type { JsonSchema } from '../../index.js';
+import { isPlainObject } from '../../core/guards.js';
 
 type Schema = Record<string, unknown>;
 
@@ -11,7 +12,7 @@ const MAX_DEPTH = 32;
 
 /** @internal */
 export function isSchemaObject(value: unknown): value is Schema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isPlainObject(value);
 }
 
 /** @internal Resolves a local JSON pointer (`#/$defs/Pet`) against the root schema. */

@@ -1,4 +1,5 @@
 import { HttpStatusError, UtcpArgumentsError, UtcpError } from '../../index.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** The text a model reads when a tool call failed: what failed and how to recover, never a stack. */
 export function describeToolError(error: unknown, modelName: string): string {
@@ -11,5 +12,5 @@ export function describeToolError(error: unknown, modelName: string): string {
     return `Error: ${modelName} failed (${error.code}): ${error.message}. Response: ${error.bodyExcerpt.trim().slice(0, 1000)}`;
   }
   if (error instanceof UtcpError) return `Error: ${modelName} failed (${error.code}): ${error.message}`;
-  return `Error: ${modelName} failed: ${error instanceof Error ? error.message : String(error)}`;
+  return `Error: ${modelName} failed: ${errorMessage(error)}`;
 }

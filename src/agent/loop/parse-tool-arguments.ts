@@ -1,8 +1,5 @@
 import type { JsonObject } from '../../index.js';
-
-function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isPlainObject } from '../../core/guards.js';
 
 /**
  * Parses the JSON text of a tool call's arguments. Empty text means no arguments; a JSON string holding
@@ -21,7 +18,7 @@ export function parseToolArguments(text: string): { args: JsonObject } | { error
   if (typeof parsed === 'string') {
     try {
       const inner: unknown = JSON.parse(parsed);
-      if (isPlainObject(inner)) return { args: inner };
+      if (isPlainObject(inner)) return { args: inner as JsonObject };
     } catch {
       // a plain string: reported below
     }
@@ -30,5 +27,5 @@ export function parseToolArguments(text: string): { args: JsonObject } | { error
     return {
       error: `the arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.`,
     };
-  return { args: parsed };
+  return { args: parsed as JsonObject };
 }

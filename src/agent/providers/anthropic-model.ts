@@ -8,16 +8,7 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, TokenUsage 
 import { anthropicToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { inputObject, isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MODEL_TIMEOUT_MS,
-  endpointUrl,
-  modelConnection,
-  parseEventJson,
-  postModelRequest,
-  readBodyJson,
-  readSseEvents,
-} from './model-http.js';
+import { endpointUrl, modelHttp, parseEventJson, readBodyJson, readSseEvents } from './model-http.js';
 
 export interface AnthropicModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `claude-sonnet-4-5`. */
@@ -252,21 +243,17 @@ async function parseMessageStream(
 /** A ChatModel over the Anthropic Messages API, with optional streaming, extended thinking and prompt caching. */
 export function anthropicModel(options: AnthropicModelOptions): ChatModel {
   const url = endpointUrl(options.baseUrl ?? 'https://api.anthropic.com', 'v1/messages');
-  const connection = modelConnection(options.dispatcher);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: options.stream ? 'text/event-stream' : 'application/json',
+  const http = modelHttp(PROVIDER, url, options, {
     'anthropic-version': options.anthropicVersion ?? '2023-06-01',
     ...(options.interleavedThinking ? { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } : {}),
     ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}),
-    ...(options.headers ?? {}),
-  };
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  });
+  const maxBytes = http.maxResponseBytes;
   const ephemeral = { type: 'ephemeral' };
   return {
     provider: PROVIDER,
     modelId: options.model,
-    close: () => connection.close(),
+    close: () => http.close(),
     async generate(request: ChatRequest, callOptions) {
       const tools: Array<Record<string, unknown>> = request.tools.map((t) => ({ ...anthropicToolFromDefinition(t) }));
       if (options.cacheControl?.tools && tools.length > 0)
@@ -290,27 +277,11 @@ export function anthropicModel(options: AnthropicModelOptions): ChatModel {
         ...(options.stream ? { stream: true } : {}),
         ...(options.body ?? {}),
       };
-      return postModelRequest(
-        {
-          provider: PROVIDER,
-          url,
-          headers,
-          body,
-          signal: callOptions.signal,
-          timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-          secrets: options.apiKey ? [options.apiKey] : [],
-          maxResponseBytes: maxBytes,
-          connection,
-          maxRetries: options.maxRetries,
-          retry: options.retry,
-          onRetry: callOptions.onRetry,
-        },
-        async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json'))
-            return parseMessageStream(readSseEvents(responseBody), callOptions);
-          return parseMessage(await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`));
-        },
-      );
+      return http.post(body, callOptions, async (responseBody, contentType) => {
+        if (options.stream && !contentType.includes('json'))
+          return parseMessageStream(readSseEvents(responseBody), callOptions);
+        return parseMessage(await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`));
+      });
     },
   };
 }

@@ -1,7 +1,10 @@
 /** Options and helpers every built-in provider adapter shares. */
-import type { Dispatcher } from 'undici';
+import type { DispatcherChoice } from '../../internal-http.js';
 import type { MediaContent } from '../messages.js';
 import type { ModelRetryOptions } from './retry.js';
+
+/** undici's `Dispatcher`, as the HTTP stack names it (docs/design/README.md#source-layout: undici only in src/http). */
+export type Dispatcher = Exclude<DispatcherChoice, (remote: boolean) => unknown>;
 
 /** Connection, deadline, retry and media settings common to the built-in adapters. */
 export interface ModelConnectionOptions {

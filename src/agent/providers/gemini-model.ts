@@ -15,16 +15,7 @@ import type {
 import { isSchemaObject, resolveLocalRef, toObjectRootSchema } from '../export/schema-convert.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { inputObject, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MODEL_TIMEOUT_MS,
-  endpointUrl,
-  modelConnection,
-  parseEventJson,
-  postModelRequest,
-  readBodyJson,
-  readSseEvents,
-} from './model-http.js';
+import { endpointUrl, modelHttp, parseEventJson, readBodyJson, readSseEvents } from './model-http.js';
 
 export interface GeminiModelOptions extends ModelConnectionOptions {
   /** Model id, e.g. `gemini-2.5-flash`. */
@@ -325,19 +316,13 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
   const base = options.baseUrl ?? 'https://generativelanguage.googleapis.com/v1beta';
   const model = encodeURIComponent(options.model.replace(/^models\//, ''));
   const url = endpointUrl(base, `models/${model}:${options.stream ? 'streamGenerateContent' : 'generateContent'}`);
-  const connection = modelConnection(options.dispatcher);
   if (options.stream) url.searchParams.set('alt', 'sse');
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: options.stream ? 'text/event-stream' : 'application/json',
-    ...(options.apiKey ? { 'x-goog-api-key': options.apiKey } : {}),
-    ...(options.headers ?? {}),
-  };
+  const http = modelHttp(PROVIDER, url, options, options.apiKey ? { 'x-goog-api-key': options.apiKey } : {});
+  const maxBytes = http.maxResponseBytes;
   return {
     provider: PROVIDER,
     modelId: options.model,
-    close: () => connection.close(),
+    close: () => http.close(),
     // One character is kept for the `_` a name starting with a digit gets.
     maxToolNameLength: 63,
     async generate(request: ChatRequest, callOptions) {
@@ -358,30 +343,14 @@ export function geminiModel(options: GeminiModelOptions): ChatModel {
         ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
         ...(options.body ?? {}),
       };
-      return postModelRequest(
-        {
-          provider: PROVIDER,
-          url,
-          headers,
-          body,
-          signal: callOptions.signal,
-          timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-          secrets: options.apiKey ? [options.apiKey] : [],
-          maxResponseBytes: maxBytes,
-          connection,
-          maxRetries: options.maxRetries,
-          retry: options.retry,
-          onRetry: callOptions.onRetry,
-        },
-        async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json'))
-            return parseStream(readSseEvents(responseBody), names, callOptions);
-          return parseResponse(
-            (await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse,
-            names,
-          );
-        },
-      );
+      return http.post(body, callOptions, async (responseBody, contentType) => {
+        if (options.stream && !contentType.includes('json'))
+          return parseStream(readSseEvents(responseBody), names, callOptions);
+        return parseResponse(
+          (await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse,
+          names,
+        );
+      });
     },
   };
 }

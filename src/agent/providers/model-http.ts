@@ -5,7 +5,6 @@
  * The exchange (and undici with it) is imported on the first request, so importing `utcp-kit/agent` stays cheap.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError, UtcpError } from '../../index.js';
 import type { ResponseBody } from '../../internal.js';
@@ -18,7 +17,9 @@ import {
   serverRetryDelayMs,
   type ModelRetryOptions,
 } from './retry.js';
-import type { ModelRetryInfo } from '../chat-model.js';
+import type { ChatCallOptions, ModelRetryInfo } from '../chat-model.js';
+import type { Dispatcher, ModelConnectionOptions } from './common.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** A response body: chunks of bytes. */
 export type BodyChunks = AsyncIterable<Uint8Array>;
@@ -194,7 +195,7 @@ function mapError(error: unknown, signal: AbortSignal, req: ModelRequest, intern
   if (signal.aborted) return internal.abortError(signal, `${req.provider} request`, req.timeoutMs);
   if (error instanceof UtcpError) return error;
   const code = (error as { code?: unknown })?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return new TransportError(
     `${req.provider} request to ${publicUrl(req.url)} failed: ${typeof code === 'string' ? `${code}: ` : ''}${message}`,
     { cause: error },
@@ -344,4 +345,61 @@ export async function postModelRequest<T>(
       throw scrubSecrets(mapError(req.signal.reason, req.signal, req, internal), req.secrets);
     }
   }
+}
+
+/** @internal Reads a successful response body (`contentType` lower-cased). */
+export type ReadModelBody<T> = (body: BodyChunks, contentType: string, headers: IncomingHttpHeaders) => Promise<T>;
+
+/** @internal The HTTP side of one model, made once by its adapter (`modelHttp`). */
+export interface ModelHttp {
+  /** `maxResponseBytes` with its default. */
+  readonly maxResponseBytes: number;
+  /** Closes the model's own pool (never the caller's dispatcher). */
+  close(): Promise<void>;
+  /** POSTs one JSON body with the model's settings and the call's signal and `onRetry` (`postModelRequest`). */
+  post<T>(body: unknown, call: ChatCallOptions, read: ReadModelBody<T>): Promise<T>;
+}
+
+/**
+ * @internal What every built-in adapter's requests share (docs/design/agent.md#model-requests): the pool, the JSON
+ * and `accept` headers (`text/event-stream` when streaming), the provider's own headers (`auth`: its key header and
+ * version headers) before the caller's `headers`, the deadline, the response cap, retries, and the API key kept out
+ * of every error.
+ */
+export function modelHttp(
+  provider: string,
+  url: URL,
+  options: ModelConnectionOptions & { apiKey?: string; stream?: boolean },
+  auth: Record<string, string>,
+): ModelHttp {
+  const connection = modelConnection(options.dispatcher);
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: options.stream ? 'text/event-stream' : 'application/json',
+    ...auth,
+    ...(options.headers ?? {}),
+  };
+  return {
+    maxResponseBytes,
+    close: () => connection.close(),
+    post: (body, call, read) =>
+      postModelRequest(
+        {
+          provider,
+          url,
+          headers,
+          body,
+          signal: call.signal,
+          timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+          secrets: options.apiKey ? [options.apiKey] : [],
+          maxResponseBytes,
+          connection,
+          maxRetries: options.maxRetries,
+          retry: options.retry,
+          onRetry: call.onRetry,
+        },
+        read,
+      ),
+  };
 }

@@ -9,16 +9,7 @@ import { tokenUsage } from './token-usage.js';
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MODEL_TIMEOUT_MS,
-  endpointUrl,
-  modelConnection,
-  parseEventJson,
-  postModelRequest,
-  readBodyJson,
-  readSseEvents,
-} from './model-http.js';
+import { endpointUrl, modelHttp, parseEventJson, readBodyJson, readSseEvents } from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
 export interface OpenAIChatModelOptions extends ModelConnectionOptions {
@@ -243,18 +234,12 @@ async function parseCompletionStream(
 export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
   const provider = 'openai';
   const url = endpointUrl(options.baseUrl ?? DEFAULT_BASE_URL, 'chat/completions');
-  const connection = modelConnection(options.dispatcher);
+  const http = modelHttp(provider, url, options, options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
   const strict = options.strict ?? false;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: options.stream ? 'text/event-stream' : 'application/json',
-    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-    ...(options.headers ?? {}),
-  };
   return {
     provider,
     modelId: options.model,
-    close: () => connection.close(),
+    close: () => http.close(),
     async generate(request, callOptions) {
       const withTools = request.toolChoice === 'auto' && request.tools.length > 0;
       const body: Record<string, unknown> = {
@@ -267,34 +252,14 @@ export function openAIChatModel(options: OpenAIChatModelOptions): ChatModel {
         ...(options.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
         ...(options.body ?? {}),
       };
-      return postModelRequest(
-        {
+      return http.post(body, callOptions, async (responseBody, contentType) => {
+        if (options.stream && !contentType.includes('json'))
+          return parseCompletionStream(readSseEvents(responseBody), provider, callOptions);
+        return parseCompletion(
+          await readBodyJson(responseBody, http.maxResponseBytes, `${provider} response`),
           provider,
-          url,
-          headers,
-          body,
-          signal: callOptions.signal,
-          timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-          secrets: options.apiKey ? [options.apiKey] : [],
-          maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-          connection,
-          maxRetries: options.maxRetries,
-          retry: options.retry,
-          onRetry: callOptions.onRetry,
-        },
-        async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json'))
-            return parseCompletionStream(readSseEvents(responseBody), provider, callOptions);
-          return parseCompletion(
-            await readBodyJson(
-              responseBody,
-              options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-              `${provider} response`,
-            ),
-            provider,
-          );
-        },
-      );
+        );
+      });
     },
     ...(strict ? { prepareArguments: dropStrictModeNulls } : {}),
   };

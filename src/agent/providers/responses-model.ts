@@ -9,16 +9,7 @@ import { tokenUsage } from './token-usage.js';
 import { openAIToolFromDefinition } from '../export/export-tools.js';
 import { assertNever, type AgentMessage, type MediaContent, type ToolCall } from '../messages.js';
 import { isCommonImage, joinText, splitMedia, type ModelConnectionOptions } from './common.js';
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MODEL_TIMEOUT_MS,
-  endpointUrl,
-  modelConnection,
-  parseEventJson,
-  postModelRequest,
-  readBodyJson,
-  readSseEvents,
-} from './model-http.js';
+import { endpointUrl, modelHttp, parseEventJson, readBodyJson, readSseEvents } from './model-http.js';
 import { dropStrictModeNulls } from './strict-arguments.js';
 
 export interface ResponsesModelOptions extends ModelConnectionOptions {
@@ -197,19 +188,13 @@ async function parseStream(events: AsyncIterable<{ data: string }>, options: Cha
  */
 export function responsesModel(options: ResponsesModelOptions): ChatModel {
   const url = endpointUrl(options.baseUrl ?? 'https://api.openai.com/v1', 'responses');
-  const connection = modelConnection(options.dispatcher);
+  const http = modelHttp(PROVIDER, url, options, options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
   const strict = options.strict ?? false;
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: options.stream ? 'text/event-stream' : 'application/json',
-    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-    ...(options.headers ?? {}),
-  };
+  const maxBytes = http.maxResponseBytes;
   return {
     provider: PROVIDER,
     modelId: options.model,
-    close: () => connection.close(),
+    close: () => http.close(),
     async generate(request: ChatRequest, callOptions) {
       const withTools = request.toolChoice === 'auto' && request.tools.length > 0;
       const body: Record<string, unknown> = {
@@ -240,27 +225,11 @@ export function responsesModel(options: ResponsesModelOptions): ChatModel {
         ...(options.stream ? { stream: true } : {}),
         ...(options.body ?? {}),
       };
-      return postModelRequest(
-        {
-          provider: PROVIDER,
-          url,
-          headers,
-          body,
-          signal: callOptions.signal,
-          timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-          secrets: options.apiKey ? [options.apiKey] : [],
-          maxResponseBytes: maxBytes,
-          connection,
-          maxRetries: options.maxRetries,
-          retry: options.retry,
-          onRetry: callOptions.onRetry,
-        },
-        async (responseBody, contentType) => {
-          if (options.stream && !contentType.includes('json'))
-            return parseStream(readSseEvents(responseBody), callOptions);
-          return fromOutput((await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse);
-        },
-      );
+      return http.post(body, callOptions, async (responseBody, contentType) => {
+        if (options.stream && !contentType.includes('json'))
+          return parseStream(readSseEvents(responseBody), callOptions);
+        return fromOutput((await readBodyJson(responseBody, maxBytes, `${PROVIDER} response`)) as WireResponse);
+      });
     },
     ...(strict ? { prepareArguments: dropStrictModeNulls } : {}),
   };

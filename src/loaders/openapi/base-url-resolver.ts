@@ -1,5 +1,6 @@
 /** Base URL of an operation (docs/design/openapi.md#base-url-variable, docs/design/openapi.md#base-url): servers, server variables, relative servers, Swagger 2.0 host. */
-import { isPlainObject, own } from './ref-resolver.js';
+import { own } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 
 /**
  * `relative` is set when the server URL was relative with nothing to resolve it against: the URL then starts

@@ -1,7 +1,8 @@
 /** Operation parameters → `inputs` properties (docs/design/openapi.md#parameters). */
 import { collectObjectExamples, mergeExamples } from './merge-examples.js';
 import type { OperationContext } from './operation-context.js';
-import { derefObject, isPlainObject, own } from './ref-resolver.js';
+import { derefObject, own } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 import type { SchemaRoot } from './schema-expander.js';
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';

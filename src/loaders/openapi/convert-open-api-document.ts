@@ -4,7 +4,7 @@ import { UtcpError } from '../../core/errors.js';
 import { resolveLimits } from '../../core/limits.js';
 import type { OpenApiConverterOptions } from '../../core/transport.js';
 import { convertOpenApiSpec, type OpenApiConversion } from './convert-open-api-spec.js';
-import { isPlainObject } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 
 /** Options of `convertOpenApiDocument`; `manualName` defaults to the sanitised `info.title`, else `openapi`. */
 export type ConvertOpenApiDocumentOptions = Partial<OpenApiConverterOptions>;

@@ -4,7 +4,8 @@
  * (GitHub's REST spec declares none), or, with `openapi_auth: "override"`, instead of the spec's schemes.
  * Only `${VAR}` references are copied: a literal secret never lands in a stored tool.
  */
-import { isPlainObject, setOwn } from './ref-resolver.js';
+import { setOwn } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 
 /** `fill` (default): only operations the spec gives no auth; `override`: every operation except `security: []` ones. */
 export type OpenApiAuthMode = 'fill' | 'override';

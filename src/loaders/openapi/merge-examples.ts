@@ -1,5 +1,6 @@
 /** Merging of OpenAPI `example`/`examples` into one JSON Schema `examples` array (docs/design/openapi.md#refs). */
-import { derefObject, isPlainObject, type RefResolver } from './ref-resolver.js';
+import { derefObject, type RefResolver } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 
 const jsonValidity = new WeakMap<object, boolean>();
 const canonicalText = new WeakMap<object, string>();

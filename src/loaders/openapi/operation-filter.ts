@@ -1,6 +1,6 @@
 /** `openapi_filter` (docs/design/openapi.md#filters): include/exclude by tag, path glob, method and operation id. */
 import { UtcpError } from '../../core/errors.js';
-import { isPlainObject } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 
 const KEYS = [
   'include_tags',

@@ -2,7 +2,8 @@
 import { collectObjectExamples } from './merge-examples.js';
 import { baseMediaType, type OperationContext } from './operation-context.js';
 import { decorateSchema } from './collect-parameters.js';
-import { derefObject, isPlainObject } from './ref-resolver.js';
+import { derefObject } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 import type { SchemaRoot } from './schema-expander.js';
 
 /** `200`, else `201`, else the first other `2xx`/`2XX` key in document order, else `default`. */

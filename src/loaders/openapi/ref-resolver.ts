@@ -1,4 +1,5 @@
 /** Local JSON-pointer `$ref` resolution inside one OpenAPI document (docs/design/openapi.md#refs). */
+import { isPlainObject } from '../../core/guards.js';
 
 /** Own-property read: names from a spec never reach `Object.prototype` (`constructor`, `__proto__`). */
 export function own(obj: unknown, key: string): unknown {
@@ -11,10 +12,6 @@ export function setOwn(obj: Record<string, unknown>, key: string, value: unknown
   if (key === '__proto__')
     Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Decodes `#/a/b~1c` into `['a', 'b/c']`: percent-decoding first, then `~1` → `/`, `~0` → `~`. */

@@ -2,7 +2,8 @@
 import { collectObjectExamples } from './merge-examples.js';
 import { baseMediaType, isJsonLike, type OperationContext } from './operation-context.js';
 import { decorateSchema, parameterSchema } from './collect-parameters.js';
-import { derefObject, isPlainObject, setOwn } from './ref-resolver.js';
+import { derefObject, setOwn } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 import type { SchemaRoot } from './schema-expander.js';
 
 export interface RequestBody {

@@ -16,7 +16,8 @@
  * (schema objects visited) and the output (schema nodes of all tools, shared subtrees counted at every
  * use) per document and throws `UtcpLimitError` naming the limit.
  */
-import { isPlainObject, pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
+import { pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 import type { ExpansionBudget } from './expansion-budget.js';
 import { mergeExamples } from './merge-examples.js';
 import { ANNOTATIONS, asCount, asNumber, isValidPattern, KEYWORDS } from './schema-keywords.js';

@@ -4,7 +4,8 @@
  * Split from schema-expander.ts, which calls `finishNode` on fresh objects it owns.
  */
 import { mergeExamples } from './merge-examples.js';
-import { isPlainObject, setOwn } from './ref-resolver.js';
+import { setOwn } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 import { admitsNull, ANNOTATIONS, JSON_TYPES } from './schema-keywords.js';
 
 /** What a schema position that must be dropped translates to. */

@@ -2,7 +2,8 @@
 import { UrlPolicyError } from '../../core/errors.js';
 import { assertUrlAllowed, redactUrl, violatesRemoteLoopback } from '../../core/url-policy.js';
 import type { OperationContext } from './operation-context.js';
-import { derefObject, isPlainObject, own, setOwn, type RefResolver } from './ref-resolver.js';
+import { derefObject, own, setOwn, type RefResolver } from './ref-resolver.js';
+import { isPlainObject } from '../../core/guards.js';
 
 export type GeneratedAuth = Record<string, unknown> & { auth_type: string };
 

@@ -3,6 +3,6 @@
  * to it. See docs/design/repository-postgres.md.
  */
 export { PostgresToolRepository } from './postgres-repository.js';
-export { postgresOptionsFromConfig, type PostgresToolRepositoryOptions } from './config.js';
+export { postgresOptionsFromConfig, type PostgresToolRepositoryOptions } from './postgres-config.js';
 export { MIGRATIONS, type Migration } from './migrations.js';
 export type { PgliteLike } from './driver.js';

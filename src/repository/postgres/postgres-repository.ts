@@ -15,11 +15,12 @@ import type {
 } from '../../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../../core/types.js';
 import { tokenize } from '../bm25-search.js';
-import { DEFAULT_DISCOVERY_TTL_MS, type PostgresToolRepositoryOptions } from './config.js';
+import { DEFAULT_DISCOVERY_TTL_MS, type PostgresToolRepositoryOptions } from './postgres-config.js';
 import { createPgliteDriver, createServerDriver, quoteIdent, type SqlDriver } from './driver.js';
-import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './errors.js';
+import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './postgres-errors.js';
 import { MIGRATIONS, MigrationFailure, migrate } from './migrations.js';
 import { DOCUMENT_FORMAT, isVocabularyTerm, type TermCache, toolDocument } from './documents.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** Ranking weights of ts_rank, in its order {D, C, B, A}: manual name, description, tags, tool name. */
 const RANK_WEIGHTS = '{0.15,0.35,1,1}';
@@ -41,8 +42,6 @@ interface Notice {
   manual: string;
   origin: string;
 }
-
-const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** A tsquery literal: our own terms (letters and digits only, as in the stored tsvectors), quoted, OR-ed. */
 function tsQuery(terms: readonly string[]): string {
@@ -187,7 +186,7 @@ export class PostgresToolRepository implements ToolRepository {
       try {
         listener(event);
       } catch (e) {
-        this.#logger.warn('A catalog change listener threw', { error: messageOf(e) });
+        this.#logger.warn('A catalog change listener threw', { error: errorMessage(e) });
       }
     }
   }

@@ -1,10 +1,7 @@
 import { UtcpError } from '../../core/errors.js';
+import { isPlainObject as isObject } from '../../core/guards.js';
 
 type Obj = Record<string, unknown>;
-
-function isObject(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {

@@ -1,57 +1,11 @@
 /** The `file` transport: a manual or OpenAPI document read from a file confined to the client's root dir. */
-import { extname } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { UtcpError } from '../../core/errors.js';
-import type { DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
+import type { Transport, TransportContext } from '../../core/transport.js';
 import type { FileCallTemplate } from './template.js';
-import { openConfinedFile } from '../shared/confined-path.js';
-import { discoverFromDocument } from '../shared/local-document.js';
+import { FileTransport } from './file-transport.js';
 
-async function readConfined(ctx: TransportContext, filePath: string): Promise<{ path: string; text: string }> {
-  const tooLarge = () =>
-    new UtcpError(
-      'RESPONSE_TOO_LARGE',
-      `File ${filePath} is larger than the ${ctx.limits.max_document_bytes}-byte document limit`,
-    );
-  try {
-    // The size is checked on the opened file before reading (docs/design/security.md#limits), then again on what was read.
-    // Opened, then checked: the descriptor's real path must lie inside the root (docs/design/threat-model.md#file-race).
-    const { handle, path } = await openConfinedFile(ctx.rootDir, filePath, 'file_path');
-    try {
-      if ((await handle.stat()).size > ctx.limits.max_document_bytes) throw tooLarge();
-      const buf = await handle.readFile();
-      if (buf.length > ctx.limits.max_document_bytes) throw tooLarge();
-      return { path, text: buf.toString('utf8') };
-    } finally {
-      await handle.close();
-    }
-  } catch (cause) {
-    if (cause instanceof UtcpError) throw cause;
-    throw new UtcpError(
-      'TRANSPORT_FAILED',
-      `Cannot read file ${filePath}: ${(cause as NodeJS.ErrnoException).code ?? cause}`,
-      { cause },
-    );
-  }
-}
+export { FileTransport } from './file-transport.js';
 
+/** Creates the `file` transport for one client. */
 export function createFileTransport(ctx: TransportContext): Transport<FileCallTemplate> {
-  return {
-    type: 'file',
-    async registerManual(template, options): Promise<DiscoveryResult> {
-      const { path, text } = await readConfined(ctx, template.file_path);
-      const ext = extname(path).toLowerCase();
-      return discoverFromDocument(ctx, text, {
-        what: `manual file ${template.file_path}`,
-        manualName: options.manualName,
-        rawTemplate: options.rawTemplate as FileCallTemplate,
-        format: ext === '.yaml' || ext === '.yml' ? 'yaml' : ext === '.json' ? 'json' : 'auto',
-        specUrl: pathToFileURL(path).href,
-      });
-    },
-    async callTool(_tool, _args, template) {
-      return (await readConfined(ctx, template.file_path)).text;
-    },
-    async close() {},
-  };
+  return new FileTransport(ctx);
 }

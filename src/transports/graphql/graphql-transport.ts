@@ -16,6 +16,7 @@ import { postGraphql, type GraphqlBody, type GraphqlResponse } from './post-grap
 import { buildRequestParts } from './request-parts.js';
 import { subscribeGraphql } from './subscribe-graphql.js';
 import { NoHttpSubscription, subscribeOverHttp } from './subscribe-http.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** Template timeout in ms when `timeout` is absent or not a positive number. */
 export const DEFAULT_GRAPHQL_TIMEOUT_MS = 30_000;
@@ -328,7 +329,7 @@ export class GraphqlTransport implements Transport<GraphqlCallTemplate> {
       return typed;
     }
     if (error instanceof UtcpError) return error;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return new TransportError(`${what} failed: ${reason}`, { cause: error });
   }
 }

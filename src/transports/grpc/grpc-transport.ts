@@ -18,6 +18,7 @@ import { webServerStreamCall, webUnaryCall, type WebCallOptions } from './web-ca
 import { webWire, type WebWire } from './web-wire.js';
 import { typeName } from './proto-schema.js';
 import { findMethod, toolsForService } from './service-tools.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** Call deadline in ms when the template's `timeout` is absent or not a positive number. */
 export const DEFAULT_GRPC_TIMEOUT_MS = 30_000;
@@ -441,7 +442,7 @@ export class GrpcTransport implements Transport<GrpcCallTemplate> {
   #failure(error: unknown, deadline: Deadline, options: CallOptions, what: string): unknown {
     if (error instanceof UtcpError) return error;
     if (deadline.signal.aborted) return abortError(deadline.signal, what, options.timeoutMs);
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return new TransportError(`${what} failed: ${reason}`, { cause: error });
   }
 }

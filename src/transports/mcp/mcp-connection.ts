@@ -14,7 +14,7 @@ import { buildChildEnv } from '../../process/child-env.js';
 import { clientPidNamespace } from '../../process/pid-namespace.js';
 import { createMcpFetch, newHttpConnectionState, type HttpConnectionState } from './create-mcp-fetch.js';
 import type { McpSdk } from './load-mcp-sdk.js';
-import { bounded, describeHttpFailure, httpFailureOf, messageOf } from './mcp-failure.js';
+import { bounded, describeHttpFailure, httpFailureOf, messageWithCode } from './mcp-failure.js';
 import { McpServerError } from './mcp-server-error.js';
 import {
   DEFAULT_MCP_TIMEOUT_SECONDS,
@@ -241,7 +241,7 @@ export class ConnectionOpener {
       live.closed = true;
     };
     client.onerror = (error) =>
-      this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageOf(error)}`, { manual: this.#opts.manualName });
+      this.#opts.ctx.logger.debug?.(`${this.#label}: ${messageWithCode(error)}`, { manual: this.#opts.manualName });
     // Follows `closing` until disposed, so the long-lived closing signal keeps no listener per connection.
     const link = createDeadline(this.#opts.closing, undefined, `${this.#label} initialisation`);
     try {
@@ -265,9 +265,14 @@ export class ConnectionOpener {
     if (server.kind === 'stdio') {
       const why = conn.stdio?.endReason;
       const what = `${this.#label} (command '${server.command}') failed to start`;
-      const failure = new McpServerError(server.name, `${what}: ${why ?? bounded(messageOf(error))}`, conn.stderr(), {
-        cause: error,
-      });
+      const failure = new McpServerError(
+        server.name,
+        `${what}: ${why ?? bounded(messageWithCode(error))}`,
+        conn.stderr(),
+        {
+          cause: error,
+        },
+      );
       // Exited cleanly after it had started: the shape of a server that ends on the unknown probe request.
       if (mode === 'auto' && conn.stdio?.startedAndExited && conn.stdio.protocolFailure === undefined)
         failure.exitedDuringProbe = true;
@@ -294,7 +299,7 @@ export class ConnectionOpener {
     }
     return new McpServerError(
       server.name,
-      `${this.#label} at ${where} could not be initialised: ${conn.http?.failure ?? bounded(messageOf(error))}`,
+      `${this.#label} at ${where} could not be initialised: ${conn.http?.failure ?? bounded(messageWithCode(error))}`,
       '',
       { cause: error },
     );

@@ -23,7 +23,7 @@ export function httpFailureOf(error: unknown, sdk: McpSdk): HttpFailure | undefi
   if (error instanceof sdk.SseError && typeof error.code === 'number' && error.code >= 100) {
     return { status: error.code, message: undefined, rpcCode: undefined };
   }
-  const legacy = /\(HTTP (\d{3})\)|Non-200 status code \((\d{3})\)/.exec(messageOf(error));
+  const legacy = /\(HTTP (\d{3})\)|Non-200 status code \((\d{3})\)/.exec(messageWithCode(error));
   if (legacy) return { status: Number(legacy[1] ?? legacy[2]), message: undefined, rpcCode: undefined };
   return undefined;
 }
@@ -52,7 +52,7 @@ export function describeHttpFailure(http: HttpFailure): string {
 }
 
 /** The message, plus the system error code underneath (`fetch failed (ECONNREFUSED)`). */
-export function messageOf(error: unknown): string {
+export function messageWithCode(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   let code: string | undefined;
   let inner: unknown = (error as { cause?: unknown }).cause;

@@ -8,7 +8,7 @@ import { invalidateAuth } from '../../http/auth.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
 import { type Connection, ConnectionOpener, closeConnection } from './mcp-connection.js';
-import { bounded, describeHttpFailure, httpFailureOf, messageOf } from './mcp-failure.js';
+import { bounded, describeHttpFailure, httpFailureOf, messageWithCode } from './mcp-failure.js';
 import { McpServerError } from './mcp-server-error.js';
 import type { HttpServer, ResolvedServer } from './resolve-server-config.js';
 
@@ -388,7 +388,7 @@ export class McpSession {
     }
     return new McpServerError(
       this.server.name,
-      `MCP ${what} on server '${this.server.name}' failed: ${bounded(messageOf(error))}`,
+      `MCP ${what} on server '${this.server.name}' failed: ${bounded(messageWithCode(error))}`,
       conn?.stderr() ?? '',
       { cause: error },
     );

@@ -8,6 +8,7 @@ import { loadMcpSdk, type McpSdk } from './load-mcp-sdk.js';
 import { mapToolResult } from './map-tool-result.js';
 import { McpSession, type SessionCallOptions } from './mcp-session.js';
 import { resolveServerConfig, serverEntries, type ResolvedServer } from './resolve-server-config.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** Prefix of the tools generated for resources (`register_resources_as_tools`). */
 const RESOURCE_PREFIX = 'resource_';
@@ -36,10 +37,6 @@ interface CallTarget {
 interface DiscoveredServer {
   tools: Tool[];
   warnings: string[];
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -111,7 +108,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
         tools.push(...outcome.ok.tools);
         warnings.push(...outcome.ok.warnings);
       } else {
-        failures.push(`MCP server '${outcome.name}' failed: ${messageOf(outcome.error)}`);
+        failures.push(`MCP server '${outcome.name}' failed: ${errorMessage(outcome.error)}`);
         await this.#closeSession(manualName, outcome.name);
       }
     }
@@ -162,7 +159,7 @@ export class McpTransport implements Transport<McpCallTemplate> {
         }
       } catch (error) {
         if (callOptions.scope.aborted) throw error;
-        warnings.push(`MCP server '${name}': listing resources failed: ${messageOf(error)}`);
+        warnings.push(`MCP server '${name}': listing resources failed: ${errorMessage(error)}`);
       }
     }
     return { tools, warnings };

@@ -3,6 +3,7 @@ import { UtcpError } from '../../core/errors.js';
 import { argToText } from '../../core/stringify.js';
 import type { McpCallTemplate } from './template.js';
 import { assertHeaderSafe, assertUrlAllowed } from '../../core/url-policy.js';
+import { isPlainObject } from '../../core/guards.js';
 
 /** How a server is reached. `http-auto` tries streamable HTTP, then the legacy SSE transport. */
 export type McpServerKind = 'stdio' | 'streamable-http' | 'sse' | 'http-auto';
@@ -39,10 +40,6 @@ const TRANSPORT_ALIASES: Record<string, McpServerKind> = {
   streamablehttp: 'streamable-http',
   sse: 'sse',
 };
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function invalid(server: string, message: string): UtcpError {
   return new UtcpError('INVALID_MANUAL', `MCP server '${server}': ${message}`);

@@ -10,6 +10,7 @@ import { exchangeDefaults } from '../../http/http-dispatcher.js';
 import { httpExchange, type BufferedHttpResponse } from '../../http/http-exchange.js';
 import { appendQuery, mergeHeaders, type HttpRequestTemplate } from '../../http/http-request.js';
 import { templateTargets } from './template-targets.js';
+import { isPlainObject as isObj } from '../../core/guards.js';
 
 export { templateTargets };
 
@@ -25,7 +26,6 @@ export interface DiscoverHttpOptions {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The remote→loopback rule for discovered UTCP manuals (docs/design/security.md#remote-loopback): a manual fetched from a

@@ -8,12 +8,9 @@ import type { CallTemplateBase } from '../../core/types.js';
 import type { DiscoveryResult } from '../../core/transport.js';
 import { isLoopbackLike } from '../../core/url-policy.js';
 import { templateTargets } from './template-targets.js';
+import { isPlainObject as isObj } from '../../core/guards.js';
 
 type Obj = Record<string, unknown>;
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Whether a document is a UTCP manual: an object with a `tools` array. */
 export function isManualDocument(value: unknown): value is Obj & { tools: unknown[] } {

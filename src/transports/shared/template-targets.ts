@@ -1,5 +1,4 @@
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isPlainObject as isObj } from '../../core/guards.js';
 
 /** Every host or URL a tool template would contact (url, subscription_url, host, token URL, MCP server URLs). */
 export function templateTargets(template: unknown): string[] {

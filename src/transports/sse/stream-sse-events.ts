@@ -9,6 +9,7 @@ import { buildHttpRequest, HeaderBag, type HttpRequestSpec } from '../../http/ht
 import type { StreamedHttpResponse as HttpResponse } from '../../http/http-exchange.js';
 import { destroyBody } from '../../http/http-body.js';
 import { streamCutOff } from '../shared/stream-end.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** Deadline until the response headers arrive, in ms; the stream itself is open-ended. */
 export const SSE_HEADERS_TIMEOUT_MS = 30_000;
@@ -107,7 +108,7 @@ export async function* streamSseEvents(
       } catch (error) {
         if (signal.aborted) throw abortError(signal, what, options.timeoutMs);
         if (error instanceof UtcpError) throw error;
-        const reason = (error as { code?: string })?.code ?? (error instanceof Error ? error.message : String(error));
+        const reason = (error as { code?: string })?.code ?? errorMessage(error);
         cut = streamCutOff(what, `: the connection failed before the response ended (${reason})`, {
           code: 'TRANSPORT_FAILED',
           cause: error,

@@ -18,6 +18,7 @@ import { openStreamingResponse } from '../../http/http-open-stream.js';
 import { buildHttpRequest } from '../../http/http-request.js';
 import { isCompleteLastLine, streamCutOff } from '../shared/stream-end.js';
 import type { StreamedHttpResponse as HttpResponse } from '../../http/http-exchange.js';
+import { errorMessage } from '../../core/guards.js';
 
 /** Whole-request deadline when the template sets no `timeout`, in ms. */
 export const DEFAULT_STREAMABLE_TIMEOUT_MS = 60_000;
@@ -173,7 +174,7 @@ export async function* streamHttpItems(
 }
 
 function networkErrorFor(error: unknown, what: string, response: HttpResponse | undefined): Error {
-  const reason = (error as { code?: string })?.code ?? (error instanceof Error ? error.message : String(error));
+  const reason = (error as { code?: string })?.code ?? errorMessage(error);
   if (response) {
     // The body did not reach its end (the terminating chunk, or Content-Length bytes).
     return streamCutOff(what, `: the connection failed before the response ended (${reason})`, {

@@ -8,6 +8,7 @@
  * why, instead of a result the host would throw away.
  */
 import type { JsonSchema } from '../index.js';
+import { isPlainObject as isRecord } from '../internal.js';
 
 /** The formats the hosts' validator knows (ajv-formats, which the MCP SDKs use); others are dropped. */
 const KNOWN_FORMATS = new Set([
@@ -59,8 +60,6 @@ const SCHEMA_VALUES = new Set([
   'anyOf',
   'oneOf',
 ]);
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** How deep the copy goes; a deeper subschema is replaced by `{}` (accepts anything, which the bridge can keep). */
 const MAX_DEPTH = 64;
