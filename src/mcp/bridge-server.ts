@@ -55,31 +55,37 @@ export async function servedTools(settings: BridgeServerSettings): Promise<Map<s
 /** One output checker per bridge (its sessions share the compiled checks), none shared between bridges. */
 const checkers = new WeakMap<BridgeServerSettings, OutputChecker>();
 
-/** One MCP `Server` (one per connection or session) that lists and calls the client's tools. */
+/** The 2026-07-28 revision, offered to hosts that ask for it (docs/design/transports.md#mcp-bridge-protocol-versions). */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+
+/**
+ * One MCP `Server` (one per stdio connection, legacy HTTP session or stateless HTTP request) that lists and calls the
+ * client's tools. It offers 2026-07-28 next to every 2025-era revision the SDK speaks.
+ */
 export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSettings) {
-  const { types } = sdk;
   const server = new sdk.Server(settings.serverInfo, {
     capabilities: { tools: { listChanged: settings.listChanged } },
+    supportedProtocolVersions: [MODERN_PROTOCOL_VERSION, ...sdk.SUPPORTED_PROTOCOL_VERSIONS],
     ...(settings.instructions ? { instructions: settings.instructions } : {}),
   });
   server.onerror = (error) => settings.logger.warn('MCP bridge: protocol error', { error: error.message });
 
-  server.setRequestHandler(types.ListToolsRequestSchema, async () => {
+  server.setRequestHandler('tools/list', async () => {
     const tools = await servedTools(settings);
     return { tools: [...tools].map(([mcpName, tool]) => toMcpTool(tool, mcpName, settings.outputSchemas)) };
   });
 
-  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const tool = (await servedTools(settings)).get(name);
-    if (!tool) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const progressToken = extra._meta?.progressToken;
+    if (!tool) throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const progressToken = ctx.mcpReq._meta?.progressToken;
     const onProgress =
       progressToken === undefined
         ? undefined
         : (event: { progress: number; total?: number; message?: string }) => {
-            extra
-              .sendNotification({ method: 'notifications/progress', params: { progressToken, ...event } })
+            ctx.mcpReq
+              .notify({ method: 'notifications/progress', params: { progressToken, ...event } })
               .catch((error: Error) =>
                 settings.logger.debug('MCP bridge: progress notification failed', {
                   tool: tool.name,
@@ -88,7 +94,7 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
               );
           };
     // The host's cancellation or the bridge closing ends the call (docs/design/http-exchange.md#deadlines).
-    const scope = createDeadline([extra.signal, settings.closing], undefined, `MCP bridge call of ${tool.name}`);
+    const scope = createDeadline([ctx.mcpReq.signal, settings.closing], undefined, `MCP bridge call of ${tool.name}`);
     try {
       const result = await settings.client.callTool(tool.name, args ?? {}, {
         signal: scope.signal,
@@ -121,7 +127,7 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
       return out;
     } catch (error) {
       // A cancelled request gets no response at all (the SDK drops it); anything else is a tool error the host can read.
-      if (extra.signal.aborted) throw error;
+      if (ctx.mcpReq.signal.aborted) throw error;
       settings.logger.debug('MCP bridge: tool call failed', {
         tool: tool.name,
         error: error instanceof Error ? error.message : String(error),
