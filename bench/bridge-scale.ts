@@ -6,6 +6,7 @@
  * body), replayed with a fresh id by `CONCURRENCY` callers over keep-alive connections for a fixed time, so the
  * client's own work stays small next to the bridges'. Each call goes proxy → bridge → an HTTP tool on 127.0.0.1.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,6 +19,43 @@ import type { Row } from './lib.js';
 
 const TOKEN = 'bench-bridge-token-0123456789abcdef';
 const CONCURRENCY = 32;
+
+/** CPU seconds (user + system) a process has used, from /proc (Linux; undefined elsewhere or once it is gone). */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15 (in clock ticks, 100/s).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The PostgreSQL server listening on `port` and its backends (their parent), from /proc; empty elsewhere. */
+function postgresPids(port: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  const read = (pid: string, file: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const main = entries.find((pid) => {
+    const argv = read(pid, 'cmdline').split('\0');
+    return argv.some((a) => a.endsWith('/postgres')) && argv.includes(String(port));
+  });
+  if (!main) return [];
+  const children = entries.filter((pid) => read(pid, 'stat').split(') ')[1]?.split(' ')[1] === main);
+  return [main, ...children].map(Number);
+}
+
+const sum = (pids: number[]) => pids.reduce((total, pid) => total + (cpuSeconds(pid) ?? 0), 0);
 
 interface Captured {
   headers: Record<string, string>;
@@ -126,7 +164,16 @@ export async function benchBridgeScale(options: { quick?: boolean } = {}): Promi
       try {
         const call = await captureCall(proxy.url);
         await replay(proxy.url, call, 1000); // warm-up: JIT, connections, each bridge's first calls
+        const bridgePids = bridges.map((b) => b.proc.pid!);
+        const dbPids = postgresPids(pg.port);
+        const before = { bridges: sum(bridgePids), db: sum(dbPids), self: process.cpuUsage() };
+        const t0 = performance.now();
         const rate = await replay(proxy.url, call, seconds * 1000);
+        const calls = (rate * (performance.now() - t0)) / 1000;
+        const self = process.cpuUsage(before.self);
+        // CPU milliseconds per call: the bridges; PostgreSQL; this process (load, proxy and the tool's HTTP server).
+        const perCall = (cpuS: number) => ((cpuS * 1000) / calls).toFixed(2);
+        const cpu = `CPU ms per call: bridges ${perCall(sum(bridgePids) - before.bridges)}, PostgreSQL ${perCall(sum(dbPids) - before.db)}, load+proxy+tool ${perCall((self.user + self.system) / 1e6)}`;
         if (n === 1) single = rate;
         rows.push({
           suite: 'bridge-scale',
@@ -136,7 +183,7 @@ export async function benchBridgeScale(options: { quick?: boolean } = {}): Promi
           value: rate,
           rounds: 1,
           ...(n > 1 ? { vs: '1 bridge', ratio: rate / single } : {}),
-          note: `${CONCURRENCY} concurrent callers, ${seconds} s; requests per bridge ${proxy.counts.join('/')}; load average ${loadavg()[0].toFixed(2)}`,
+          note: `${CONCURRENCY} concurrent callers, ${seconds} s; requests per bridge ${proxy.counts.join('/')}; ${cpu}; load average ${loadavg()[0].toFixed(2)}`,
         });
       } finally {
         await proxy.close();
