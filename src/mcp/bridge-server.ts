@@ -5,8 +5,8 @@ import { OutputChecker } from './output-schema.js';
 import { encodeMcpToolName } from './tool-names.js';
 import type { McpServerSdk } from './sdk.js';
 
-/** What the bridge needs from a client. */
-export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'>;
+/** What the bridge needs from a client (`getTool`, when present, spares a listing per call). */
+export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'> & Partial<Pick<UtcpClient, 'getTool'>>;
 
 /** Which tools to serve: full UTCP names (`<manual>.<tool>`), or a predicate. */
 export type McpToolFilter = readonly string[] | ((tool: Tool) => boolean);
@@ -52,6 +52,28 @@ export async function servedTools(settings: BridgeServerSettings): Promise<Map<s
   return byName;
 }
 
+/** Every encoded MCP name ends so (tool-names.ts); a name that does not can only be a UTCP name served as is. */
+const ENCODED_SUFFIX = /_[0-9a-f]{8}$/;
+
+/**
+ * The tool served as `mcpName`. A name that cannot be an encoded one is looked up alone when the client can (one
+ * catalog read instead of the whole list per call: docs/design/transports.md#mcp-bridge-scaling); the rest go
+ * through the full list, which settles which of two tools sharing an encoded name is served.
+ */
+async function servedTool(settings: BridgeServerSettings, mcpName: string): Promise<Tool | undefined> {
+  const { client } = settings;
+  if (typeof client.getTool === 'function' && !ENCODED_SUFFIX.test(mcpName)) {
+    const tool = await client.getTool(mcpName);
+    return tool &&
+      tool.name === mcpName &&
+      encodeMcpToolName(tool.name) === mcpName &&
+      compileFilter(settings.filter)(tool)
+      ? tool
+      : undefined;
+  }
+  return (await servedTools(settings)).get(mcpName);
+}
+
 /** One output checker per bridge (its sessions share the compiled checks), none shared between bridges. */
 const checkers = new WeakMap<BridgeServerSettings, OutputChecker>();
 
@@ -77,7 +99,7 @@ export function createBridgeServer(sdk: McpServerSdk, settings: BridgeServerSett
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
-    const tool = (await servedTools(settings)).get(name);
+    const tool = await servedTool(settings, name);
     if (!tool) throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const progressToken = ctx.mcpReq._meta?.progressToken;
     const onProgress =

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { expect, it, onTestFinished } from 'vitest';
-import { UtcpClient } from '../../src/index.js';
-import { serveMcp } from '../../src/mcp/serve-mcp.js';
+import { type Tool, UtcpClient } from '../../src/index.js';
+import { encodeMcpToolName, type McpBridgeClient, serveMcp } from '../../src/mcp/serve-mcp.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/mcp-bridge/serve-bridge.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -155,4 +155,33 @@ it('stateless: no session id, any request answered alone, list_changed refused w
       code: 'INVALID_CONFIG',
       message: expect.stringContaining('stateless'),
     });
+});
+
+it('a call looks its tool up alone when it can; encoded names and the filter still resolve as listed', async () => {
+  const tool = (name: string) =>
+    ({ name, description: name, inputs: { type: 'object', properties: {} }, tags: [] }) as unknown as Tool;
+  const tools = [tool('m.plain'), tool('m.with space'), tool('m.hidden')];
+  let listings = 0;
+  const client: McpBridgeClient = {
+    getTools: async () => {
+      listings++;
+      return tools;
+    },
+    getTool: async (name) => tools.find((t) => t.name === name),
+    callTool: (async (name: string) => ({ called: name })) as McpBridgeClient['callTool'],
+  };
+  const handle = await serveMcp(client, { transport: 'http' }, { filter: (t) => t.name !== 'm.hidden' });
+  onTestFinished(() => handle.close());
+  const mcp = v2Client();
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(handle.url!), bearer(handle)));
+  const listed = (await mcp.listTools()).tools.map((t) => t.name);
+  expect(listed).toEqual(['m.plain', encodeMcpToolName('m.with space')]);
+  listings = 0;
+  expect((await mcp.callTool({ name: 'm.plain', arguments: {} })).structuredContent).toEqual({ called: 'm.plain' });
+  expect(listings).toBe(0);
+  expect((await mcp.callTool({ name: listed[1], arguments: {} })).structuredContent).toEqual({
+    called: 'm.with space',
+  });
+  await expect(mcp.callTool({ name: 'm.hidden', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  await expect(mcp.callTool({ name: 'm.nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
 });
