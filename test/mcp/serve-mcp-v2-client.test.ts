@@ -185,3 +185,21 @@ it('a call looks its tool up alone when it can; encoded names and the filter sti
   await expect(mcp.callTool({ name: 'm.hidden', arguments: {} })).rejects.toMatchObject({ code: -32602 });
   await expect(mcp.callTool({ name: 'm.nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
 });
+
+it('tells a 2026-07-28 host listening for changes that the tool list changed', async () => {
+  const handle = await addBridge();
+  const mcp = new Client(
+    { name: 'listener', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  onTestFinished(() => mcp.close());
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(handle.url!), bearer(handle)));
+  const changed = new Promise<void>((resolve) =>
+    mcp.setNotificationHandler('notifications/tools/list_changed', () => resolve()),
+  );
+  const subscription = await mcp.listen({ toolsListChanged: true });
+  onTestFinished(() => subscription.close());
+  expect(subscription.honoredFilter.toolsListChanged).toBe(true);
+  await handle.notifyToolListChanged();
+  await changed;
+});
