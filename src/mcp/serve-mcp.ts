@@ -176,7 +176,16 @@ export async function serveMcp(
       },
     );
     notifyListChanged = async () => {
-      await Promise.all(made.map((s) => s.sendToolListChanged().catch(() => {})));
+      // A discarded discover probe was never connected: its failure says nothing.
+      await Promise.all(
+        made.map((s) =>
+          s
+            .sendToolListChanged()
+            .catch((error: Error) =>
+              settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }),
+            ),
+        ),
+      );
     };
     shutdown = async () => {
       stdin.off('end', onEnd);
