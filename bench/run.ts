@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every suite side by side with its peers in one run, written to
  * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.svg).
- * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres, tracing),
+ * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres, tracing,
+ * bridge-scale),
  * --write-docs (with --only: still render docs/benchmarks.md from the suites run).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ const suites: Record<string, [string, string]> = {
   import: ['./cli.ts', 'benchImport'],
   postgres: ['./postgres.ts', 'benchPostgres'],
   tracing: ['./tracing.ts', 'benchTracing'],
+  'bridge-scale': ['./bridge-scale.ts', 'benchBridgeScale'],
 };
 
 const rows: Row[] = [];

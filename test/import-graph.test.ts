@@ -17,6 +17,7 @@ const HEAVY = [
   '@grpc/grpc-js',
   'protobufjs',
   '@modelcontextprotocol/sdk',
+  '@modelcontextprotocol/server',
   'eventsource-parser',
   'pg',
   '@electric-sql/pglite',

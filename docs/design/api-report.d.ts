@@ -1116,7 +1116,7 @@ export interface VercelAiToolsOptions extends ExportToolsOptions {
 // encodeMcpToolName
 export declare function encodeMcpToolName(utcpName: string): string;
 // McpBridgeClient
-export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'>;
+export type McpBridgeClient = Pick<UtcpClient, 'getTools' | 'callTool'> & Partial<Pick<UtcpClient, 'getTool'>>;
 // McpBridgeHandle
 export interface McpBridgeHandle {
     readonly url?: string;
@@ -1140,6 +1140,7 @@ export interface McpHttpTransportOptions {
     auth?: McpHttpAuth;
     maxSessions?: number;
     sessionIdleTimeoutMs?: number;
+    stateless?: boolean;
 }
 // McpStdioTransportOptions
 export interface McpStdioTransportOptions {

@@ -170,7 +170,7 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
   },
   'serve-mcp': {
     usage:
-      'utcp serve-mcp [sources...] [--code-tools <dir> [--dangerously-run-unsandboxed]] [--http [--port p] [--no-auth] [--max-sessions n] [--session-idle ms]]',
+      'utcp serve-mcp [sources...] [--code-tools <dir> [--dangerously-run-unsandboxed]] [--http [--port p] [--no-auth] [--stateless | --max-sessions n --session-idle ms]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio (bearer token required)' },
@@ -178,6 +178,10 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
       'no-auth': {
         type: 'boolean',
         help: 'HTTP: accept requests without a token (any local process or user can call the tools)',
+      },
+      stateless: {
+        type: 'boolean',
+        help: 'HTTP: keep no session between requests, so many instances behind a load balancer serve one host',
       },
       'max-sessions': {
         type: 'string',
@@ -398,6 +402,7 @@ export async function main(argv: string[]): Promise<number> {
           port: intOption(values.port, 'port') ?? 0,
           codeTools: values['code-tools'] as string | undefined,
           noAuth: Boolean(values['no-auth']),
+          stateless: Boolean(values.stateless),
           maxSessions: intOption(values['max-sessions'], 'max-sessions'),
           sessionIdleTimeoutMs: intOption(values['session-idle'], 'session-idle'),
           unsandboxed: Boolean(values['dangerously-run-unsandboxed']),

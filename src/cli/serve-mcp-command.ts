@@ -10,6 +10,8 @@ export interface ServeMcpCommandOptions {
   port: number;
   codeTools?: string;
   noAuth?: boolean;
+  /** --stateless: no session between requests (docs/design/transports.md#mcp-bridge-stateless). */
+  stateless?: boolean;
   maxSessions?: number;
   sessionIdleTimeoutMs?: number;
   /** --dangerously-run-unsandboxed: bash of --code-tools may run without a kernel sandbox. */
@@ -32,10 +34,13 @@ function tokenFromEnvironment(opts: ServeMcpCommandOptions): string | undefined 
 function checkHttpOptions(opts: ServeMcpCommandOptions): void {
   const httpOnly = [
     opts.noAuth && '--no-auth',
+    opts.stateless && '--stateless',
     opts.maxSessions !== undefined && '--max-sessions',
     opts.sessionIdleTimeoutMs !== undefined && '--session-idle',
   ].filter(Boolean);
   if (!opts.http && httpOnly.length) throw new UsageError(`${httpOnly.join(', ')}: only with --http`);
+  if (opts.stateless && (opts.maxSessions !== undefined || opts.sessionIdleTimeoutMs !== undefined))
+    throw new UsageError('--max-sessions and --session-idle bound sessions; --stateless keeps none: drop one of them');
   if (opts.maxSessions === 0) throw new UsageError('--max-sessions expects a positive integer, got "0"');
   if (opts.sessionIdleTimeoutMs === 0) throw new UsageError('--session-idle expects a positive integer, got "0"');
 }
@@ -87,6 +92,7 @@ export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): 
             auth: opts.noAuth ? 'none' : envToken ? { token: envToken } : undefined,
             maxSessions: opts.maxSessions,
             sessionIdleTimeoutMs: opts.sessionIdleTimeoutMs,
+            ...(opts.stateless ? { stateless: true } : {}),
           }
         : { transport: 'stdio' },
       { timeoutMs: c.timeoutMs },
@@ -97,7 +103,7 @@ export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): 
   }
   // stdout belongs to the MCP protocol in stdio mode: everything else goes to stderr.
   c.out.info(
-    `${green(c.out, '✓')} serving ${tools.length} tool(s) over MCP ${opts.http ? `at ${handle.url}` : 'on stdio'}${dim(c.out, opts.http ? ' (Ctrl-C to stop)' : '')}`,
+    `${green(c.out, '✓')} serving ${tools.length} tool(s) over MCP ${opts.http ? `at ${handle.url}${opts.stateless ? ' (stateless)' : ''}` : 'on stdio'}${dim(c.out, opts.http ? ' (Ctrl-C to stop)' : '')}`,
   );
   // The one place the token is printed, once, to stderr (docs/design/threat-model.md#mcp-bridge-auth).
   if (opts.http && opts.noAuth)

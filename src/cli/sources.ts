@@ -207,7 +207,8 @@ export async function createCliClient(
     merged.load_variables_from!.push(
       ...(config.load_variables_from ?? []).map((l) => ({ ...l, env_file_path: resolve(dirname(p), l.env_file_path) })),
     );
-    for (const key of ['post_processing', 'tool_search_strategy', 'limits', 'resilience'] as const)
+    // tool_repository too: several CLI processes (serve-mcp --stateless behind a load balancer) share one catalog.
+    for (const key of ['post_processing', 'tool_search_strategy', 'limits', 'resilience', 'tool_repository'] as const)
       if (config[key] !== undefined) (merged as Record<string, unknown>)[key] = config[key];
   }
   if (existsSync(resolve(options.cwd, '.env')))

@@ -3,12 +3,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { TransportError } from '../index.js';
 import { isLoopbackLiteral } from '../internal.js';
-import { loadStreamableHttpServerTransport, type McpServerSdk } from './sdk.js';
+import type { McpServerSdk } from './sdk.js';
 import { createBridgeServer, type BridgeServerSettings } from './bridge-server.js';
 import { bearerChecker, type BearerCheck } from './http-auth.js';
+import { sendWebResponse, toWebRequest } from './web-http.js';
 
 type BridgeServer = ReturnType<typeof createBridgeServer>;
-type HttpTransport = InstanceType<Awaited<ReturnType<typeof loadStreamableHttpServerTransport>>>;
+type HttpTransport = InstanceType<McpServerSdk['WebStandardStreamableHTTPServerTransport']>;
 
 interface Session {
   transport: HttpTransport;
@@ -32,12 +33,17 @@ export interface HttpBridgeOptions {
   maxSessions: number;
   /** A session with no request in flight for this long is closed. */
   sessionIdleTimeoutMs: number;
+  /**
+   * Keep nothing between requests: every request, of either protocol era, is answered by a fresh server
+   * (docs/design/transports.md#mcp-bridge-stateless). `maxSessions` and `sessionIdleTimeoutMs` do not apply.
+   */
+  stateless: boolean;
 }
 
 export interface HttpBridge {
   url: string;
-  /** Every live MCP session's server (for list-changed notifications). */
-  servers(): BridgeServer[];
+  /** Sends `notifications/tools/list_changed` to every live 2025-era session and every open 2026-07-28 subscription. */
+  notifyToolListChanged(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,8 +94,10 @@ function urlHost(host: string): string {
 }
 
 /**
- * Serves MCP over streamable HTTP on a node:http server: one SDK transport and one MCP server per
- * session (created by an `initialize` POST, ended by DELETE or `close()`).
+ * Serves MCP over streamable HTTP on a node:http server (docs/design/transports.md#mcp-bridge-http). A 2026-07-28
+ * request carries its protocol version and client in every message and is answered by a server made for it alone.
+ * A 2025-era host gets one SDK transport and one MCP server per session (created by an `initialize` POST, ended by
+ * DELETE or `close()`), or, with `stateless`, a fresh server per request as well.
  * When bound to a loopback address, requests must name a loopback Host (and Origin, when sent),
  * which keeps web pages from reaching the bridge through DNS rebinding. With a token, every request must carry it
  * (checked before any session is looked up or created); sessions are bounded in number and closed when idle
@@ -100,7 +108,10 @@ export async function startHttpBridge(
   settings: BridgeServerSettings,
   options: HttpBridgeOptions,
 ): Promise<HttpBridge> {
-  const StreamableHTTPServerTransport = await loadStreamableHttpServerTransport();
+  const factory = () => createBridgeServer(sdk, settings);
+  const onerror = (error: Error) => settings.logger.debug('MCP bridge: request rejected', { error: error.message });
+  // 2026-07-28 requests always; 2025-era requests too in stateless mode, else they go to the sessions below.
+  const perRequest = sdk.createMcpHandler(factory, { legacy: options.stateless ? 'stateless' : 'reject', onerror });
   const sessions = new Map<string, Session>();
   const pending = new Set<Session>();
   const loopbackOnly = isLoopbackLiteral(options.host);
@@ -158,7 +169,7 @@ export async function startHttpBridge(
     return true;
   }
 
-  async function openSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function openSession(request: Request, res: ServerResponse): Promise<void> {
     if (!makeRoom())
       return sendJsonRpcError(
         res,
@@ -167,7 +178,7 @@ export async function startHttpBridge(
         `Too many MCP sessions: all ${options.maxSessions} are busy; retry later or end one with DELETE`,
       );
     const session = { active: 0, lastUsed: performance.now(), ended: false } as Session;
-    session.transport = new StreamableHTTPServerTransport({
+    session.transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         pending.delete(session);
@@ -175,12 +186,12 @@ export async function startHttpBridge(
       },
     });
     session.transport.onclose = () => forget(session);
-    session.server = createBridgeServer(sdk, settings);
+    session.server = factory();
     pending.add(session);
     track(session, res);
     try {
       await session.server.connect(session.transport);
-      await session.transport.handleRequest(req, res);
+      await sendWebResponse(res, await session.transport.handleRequest(request));
     } finally {
       // A first request that was not `initialize` (or that failed) made no session: drop it and its slot.
       if (!session.transport.sessionId) await closeSession(session);
@@ -202,16 +213,20 @@ export async function startHttpBridge(
       if (check !== 'ok') return sendUnauthorized(res, check);
     }
     if (closed) return sendJsonRpcError(res, 503, -32000, 'Server is closing');
+    const request = toWebRequest(req, res);
+    if (options.stateless) return sendWebResponse(res, await perRequest.fetch(request));
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found');
       track(session, res);
-      return session.transport.handleRequest(req, res);
+      return sendWebResponse(res, await session.transport.handleRequest(request));
     }
     if (req.method !== 'POST') return sendJsonRpcError(res, 400, -32000, 'Bad Request: missing Mcp-Session-Id header');
-    return openSession(req, res);
+    // The SDK's own classification (it reads a clone of the body): a 2025-era message opens a session.
+    if (await sdk.isLegacyRequest(request)) return openSession(request, res);
+    return sendWebResponse(res, await perRequest.fetch(request));
   }
 
   const http = createServer((req, res) => {
@@ -247,12 +262,23 @@ export async function startHttpBridge(
 
   return {
     url: `http://${urlHost(options.host)}:${port}${options.path}`,
-    servers: () => [...sessions.values()].map((s) => s.server),
+    async notifyToolListChanged() {
+      perRequest.notify.toolsChanged();
+      await Promise.all(
+        [...sessions.values()].map(({ server }) =>
+          server
+            .sendToolListChanged()
+            .catch((error: Error) =>
+              settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }),
+            ),
+        ),
+      );
+    },
     async close() {
       if (closed) return;
       closed = true;
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.all([...sessions.values(), ...pending].map(closeSession));
+      await Promise.all([...[...sessions.values(), ...pending].map(closeSession), perRequest.close()]);
       // Idle keep-alive sockets would hold the process for the keep-alive timeout.
       http.closeAllConnections();
       await stopped;

@@ -1,19 +1,23 @@
-import type * as ServerModule from '@modelcontextprotocol/sdk/server/index.js';
-import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
-import type * as StdioModule from '@modelcontextprotocol/sdk/server/stdio.js';
-import type * as HttpModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type * as ServerModule from '@modelcontextprotocol/server';
+import type * as StdioModule from '@modelcontextprotocol/server/stdio';
 import { UtcpError } from '../index.js';
 
-/** The MCP SDK modules the bridge needs, loaded on first use. */
+/** The MCP server SDK (v2, `@modelcontextprotocol/server`) parts the bridge needs, loaded on first use. */
 export interface McpServerSdk {
   Server: typeof ServerModule.Server;
-  types: typeof TypesModule;
+  ProtocolError: typeof ServerModule.ProtocolError;
+  ProtocolErrorCode: typeof ServerModule.ProtocolErrorCode;
+  /** The 2025-era revisions the SDK negotiates through `initialize`. */
+  SUPPORTED_PROTOCOL_VERSIONS: readonly string[];
+  createMcpHandler: typeof ServerModule.createMcpHandler;
+  isLegacyRequest: typeof ServerModule.isLegacyRequest;
+  WebStandardStreamableHTTPServerTransport: typeof ServerModule.WebStandardStreamableHTTPServerTransport;
 }
 
 function missing(cause: unknown): UtcpError {
   return new UtcpError(
     'DEPENDENCY_MISSING',
-    'The MCP bridge needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk',
+    'The MCP bridge needs @modelcontextprotocol/server: npm install @modelcontextprotocol/server',
     { cause },
   );
 }
@@ -21,29 +25,26 @@ function missing(cause: unknown): UtcpError {
 /** @throws UtcpError DEPENDENCY_MISSING when the SDK cannot be imported. */
 export async function loadMcpServerSdk(): Promise<McpServerSdk> {
   try {
-    const [server, types] = await Promise.all([
-      import('@modelcontextprotocol/sdk/server/index.js'),
-      import('@modelcontextprotocol/sdk/types.js'),
-    ]);
-    return { Server: server.Server, types };
+    const sdk = await import('@modelcontextprotocol/server');
+    return {
+      Server: sdk.Server,
+      ProtocolError: sdk.ProtocolError,
+      ProtocolErrorCode: sdk.ProtocolErrorCode,
+      SUPPORTED_PROTOCOL_VERSIONS: sdk.SUPPORTED_PROTOCOL_VERSIONS,
+      createMcpHandler: sdk.createMcpHandler,
+      isLegacyRequest: sdk.isLegacyRequest,
+      WebStandardStreamableHTTPServerTransport: sdk.WebStandardStreamableHTTPServerTransport,
+    };
   } catch (cause) {
     throw missing(cause);
   }
 }
 
 /** @throws UtcpError DEPENDENCY_MISSING */
-export async function loadStdioServerTransport(): Promise<typeof StdioModule.StdioServerTransport> {
+export async function loadStdioServer(): Promise<Pick<typeof StdioModule, 'serveStdio' | 'StdioServerTransport'>> {
   try {
-    return (await import('@modelcontextprotocol/sdk/server/stdio.js')).StdioServerTransport;
-  } catch (cause) {
-    throw missing(cause);
-  }
-}
-
-/** @throws UtcpError DEPENDENCY_MISSING */
-export async function loadStreamableHttpServerTransport(): Promise<typeof HttpModule.StreamableHTTPServerTransport> {
-  try {
-    return (await import('@modelcontextprotocol/sdk/server/streamableHttp.js')).StreamableHTTPServerTransport;
+    const stdio = await import('@modelcontextprotocol/server/stdio');
+    return { serveStdio: stdio.serveStdio, StdioServerTransport: stdio.StdioServerTransport };
   } catch (cause) {
     throw missing(cause);
   }

@@ -6,7 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import { UtcpError, type Logger } from '../index.js';
 import { completeLogger } from '../internal.js';
 import { startHttpBridge, type HttpBridge } from './http-bridge.js';
-import { loadMcpServerSdk, loadStdioServerTransport } from './sdk.js';
+import { loadMcpServerSdk, loadStdioServer } from './sdk.js';
 import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
@@ -59,6 +59,13 @@ export interface McpHttpTransportOptions {
   maxSessions?: number;
   /** A session with no request in flight (an open GET event stream counts as one) for this long is closed. @default 600_000 (10 minutes) */
   sessionIdleTimeoutMs?: number;
+  /**
+   * Keep nothing between requests: every request is answered by a fresh MCP server, so any number of bridges behind
+   * a load balancer (sharing one catalog) serve one host. 2025-era hosts get no session (no `Mcp-Session-Id`, no GET
+   * event stream); 2026-07-28 hosts lose nothing. Not with `maxSessions` or `sessionIdleTimeoutMs`.
+   * @default false
+   */
+  stateless?: boolean;
 }
 
 export type McpBridgeTransportOptions = McpStdioTransportOptions | McpHttpTransportOptions;
@@ -129,7 +136,7 @@ export async function serveMcp(
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
 
-  let servers: () => Array<ReturnType<typeof createBridgeServer>> = () => [];
+  let notifyListChanged: () => Promise<void> = async () => {};
   let shutdown: (() => Promise<void>) | undefined;
   let url: string | undefined;
   let token: string | undefined;
@@ -147,21 +154,51 @@ export async function serveMcp(
   };
 
   if (transport.transport === 'stdio') {
-    const StdioServerTransport = await loadStdioServerTransport();
+    const { serveStdio, StdioServerTransport } = await loadStdioServer();
     const stdin = transport.stdin ?? process.stdin;
     const stdout = transport.stdout ?? process.stdout;
-    const server = createBridgeServer(sdk, settings);
+    // The SDK picks the era from the host's first message and pins one server for the connection; a `server/discover`
+    // probe may make one more that it throws away (docs/design/transports.md#mcp-bridge-protocol-versions).
+    const made: Array<ReturnType<typeof createBridgeServer>> = [];
     const onEnd = () => void close();
     stdin.once('end', onEnd);
     stdin.once('close', onEnd);
-    await server.connect(new StdioServerTransport(stdin, stdout));
-    servers = () => [server];
+    const served = serveStdio(
+      () => {
+        const server = createBridgeServer(sdk, settings);
+        made.push(server);
+        if (made.length > 2) made.shift();
+        return server;
+      },
+      {
+        transport: new StdioServerTransport(stdin, stdout),
+        onerror: (error) => settings.logger.warn('MCP bridge: protocol error', { error: error.message }),
+      },
+    );
+    notifyListChanged = async () => {
+      // A discarded discover probe was never connected: its failure says nothing.
+      await Promise.all(
+        made.map((s) =>
+          s
+            .sendToolListChanged()
+            .catch((error: Error) =>
+              settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }),
+            ),
+        ),
+      );
+    };
     shutdown = async () => {
       stdin.off('end', onEnd);
       stdin.off('close', onEnd);
-      await server.close();
+      await served.close();
     };
   } else if (transport.transport === 'http') {
+    const stateless = transport.stateless === true;
+    if (stateless && (transport.maxSessions !== undefined || transport.sessionIdleTimeoutMs !== undefined))
+      throw new UtcpError(
+        'INVALID_CONFIG',
+        'serveMcp: maxSessions and sessionIdleTimeoutMs bound sessions; a stateless bridge keeps none',
+      );
     token = resolveBridgeToken(transport.auth);
     const http: HttpBridge = await startHttpBridge(sdk, settings, {
       host: transport.host ?? '127.0.0.1',
@@ -174,9 +211,10 @@ export async function serveMcp(
         'sessionIdleTimeoutMs',
         DEFAULT_SESSION_IDLE_TIMEOUT_MS,
       ),
+      stateless,
     });
     url = http.url;
-    servers = () => http.servers();
+    notifyListChanged = () => http.notifyToolListChanged();
     shutdown = () => http.close();
   } else {
     throw new UtcpError(
@@ -195,15 +233,7 @@ export async function serveMcp(
           'NOT_SUPPORTED',
           'serveMcp: start the bridge with { listChanged: true } to send tools/list_changed',
         );
-      await Promise.all(
-        servers().map((s) =>
-          s
-            .sendToolListChanged()
-            .catch((error: Error) =>
-              settings.logger.debug('MCP bridge: list_changed failed', { error: error.message }),
-            ),
-        ),
-      );
+      await notifyListChanged();
     },
     close,
   };

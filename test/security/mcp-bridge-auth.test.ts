@@ -518,13 +518,17 @@ describe('utcp serve-mcp --http (built CLI)', () => {
     expect((await run(['--http', '--no-auth'], { UTCP_MCP_TOKEN: 'a-strong-enough-token-123' })).code).toBe(2);
     expect((await run(['--no-auth'])).code).toBe(2);
     expect((await run(['--http', '--max-sessions', '0'])).code).toBe(2);
+    expect((await run(['--stateless'])).err).toMatch(/--stateless: only with --http/);
+    const both = await run(['--http', '--stateless', '--session-idle', '5000']);
+    expect(both.code).toBe(2);
+    expect(both.err).toMatch(/--stateless keeps none/);
     const help = await new Promise<string>((resolve) => {
       const child = spawn(process.execPath, [BIN, 'serve-mcp', '--help'], { stdio: ['ignore', 'pipe', 'ignore'] });
       let out = '';
       child.stdout!.on('data', (c: Buffer) => (out += c));
       child.once('close', () => resolve(out));
     });
-    for (const flag of ['--no-auth', '--max-sessions <n>', '--session-idle <ms>', 'UTCP_MCP_TOKEN'])
+    for (const flag of ['--no-auth', '--stateless', '--max-sessions <n>', '--session-idle <ms>', 'UTCP_MCP_TOKEN'])
       expect(help).toContain(flag);
   });
 });
