@@ -193,6 +193,7 @@ export type {
   DiscoveryResult,
   ProgressEvent,
   DirectCallable,
+  CallGate,
   OpenApiConverter,
   OpenApiConverterOptions,
 } from './core/transport.js';

@@ -8,7 +8,7 @@ import type { Logger } from './logger.js';
 import type { PostProcessorFn } from './post-processors.js';
 import type { ToolRepository } from './repository.js';
 import type { TransportEntry } from './template-registry.js';
-import type { DirectCallable, OpenApiConverter, ProgressEvent } from './transport.js';
+import type { CallGate, DirectCallable, OpenApiConverter, ProgressEvent } from './transport.js';
 import type { JsonSchema } from './types.js';
 import type { VariableSource } from './variables.js';
 
@@ -26,6 +26,11 @@ export interface CallToolOptions {
    * ignore it. Post-processors still apply. @default false
    */
   raw?: boolean;
+  /**
+   * Decides the tool calls this call makes on behalf of the caller (a code-mode script's calls): handed to `direct`
+   * functions as `context.callGate` (docs/design/code-mode.md#approvals). Other transports ignore it.
+   */
+  callGate?: CallGate;
 }
 
 /** Options for one manual registration. */
