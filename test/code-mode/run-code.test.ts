@@ -168,7 +168,7 @@ describe('runCode', () => {
     ];
     const out = await runCode(client, `return ${JSON.stringify(globals)}.map((g) => [g, typeof globalThis[g]]);`);
     expect(out.result).toEqual(globals.map((g) => [g, 'undefined']));
-    const escape = await runCode(
+    const escapes = await runCode(
       client,
       `
       const tries = [];
@@ -178,7 +178,7 @@ describe('runCode', () => {
       return tries;
       `,
     );
-    expect(escape.result).toEqual(['ReferenceError', 'undefined', 'undefined']);
+    expect(escapes.result).toEqual(['ReferenceError', 'undefined', 'undefined']);
     await expect(runCode(client, "import fs from 'node:fs';")).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
   });
 

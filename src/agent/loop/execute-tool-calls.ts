@@ -17,6 +17,7 @@ import { parseToolArguments } from './parse-tool-arguments.js';
 import { runAbortError, throwIfRunAborted, untilAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME, parseSearchArguments, searchResultText } from './search-tools-tool.js';
 import type { ToolNameCodec } from '../export/tool-names.js';
+import { nestedCallGate } from './nested-call-gate.js';
 import { toolOutputParts } from './tool-output-text.js';
 import { truncateOutput } from './truncate-output.js';
 
@@ -226,6 +227,7 @@ async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: Too
   try {
     const value = await ctx.client.callTool(toolName, args, {
       signal: ctx.signal,
+      callGate: nestedCallGate(call, ctx, (d) => checkDecision(d as ApprovalDecision)),
       ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}),
     });
     ctx.tools.touch(toolName);

@@ -28,7 +28,8 @@ export function createDirectTransport(ctx: TransportContext): Transport<DirectCa
       const bare = template.callable_name ?? tool.name.slice(options.manualName.length + 1);
       const entry = ctx.callables.get(`${options.manualName}.${bare}`) ?? ctx.callables.get(bare);
       if (!entry) throw new UtcpError('TOOL_NOT_FOUND', `No function registered for ${tool.name} (callable "${bare}")`);
-      const run = (async () => entry.callable(args, {
+      const run = (async () =>
+        entry.callable(args, {
           signal: options.signal,
           onProgress: options.onProgress,
           ...(options.callGate ? { callGate: options.callGate } : {}),
