@@ -114,4 +114,29 @@ describe('code mode in the agent loop', () => {
     expect(out[1]).toMatch(/^refused: Denied: .*cannot wait/);
     expect(out[3]).toMatch(/^refused: Tool not found: files\.wipe/);
   });
+
+  it('codeModeTool: the model is offered only search_tools and the code-mode tool; search answers with declarations', async () => {
+    const { client, ran } = await setup();
+    const model = new ScriptedModel([
+      toolCallsTurn({ name: 'search_tools', args: { query: 'read file' } }),
+      toolCallsTurn({ name: 'code_mode__run', args: { code: "return await files.read({ path: 'x' })" } }),
+      textTurn('done'),
+    ]);
+    const result = await runAgent({
+      client,
+      model,
+      messages: [userMessage('read x')],
+      codeModeTool: 'code_mode.run',
+    });
+    expect(result.text).toBe('done');
+    expect(model.requests[0].tools?.map((t) => t.name)).toEqual(['search_tools', 'code_mode__run']);
+    expect(model.requests[1].tools?.map((t) => t.name)).toEqual(['search_tools', 'code_mode__run']);
+    const searched = model.requests[1].messages.at(-1) as { content: string };
+    expect(searched.content).toContain('declare const files: {');
+    expect(searched.content).toContain('read(args: {');
+    expect(ran).toEqual(['read x']);
+    await expect(
+      runAgent({ client, model: new ScriptedModel([]), messages: [userMessage('x')], codeModeTool: 'nope.run' }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+  });
 });
