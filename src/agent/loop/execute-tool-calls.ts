@@ -222,7 +222,7 @@ async function codeModeSearchText(codeMode: Tool, found: readonly Tool[], ctx: T
   try {
     const text = await ctx.client.callTool(describe, { tools: visible.map((t) => t.name) }, { signal: ctx.signal });
     if (typeof text === 'string') return text;
-  } catch (error) {
+  } catch {
     if (ctx.signal.aborted) throw runAbortError(ctx.signal);
   }
   return searchResultText(visible, ctx.names);
