@@ -1,10 +1,26 @@
 /**
- * TypeScript in, JavaScript out: the engine runs JavaScript only (docs/design/code-mode.md#typescript). Node's own
- * stripper where it exists (22.13+), else `typescript` when installed; without either, the code runs as written.
+ * TypeScript in, JavaScript out: the engine runs JavaScript only (docs/design/code-mode.md#typescript). Code that
+ * parses as JavaScript runs as written; else Node's own stripper where it exists (22.13+), else `typescript` when
+ * installed; without either, the code runs as written (and the engine reports the syntax error).
  */
+import { Script } from 'node:vm';
 import { CodeModeError } from './errors.js';
 
 type Stripper = (code: string) => string;
+
+/**
+ * True when `source` already parses as JavaScript: V8 compiles it (`vm.Script` parses, it never runs here), so
+ * plain JavaScript skips the stripper, whose first load costs seconds for `typescript`
+ * (docs/design/code-mode.md#typescript).
+ */
+function isJavaScript(source: string): boolean {
+  try {
+    new Script(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function nodeStripper(): Promise<Stripper | undefined> {
   const mod = (await import('node:module')) as { stripTypeScriptTypes?: (code: string, options?: object) => string };
@@ -44,6 +60,7 @@ async function typescriptStripper(): Promise<Stripper | undefined> {
  */
 export async function scriptToJavaScript(code: string, name: string): Promise<string> {
   const wrapped = `async function ${name}() {\n${code}\n}\n`;
+  if (isJavaScript(wrapped)) return wrapped;
   const strippers = [nodeStripper, typescriptStripper];
   let lastError: unknown;
   for (const load of strippers) {
