@@ -1,7 +1,7 @@
 /**
  * TypeScript in, JavaScript out: the engine runs JavaScript only (docs/design/code-mode.md#typescript). Code that
- * parses as JavaScript runs as written; else Node's own stripper where it exists (22.13+), else `typescript` when
- * installed; without either, the code runs as written (and the engine reports the syntax error).
+ * parses as JavaScript runs as written; else `typescript` when installed, else Node's own stripper where it
+ * exists (22.13+); without either, the code runs as written (and the engine reports the syntax error).
  */
 import { Script } from 'node:vm';
 import { CodeModeError } from './errors.js';
@@ -61,7 +61,8 @@ async function typescriptStripper(): Promise<Stripper | undefined> {
 export async function scriptToJavaScript(code: string, name: string): Promise<string> {
   const wrapped = `async function ${name}() {\n${code}\n}\n`;
   if (isJavaScript(wrapped)) return wrapped;
-  const strippers = [nodeStripper, typescriptStripper];
+  // typescript first: Node's stripper is marked experimental on some versions and Node prints a warning for it.
+  const strippers = [typescriptStripper, nodeStripper];
   let lastError: unknown;
   for (const load of strippers) {
     const strip = await load();
