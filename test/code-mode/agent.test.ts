@@ -139,4 +139,21 @@ describe('code mode in the agent loop', () => {
       runAgent({ client, model: new ScriptedModel([]), messages: [userMessage('x')], codeModeTool: 'nope.run' }),
     ).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
   });
+
+  it("an approver's edit changes the arguments of a script's call", async () => {
+    const { client, ran } = await setup();
+    const code = "return await files.delete({ path: 'important' });";
+    const model = new ScriptedModel([toolCallsTurn({ name: 'code_mode__run', args: { code } }), textTurn('done')]);
+    await runAgent({
+      client,
+      model,
+      messages: [userMessage('delete')],
+      approval: {
+        policy: [{ tags: ['write'], action: 'ask' }],
+        approve: () => ({ type: 'edit', args: { path: 'scratch' } }),
+      },
+    });
+    expect(ran).toEqual(['delete scratch']);
+    expect(resultOf(model).result).toBe('deleted');
+  });
 });
