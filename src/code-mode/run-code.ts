@@ -160,12 +160,14 @@ export async function runCode(
   const vm = runtime.newContext();
 
   const hostCall = async (name: string, argsJson: string): Promise<string> => {
+    if (calls.length >= maxCalls) {
+      const e = new CodeModeError('LIMIT_EXCEEDED', `The script made more than ${maxCalls} tool calls (maxCalls)`);
+      return JSON.stringify({ ok: false, ...errorText(e) });
+    }
     const started = performance.now();
     const record: CodeModeCall = { tool: name, ok: false, durationMs: 0 };
     calls.push(record);
     try {
-      if (calls.length > maxCalls)
-        throw new CodeModeError('LIMIT_EXCEEDED', `The script made more than ${maxCalls} tool calls (maxCalls)`);
       const tool = byName.get(name);
       if (!tool) throw new CodeModeError('TOOL_NOT_FOUND', `Tool ${name} is not available to this script`);
       const parsed = JSON.parse(argsJson) as unknown;

@@ -203,6 +203,17 @@ describe('runCode', () => {
     expect(gated.result).toEqual([{ value: 20 }, 'not allowed']);
   });
 
+  it('refuses calls past maxCalls with a catchable LIMIT_EXCEEDED error', async () => {
+    const client = await clientWithTools();
+    const out = await runCode(
+      client,
+      'let n = 0; for (let i = 0; i < 5; i++) { try { await fn.add({ a: i, b: 0 }); n++; } catch (e) { return [n, e.code]; } }',
+      { maxCalls: 3 },
+    );
+    expect(out.result).toEqual([3, 'LIMIT_EXCEEDED']);
+    expect(out.calls).toHaveLength(3);
+  });
+
   it('stops at its signal with ABORTED', async () => {
     const client = await clientWithTools();
     const controller = new AbortController();
