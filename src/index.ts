@@ -239,6 +239,7 @@ export type {
   DiscoveryResult,
   ProgressEvent,
   DirectCallable,
+  CallGate,
   OpenApiConverter,
   OpenApiConverterOptions,
 } from './core/transport.js';

@@ -140,13 +140,14 @@ describe('module boundaries', () => {
     expect(bad).toEqual([]);
   });
 
-  it('agent, mcp and tools use the public API only (the root entry, the internal entries for the agent and tools, and their own folder)', () => {
+  it('agent, mcp, tools and code-mode use the public API only (the root entry, the internal entries for the agent and tools, and their own folder)', () => {
     const bad: string[] = [];
     for (const [dir, allowed] of [
       // core/guards.ts: the agent entry must not load internal.js (test/import-graph.test.ts); the guards are a leaf.
       ['agent', ['index.ts', 'internal.ts', 'internal-http.ts', 'core/guards.ts']],
       ['mcp', ['index.ts', 'internal.ts', 'internal-http.ts']],
       ['tools', ['index.ts', 'internal.ts', 'internal-http.ts']],
+      ['code-mode', ['index.ts']],
     ] as const) {
       for (const f of files(join(SRC, dir))) {
         for (const i of imports(f)) {

@@ -23,6 +23,9 @@ const HEAVY = [
   '@electric-sql/pglite',
   're2js',
   '@opentelemetry/api',
+  'quickjs-emscripten-core',
+  '@jitl/quickjs-wasmfile-release-sync',
+  'typescript',
 ];
 
 /** Every module reachable from `entry` through static `import ... from` (not `import()`). */
@@ -90,4 +93,21 @@ describe('import cost of the CLI, the MCP bridge and the internal entry', () => 
       },
     );
   }
+});
+
+describe('import cost of code mode', () => {
+  it.runIf(existsSync(resolve(DIST, 'code-mode/index.js')))(
+    'neither the root nor the agent entry reaches code mode; code mode loads its engine and typescript on first run',
+    () => {
+      for (const entry of ['index.js', 'agent/index.js', 'mcp/index.js', 'cli/main.js']) {
+        const { files } = staticGraph(resolve(DIST, entry));
+        expect(
+          [...files].filter((f) => f.includes('/code-mode/')),
+          entry,
+        ).toEqual([]);
+      }
+      const { packages } = staticGraph(resolve(DIST, 'code-mode/index.js'));
+      expect([...packages].filter((p) => HEAVY.includes(p))).toEqual([]);
+    },
+  );
 });

@@ -29,10 +29,18 @@ export declare class Bm25Search implements ToolSearchStrategy {
 }
 // BUILTIN_CALL_TEMPLATE_TYPES
 export declare const BUILTIN_CALL_TEMPLATE_TYPES: readonly BuiltinCallTemplateType[];
+// CallGate
+export type CallGate = (request: {
+    toolName: string;
+    args: JsonObject;
+}, options: {
+    signal: AbortSignal;
+}) => JsonObject | Promise<JsonObject>;
 // CallOptions
 export interface CallOptions {
     signal: AbortSignal;
     onProgress?: (event: ProgressEvent) => void;
+    callGate?: CallGate;
     manualName: string;
     rawTemplate: CallTemplateBase;
     raw?: boolean;
@@ -74,6 +82,7 @@ export interface CallToolOptions {
         toolCallId?: string;
         parentContext?: unknown;
     };
+    callGate?: CallGate;
 }
 // CatalogChangeEvent
 export interface CatalogChangeEvent {
@@ -121,6 +130,7 @@ export interface DirectCallable {
     (args: JsonObject, context: {
         signal: AbortSignal;
         onProgress?: (event: ProgressEvent) => void;
+        callGate?: CallGate;
     }): unknown;
 }
 // DirectCallTemplate
@@ -690,6 +700,7 @@ export type AgentEvent = {
     decision: 'allow' | 'deny' | 'edit';
     by: 'policy' | 'approver';
     reason?: string;
+    nested?: true;
 } | {
     type: 'tool_call_start';
     step: number;
@@ -1034,6 +1045,7 @@ export interface RunAgentOptions extends RunSettings {
     messages: readonly AgentMessage[];
     system?: string;
     approval?: ApprovalOptions;
+    codeModeTool?: string;
     onEvent?: AgentEventListener;
     signal?: AbortSignal;
     stateKey?: string | Uint8Array;
@@ -1323,6 +1335,59 @@ export interface WebSearchOptions {
     url: string;
     defaultResults?: number;
 }
+
+// ---- utcp-kit/code-mode
+// callToolChain
+export declare function callToolChain(client: Pick<UtcpClient, 'getTools' | 'callTool'>, code: string, timeoutMs?: number): Promise<RunCodeResult>;
+// CodeModeCall
+export interface CodeModeCall {
+    tool: string;
+    ok: boolean;
+    durationMs: number;
+    error?: string;
+}
+// CodeModeError
+export declare class CodeModeError extends UtcpError {
+    static readonly errorKind: string;
+    name: string;
+    logs: string[];
+    calls: CodeModeCall[];
+}
+// CodeModeOptions
+export interface CodeModeOptions {
+    manualName?: string;
+    tools?: CodeToolSelection;
+    timeoutMs?: number;
+    maxTimeoutMs?: number;
+    memoryLimitMb?: number;
+    inlineDeclarations?: number;
+}
+// CodeToolSelection
+export type CodeToolSelection = readonly string[] | ((tool: Tool) => boolean);
+// registerCodeMode
+export declare function registerCodeMode(client: UtcpClient, options?: CodeModeOptions): Promise<RegisterManualResult>;
+// runCode
+export declare function runCode(client: Pick<UtcpClient, 'getTools' | 'callTool'>, code: string, options?: RunCodeOptions): Promise<RunCodeResult>;
+// RunCodeOptions
+export interface RunCodeOptions {
+    timeoutMs?: number;
+    memoryLimitMb?: number;
+    tools?: CodeToolSelection;
+    signal?: AbortSignal;
+    callGate?: CallGate;
+    maxCalls?: number;
+    maxLogChars?: number;
+}
+// RunCodeResult
+export interface RunCodeResult {
+    result: unknown;
+    logs: string[];
+    calls: CodeModeCall[];
+}
+// toolsAsTypeScript
+export declare function toolsAsTypeScript(client: Pick<UtcpClient, 'getTools'>, tools?: readonly Tool[] | CodeToolSelection): Promise<string>;
+// toolToTypeScriptInterface
+export declare function toolToTypeScriptInterface(tool: Tool): string;
 
 // ---- utcp-kit/repository/postgres
 // Migration

@@ -170,7 +170,7 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
   },
   'serve-mcp': {
     usage:
-      'utcp serve-mcp [sources...] [--code-tools <dir> [--dangerously-run-unsandboxed]] [--http [--port p] [--no-auth] [--stateless | --max-sessions n --session-idle ms]]',
+      'utcp serve-mcp [sources...] [--code-tools <dir> [--dangerously-run-unsandboxed]] [--code-mode] [--http [--port p] [--no-auth] [--stateless | --max-sessions n --session-idle ms]]',
     summary: 'Expose the tools as an MCP server (stdio by default)',
     options: {
       http: { type: 'boolean', help: 'serve streamable HTTP on 127.0.0.1 instead of stdio (bearer token required)' },
@@ -197,6 +197,10 @@ request, a tool call, an approval prompt) and exits 130; a second Ctrl-C exits a
         type: 'string',
         value: '<dir>',
         help: 'also serve the utcp-kit/tools coding toolset (code.read, code.edit, code.bash, ...) on this workspace',
+      },
+      'code-mode': {
+        type: 'boolean',
+        help: 'also serve code_mode.run (a script calling the other tools, in a QuickJS sandbox) and code_mode.describe; needs quickjs-emscripten-core and @jitl/quickjs-wasmfile-release-sync',
       },
       'dangerously-run-unsandboxed': {
         type: 'boolean',
@@ -401,6 +405,7 @@ export async function main(argv: string[]): Promise<number> {
           http: Boolean(values.http),
           port: intOption(values.port, 'port') ?? 0,
           codeTools: values['code-tools'] as string | undefined,
+          codeMode: Boolean(values['code-mode']),
           noAuth: Boolean(values['no-auth']),
           stateless: Boolean(values.stateless),
           maxSessions: intOption(values['max-sessions'], 'max-sessions'),

@@ -9,6 +9,8 @@ export interface ServeMcpCommandOptions {
   http: boolean;
   port: number;
   codeTools?: string;
+  /** --code-mode: also serve code_mode.run and code_mode.describe (utcp-kit/code-mode). */
+  codeMode?: boolean;
   noAuth?: boolean;
   /** --stateless: no session between requests (docs/design/transports.md#mcp-bridge-stateless). */
   stateless?: boolean;
@@ -77,6 +79,16 @@ export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): 
       await client.close();
       if (/dangerouslyRunUnsandboxed/.test(error instanceof Error ? error.message : ''))
         c.out.info('On the command line, that opt-in is --dangerously-run-unsandboxed.');
+      throw error;
+    }
+  }
+  if (opts.codeMode) {
+    // Code mode over every tool served (docs/design/code-mode.md#tools); its engine loads on the first run.
+    try {
+      const { registerCodeMode } = await import('../code-mode/index.js');
+      await registerCodeMode(client);
+    } catch (error) {
+      await client.close();
       throw error;
     }
   }

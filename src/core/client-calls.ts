@@ -294,6 +294,7 @@ function transportOptions(
         return call.signal;
       },
       onProgress: options.onProgress,
+      ...(options.callGate ? { callGate: options.callGate } : {}),
       manualName,
       rawTemplate: tool.tool_call_template,
       timeoutMs: call.timeoutMs,

@@ -9,7 +9,7 @@ import type { PostProcessorFn } from './post-processors.js';
 import type { ResilienceConfig } from './resilience.js';
 import type { ToolRepository } from './repository.js';
 import type { TransportEntry } from './template-registry.js';
-import type { DirectCallable, OpenApiConverter, ProgressEvent } from './transport.js';
+import type { CallGate, DirectCallable, OpenApiConverter, ProgressEvent } from './transport.js';
 import type { JsonSchema } from './types.js';
 import type { VariableSource } from './variables.js';
 
@@ -33,6 +33,11 @@ export interface CallToolOptions {
    * Ignored when nothing traces.
    */
   tracing?: { toolCallId?: string; parentContext?: unknown };
+  /**
+   * Decides the tool calls this call makes on behalf of the caller (a code-mode script's calls): handed to `direct`
+   * functions as `context.callGate` (docs/design/code-mode.md#approvals). Other transports ignore it.
+   */
+  callGate?: CallGate;
 }
 
 /** Options for one manual registration. */

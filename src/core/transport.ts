@@ -30,6 +30,8 @@ export interface CallOptions {
   signal: AbortSignal;
   /** Receives progress notifications, when the protocol has them. */
   onProgress?: (event: ProgressEvent) => void;
+  /** The caller's gate for calls made on behalf of this one (`CallToolOptions.callGate`); only `direct` passes it on. */
+  callGate?: CallGate;
   /** The sanitised manual name this discovery or call belongs to. */
   manualName: string;
   /**
@@ -114,8 +116,21 @@ export type OpenApiConverter = (
 
 /** A function registered on one client and called by the `direct` transport. */
 export interface DirectCallable {
-  (args: JsonObject, context: { signal: AbortSignal; onProgress?: (event: ProgressEvent) => void }): unknown;
+  (
+    args: JsonObject,
+    context: { signal: AbortSignal; onProgress?: (event: ProgressEvent) => void; callGate?: CallGate },
+  ): unknown;
 }
+
+/**
+ * Decides each tool call made on behalf of an outer call (the calls of a code-mode script): resolves to the
+ * arguments to run with (possibly changed) or rejects to refuse the call. The agent loop sets one from its approval
+ * policy (docs/design/code-mode.md#approvals).
+ */
+export type CallGate = (
+  request: { toolName: string; args: JsonObject },
+  options: { signal: AbortSignal },
+) => JsonObject | Promise<JsonObject>;
 
 /** Everything a transport gets from its client. Nothing here is shared with another client. */
 export interface TransportContext {

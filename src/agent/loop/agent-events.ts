@@ -32,6 +32,8 @@ export type AgentEvent =
       decision: 'allow' | 'deny' | 'edit';
       by: 'policy' | 'approver';
       reason?: string;
+      /** Set on a call a tool made on behalf of `toolCallId` (a code-mode script's call to `toolName`). */
+      nested?: true;
     }
   | { type: 'tool_call_start'; step: number; toolCallId: string; toolName: string; args: JsonObject }
   | {

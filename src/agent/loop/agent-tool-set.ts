@@ -1,4 +1,4 @@
-import type { Tool, UtcpClient } from '../../index.js';
+import { UtcpError, type Tool, type UtcpClient } from '../../index.js';
 import type { ModelToolDefinition } from '../chat-model.js';
 import { matchGlob } from './match-glob.js';
 import { SEARCH_TOOLS_NAME, searchToolsDefinition } from './search-tools-tool.js';
@@ -28,6 +28,8 @@ export class AgentToolSet {
   readonly #names: ToolNameCodec;
   readonly #maxDescriptionChars: number;
   readonly #loaded = new Set<string>();
+  /** The code-mode tool when the run is in code mode (docs/design/code-mode.md#agent). */
+  readonly codeModeTool: Tool | undefined;
 
   private constructor(
     all: Map<string, Tool>,
@@ -35,7 +37,9 @@ export class AgentToolSet {
     inlineLimit: number,
     names: ToolNameCodec,
     maxDescriptionChars: number,
+    codeModeTool?: Tool,
   ) {
+    this.codeModeTool = codeModeTool;
     this.#all = all;
     this.#restricted = restricted;
     this.#inlineLimit = inlineLimit;
@@ -45,10 +49,27 @@ export class AgentToolSet {
 
   static async create(
     client: Pick<UtcpClient, 'getTools'>,
-    options: { selection?: ToolSelection; inlineLimit: number; names: ToolNameCodec; maxDescriptionChars: number },
+    options: {
+      selection?: ToolSelection;
+      inlineLimit: number;
+      names: ToolNameCodec;
+      maxDescriptionChars: number;
+      codeModeTool?: string;
+    },
   ): Promise<AgentToolSet> {
     const all = new Map<string, Tool>();
-    for (const tool of await client.getTools()) if (selects(options.selection, tool)) all.set(tool.name, tool);
+    const catalog = await client.getTools();
+    for (const tool of catalog) if (selects(options.selection, tool)) all.set(tool.name, tool);
+    let codeMode: Tool | undefined;
+    if (options.codeModeTool !== undefined) {
+      codeMode = catalog.find((t) => t.name === options.codeModeTool);
+      if (!codeMode)
+        throw new UtcpError(
+          'INVALID_CONFIG',
+          `runAgent: codeModeTool "${options.codeModeTool}" is not a registered tool (register it with registerCodeMode from utcp-kit/code-mode)`,
+        );
+      all.set(codeMode.name, codeMode);
+    }
     const inlineLimit = Math.min(options.inlineLimit, MAX_TOOLS_PER_REQUEST - 1);
     return new AgentToolSet(
       all,
@@ -56,6 +77,7 @@ export class AgentToolSet {
       inlineLimit,
       options.names,
       options.maxDescriptionChars,
+      codeMode,
     );
   }
 
@@ -85,6 +107,11 @@ export class AgentToolSet {
 
   /** The definitions to send this turn. */
   definitions(): ModelToolDefinition[] {
+    if (this.codeModeTool)
+      return [
+        searchToolsDefinition(this.#all.size, this.#names.encode(this.codeModeTool.name)),
+        toolDefinition(this.codeModeTool, this.#names, this.#maxDescriptionChars),
+      ];
     const tools = this.deferred ? [...this.#loaded].map((n) => this.#all.get(n)!) : [...this.#all.values()];
     const defs = tools.map((t) => toolDefinition(t, this.#names, this.#maxDescriptionChars));
     return this.deferred ? [searchToolsDefinition(this.#all.size), ...defs] : defs;
@@ -92,7 +119,7 @@ export class AgentToolSet {
 
   /** True when `name` is the search meta tool of this run. */
   isSearchTool(name: string): boolean {
-    return this.deferred && name === SEARCH_TOOLS_NAME;
+    return (this.deferred || this.codeModeTool !== undefined) && name === SEARCH_TOOLS_NAME;
   }
 
   /** Ranked search within this run's tools; the tools found are sent from the next turn on. */

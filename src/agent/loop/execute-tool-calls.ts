@@ -17,6 +17,7 @@ import { parseToolArguments } from './parse-tool-arguments.js';
 import { runAbortError, throwIfRunAborted, untilAborted } from './run-abort-error.js';
 import { SEARCH_TOOLS_NAME, parseSearchArguments, searchResultText } from './search-tools-tool.js';
 import type { ToolNameCodec } from '../export/tool-names.js';
+import { nestedCallGate } from './nested-call-gate.js';
 import { toolOutputParts } from './tool-output-text.js';
 import { truncateOutput } from './truncate-output.js';
 
@@ -195,6 +196,8 @@ async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx:
   try {
     const found = await ctx.tools.search(ctx.client, planned.query, planned.limit);
     ctx.emit({ type: 'tools_loaded', step: ctx.step, query: planned.query, toolNames: found.map((t) => t.name) });
+    const codeMode = ctx.tools.codeModeTool;
+    if (codeMode) return { content: await codeModeSearchText(codeMode, found, ctx), isError: false };
     return { content: searchResultText(found, ctx.names), isError: false };
   } catch (error) {
     if (ctx.signal.aborted) throw runAbortError(ctx.signal);
@@ -208,6 +211,23 @@ async function runSearch(planned: Extract<PlannedCall, { kind: 'search' }>, ctx:
     });
     return { content: describeToolError(error, SEARCH_TOOLS_NAME), isError: true };
   }
+}
+
+/**
+ * In code mode, what a search returns: the declarations of the tools found from the code-mode manual's `describe`
+ * tool, or the plain result list when the manual has none (docs/design/code-mode.md#agent).
+ */
+async function codeModeSearchText(codeMode: Tool, found: readonly Tool[], ctx: ToolRunContext): Promise<string> {
+  const visible = found.filter((t) => t.name !== codeMode.name);
+  if (visible.length === 0) return searchResultText([], ctx.names);
+  const describe = `${codeMode.name.slice(0, codeMode.name.lastIndexOf('.'))}.describe`;
+  try {
+    const text = await ctx.client.callTool(describe, { tools: visible.map((t) => t.name) }, { signal: ctx.signal });
+    if (typeof text === 'string') return text;
+  } catch {
+    if (ctx.signal.aborted) throw runAbortError(ctx.signal);
+  }
+  return searchResultText(visible, ctx.names);
 }
 
 /** A plan result (`{ type: 'plan', steps: [{ step, status }] }`), or undefined (docs/design/agent.md#plan-events). */
@@ -228,6 +248,7 @@ async function runTool(planned: Extract<PlannedCall, { kind: 'call' }>, ctx: Too
   try {
     const value = await ctx.client.callTool(toolName, args, {
       signal: ctx.signal,
+      callGate: nestedCallGate(call, ctx, (d) => checkDecision(d as ApprovalDecision)),
       ...(ctx.toolTimeoutMs !== undefined ? { timeoutMs: ctx.toolTimeoutMs } : {}),
       tracing: { toolCallId: call.id, ...(ctx.traceContext ? { parentContext: ctx.traceContext } : {}) },
     });

@@ -63,6 +63,13 @@ export interface RunAgentOptions extends RunSettings {
   system?: string;
   /** Which calls need approval, and who approves them. @default every call runs */
   approval?: ApprovalOptions;
+  /**
+   * Code mode: the name of a registered code-mode tool (`code_mode.run`, see `utcp-kit/code-mode`). The model is
+   * offered only it and `search_tools`, whose results are then the TypeScript declarations of the tools found
+   * (from the manual's `describe` tool); the script's calls go through `approval` like direct calls. Like
+   * `approval`, it is not kept in a paused state: pass it again to `resumeAgent` (docs/design/code-mode.md#agent).
+   */
+  codeModeTool?: string;
   onEvent?: AgentEventListener;
   /** Stops the run and any approval, tool call, model request or retry wait in flight; the run rejects with UtcpAbortError (or the signal's UtcpError reason). */
   signal?: AbortSignal;
@@ -194,6 +201,7 @@ async function startRun(
   };
   const tools = await AgentToolSet.create(options.client, {
     selection: options.tools,
+    ...(options.codeModeTool !== undefined ? { codeModeTool: options.codeModeTool } : {}),
     inlineLimit: checkCount('maxToolsInline', options.maxToolsInline, DEFAULT_MAX_TOOLS_INLINE, 0),
     names,
     maxDescriptionChars: checkCount(

@@ -10,11 +10,14 @@ const MAX_RESULTS = 20;
 const RESULT_DESCRIPTION_CHARS = 300;
 
 /** @internal The `search_tools` definition for a catalog of `catalogSize` tools. */
-export function searchToolsDefinition(catalogSize: number): ModelToolDefinition {
+export function searchToolsDefinition(catalogSize: number, codeModeTool?: string): ModelToolDefinition {
+  const what = codeModeTool
+    ? `returns the TypeScript declarations of the tools found, to call from a script you run with ${codeModeTool}. `
+    : 'makes the tools found callable from your next step. ';
   return {
     name: SEARCH_TOOLS_NAME,
     description:
-      `Searches a catalog of ${catalogSize} tools by keywords and makes the tools found callable from your next step. ` +
+      `Searches a catalog of ${catalogSize} tools by keywords and ${what}` +
       'Describe the action and the service or object (e.g. "create github issue", "weather forecast"). Search again with other words if nothing fits.',
     inputSchema: {
       type: 'object',

@@ -35,7 +35,12 @@ export class DirectTransport implements Transport<DirectCallTemplate> {
     const bare = template.callable_name ?? tool.name.slice(options.manualName.length + 1);
     const entry = this.#ctx.callables.get(`${options.manualName}.${bare}`) ?? this.#ctx.callables.get(bare);
     if (!entry) throw new UtcpError('TOOL_NOT_FOUND', `No function registered for ${tool.name} (callable "${bare}")`);
-    const run = (async () => entry.callable(args, { signal: options.signal, onProgress: options.onProgress }))();
+    const run = (async () =>
+      entry.callable(args, {
+        signal: options.signal,
+        onProgress: options.onProgress,
+        ...(options.callGate ? { callGate: options.callGate } : {}),
+      }))();
     try {
       return await raceSignal(run, options.signal, `Tool ${tool.name}`, options.timeoutMs);
     } catch (error) {
