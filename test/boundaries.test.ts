@@ -147,7 +147,7 @@ describe('module boundaries', () => {
       ['agent', ['index.ts', 'internal.ts', 'internal-http.ts', 'core/guards.ts']],
       ['mcp', ['index.ts', 'internal.ts', 'internal-http.ts']],
       ['tools', ['index.ts', 'internal.ts', 'internal-http.ts']],
-      ['code-mode', ['index.ts']],
+      ['code-mode', ['index.ts', 'core/guards.ts']],
     ] as const) {
       for (const f of files(join(SRC, dir))) {
         for (const i of imports(f)) {

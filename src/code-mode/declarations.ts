@@ -3,7 +3,7 @@
  * (docs/design/code-mode.md#declarations).
  */
 import type { JsonSchema, Tool, UtcpClient } from '../index.js';
-import { isIdentifier, manualAccess, selectTools, type CodeToolSelection } from './tool-names.js';
+import { isIdentifier, manualAccess, selectTools, type CodeToolSelection } from './script-names.js';
 
 const MAX_DEPTH = 6;
 const MAX_DESCRIPTION_CHARS = 400;

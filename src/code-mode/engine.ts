@@ -2,7 +2,7 @@
  * Loads the sandbox engine, QuickJS compiled to WebAssembly, on first use: an optional peer dependency that only
  * users of code mode install (docs/design/code-mode.md#engine).
  */
-import { CodeModeError } from './errors.js';
+import { CodeModeError } from './code-mode-error.js';
 
 /** The engine's packages, as the install hint names them. */
 export const ENGINE_PACKAGES = ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'] as const;

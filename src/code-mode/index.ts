@@ -9,8 +9,8 @@ import { runCode, type RunCodeResult } from './run-code.js';
 export { runCode, type RunCodeOptions, type RunCodeResult } from './run-code.js';
 export { toolsAsTypeScript, toolToTypeScriptInterface } from './declarations.js';
 export { registerCodeMode, type CodeModeOptions } from './register.js';
-export { CodeModeError, type CodeModeCall } from './errors.js';
-export type { CodeToolSelection } from './tool-names.js';
+export { CodeModeError, type CodeModeCall } from './code-mode-error.js';
+export type { CodeToolSelection } from './script-names.js';
 
 /**
  * `runCode` under the official `@utcp/code-mode` name and argument order (`callToolChain(code, timeout)` there):

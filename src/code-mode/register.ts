@@ -4,9 +4,9 @@
  */
 import type { DirectFunction, JsonObject, RegisterManualResult, Tool, UtcpClient } from '../index.js';
 import { declarationsFor } from './declarations.js';
-import { CodeModeError } from './errors.js';
+import { CodeModeError } from './code-mode-error.js';
 import { runCode } from './run-code.js';
-import { selectTools, type CodeToolSelection } from './tool-names.js';
+import { selectTools, type CodeToolSelection } from './script-names.js';
 
 export interface CodeModeOptions {
   /** Manual name: the tools are `<manualName>.run` and `<manualName>.describe`. @default 'code_mode' */

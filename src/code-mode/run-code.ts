@@ -2,11 +2,19 @@
  * `runCode`: one script, one fresh QuickJS instance with no ambient authority, tools as async functions
  * (docs/design/code-mode.md#sandbox).
  */
-import { UtcpError, type CallGate, type JsonObject, type Tool, type UtcpClient } from '../index.js';
+import {
+  UtcpError,
+  onAbort,
+  withTimeout,
+  type CallGate,
+  type JsonObject,
+  type Tool,
+  type UtcpClient,
+} from '../index.js';
 import { loadEngine } from './engine.js';
-import { CodeModeError, type CodeModeCall } from './errors.js';
+import { CodeModeError, type CodeModeCall } from './code-mode-error.js';
 import { scriptToJavaScript } from './strip-types.js';
-import { manualAccess, selectTools, type CodeToolSelection } from './tool-names.js';
+import { manualAccess, selectTools, type CodeToolSelection } from './script-names.js';
 
 export interface RunCodeOptions {
   /** Wall-clock budget of the whole script, tool calls included, enforced by the engine. @default 30000 */
@@ -133,17 +141,14 @@ export async function runCode(
   const engine = await loadEngine();
 
   const deadline = Date.now() + timeoutMs;
-  const controller = new AbortController();
+  // The script's deadline (docs/design/code-mode.md#sandbox): `signal` aborts with the caller's signal, after
+  // timeoutMs, or when the run ends, and cancels the tool calls still in flight.
+  const stop = new AbortController();
+  const unlinkOuter = outer ? onAbort(outer, (reason) => stop.abort(reason)) : undefined;
+  const timed = withTimeout(stop.signal, timeoutMs, 'Code mode script');
+  const controller = { signal: timed.signal };
   let wake: () => void = () => {};
-  const onAbort = () => {
-    controller.abort(outer?.reason);
-    wake();
-  };
-  outer?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => {
-    controller.abort(new CodeModeError('TIMEOUT', 'The script ran past its deadline (timeoutMs) and was stopped'));
-    wake();
-  }, timeoutMs);
+  const unwake = onAbort(timed.signal, () => wake());
 
   const logs: string[] = [];
   let logChars = 0;
@@ -285,9 +290,10 @@ export async function runCode(
     throw typed;
   } finally {
     disposed = true;
-    clearTimeout(timer);
-    outer?.removeEventListener('abort', onAbort);
-    if (!controller.signal.aborted) controller.abort(new CodeModeError('ABORTED', 'The script ended'));
+    unlinkOuter?.();
+    if (!stop.signal.aborted) stop.abort(new CodeModeError('ABORTED', 'The script ended'));
+    unwake();
+    timed.dispose();
     // The engine instance is this run's alone: a script stopped mid-way may leave objects the engine's own
     // teardown asserts on, so after a failure the instance is dropped whole, not torn down (docs/design/code-mode.md#sandbox).
     if (!failed) {

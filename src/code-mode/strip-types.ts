@@ -3,8 +3,9 @@
  * parses as JavaScript runs as written; else `typescript` when installed, else Node's own stripper where it
  * exists (22.13+); without either, the code runs as written (and the engine reports the syntax error).
  */
+import { errorMessage } from '../core/guards.js';
 import { Script } from 'node:vm';
-import { CodeModeError } from './errors.js';
+import { CodeModeError } from './code-mode-error.js';
 
 type Stripper = (code: string) => string;
 
@@ -74,10 +75,8 @@ export async function scriptToJavaScript(code: string, name: string): Promise<st
     }
   }
   if (lastError !== undefined)
-    throw new CodeModeError(
-      'INVALID_ARGUMENTS',
-      `The script does not parse: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
-      { cause: lastError },
-    );
+    throw new CodeModeError('INVALID_ARGUMENTS', `The script does not parse: ${errorMessage(lastError)}`, {
+      cause: lastError,
+    });
   return wrapped;
 }
