@@ -87,15 +87,17 @@ export async function registerManual(
 ): Promise<RegisterManualResult> {
   core.assertOpen();
   const warnings: string[] = [];
-  const fail = (raw: CallTemplateBase, errors: string[]): RegisterManualResult => {
+  const fail = (raw: CallTemplateBase, errors: string[], cause?: unknown): RegisterManualResult => {
     for (const e of errors) core.logger.warn(`Manual ${raw?.name ?? '(unnamed)'} not registered: ${e}`);
-    return { manualCallTemplate: raw, manual: FAILED_MANUAL, success: false, errors, warnings };
+    const result: RegisterManualResult = { manualCallTemplate: raw, manual: FAILED_MANUAL, success: false, errors, warnings };
+    if (UtcpError.isInstance(cause)) result.errorCode = cause.code;
+    return result;
   };
   let normalized: Record<string, unknown>;
   try {
     normalized = await core.normalizeTemplate(template, warnings, 'manual call template');
   } catch (error) {
-    return fail(template as CallTemplateBase, [messageOf(error)]);
+    return fail(template as CallTemplateBase, [messageOf(error)], error);
   }
   const issues = validateCallTemplate(normalized, '', { templates: core.templates });
   if (issues.length > 0)
@@ -151,7 +153,7 @@ export async function registerManual(
     return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings };
   } catch (error) {
     if (transport?.deregisterManual) await transport.deregisterManual(raw, { manualName: name }).catch(() => {});
-    return fail(raw, [core.redactor.text(messageOf(error))]);
+    return fail(raw, [core.redactor.text(messageOf(error))], error);
   } finally {
     core.reserved.delete(name);
   }

@@ -3,6 +3,7 @@
  * `call_template_type` are owned by its transport (`src/transports/<type>/template.ts`).
  * Wire fields keep the spec's snake_case; see docs/design/manual-format.md.
  */
+import type { UtcpErrorCode } from './errors.js';
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
@@ -87,6 +88,12 @@ export interface RegisterManualResult {
   manual: UtcpManual;
   success: boolean;
   errors: string[];
+  /**
+   * The `code` of the typed error that failed the registration, when one did: e.g. `DEPENDENCY_MISSING` when the
+   * protocol's library is not installed, whose message in `errors` names the `npm install` command
+   * (docs/design/packaging.md#missing-library).
+   */
+  errorCode?: UtcpErrorCode;
   /** Non-fatal problems: skipped tools or operations, failed servers, dropped tools. */
   warnings: string[];
 }
