@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every suite side by side with its peers in one run, written to
  * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.svg).
- * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres),
+ * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres, install),
  * --write-docs (with --only: still render docs/benchmarks.md from the suites run).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ const suites: Record<string, [string, string]> = {
   cli: ['./cli.ts', 'benchCli'],
   import: ['./cli.ts', 'benchImport'],
   postgres: ['./postgres.ts', 'benchPostgres'],
+  install: ['./install.ts', 'benchInstall'],
 };
 
 const rows: Row[] = [];

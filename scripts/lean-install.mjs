@@ -33,8 +33,7 @@ export const OPTIONAL_PARTS = [
  */
 export function npm(args, cwd, timeoutMs = 180_000) {
   const env = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (!/^npm_/i.test(k) || /^npm_config_cache$/i.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) || /^npm_config_cache$/i.test(k)) env[k] = v;
   return new Promise((resolve, reject) => {
     execFile(
       process.platform === 'win32' ? 'npm.cmd' : 'npm',
@@ -61,7 +60,10 @@ export async function packTarball(dest) {
  */
 export async function installTarball(tarball, { offline = false, extra = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'utcp-kit-install-'));
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'lean-user', version: '1.0.0', private: true })}\n`);
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'lean-user', version: '1.0.0', private: true })}\n`,
+  );
   const args = ['install', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock'];
   args.push(offline ? '--offline' : '--prefer-offline', tarball, ...extra);
   const started = performance.now();

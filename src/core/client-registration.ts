@@ -89,7 +89,13 @@ export async function registerManual(
   const warnings: string[] = [];
   const fail = (raw: CallTemplateBase, errors: string[], cause?: unknown): RegisterManualResult => {
     for (const e of errors) core.logger.warn(`Manual ${raw?.name ?? '(unnamed)'} not registered: ${e}`);
-    const result: RegisterManualResult = { manualCallTemplate: raw, manual: FAILED_MANUAL, success: false, errors, warnings };
+    const result: RegisterManualResult = {
+      manualCallTemplate: raw,
+      manual: FAILED_MANUAL,
+      success: false,
+      errors,
+      warnings,
+    };
     if (UtcpError.isInstance(cause)) result.errorCode = cause.code;
     return result;
   };
