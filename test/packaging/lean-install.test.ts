@@ -13,15 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installTarball, measureInstall, OPTIONAL_PARTS, packTarball } from '../../scripts/lean-install.mjs';
 
 const FIXTURE = join(__dirname, '../fixtures/lean-install/check.mjs');
+const REPO = join(__dirname, '../..');
 const PROTOCOL_LIBRARIES = OPTIONAL_PARTS.flatMap((p) => p.packages);
 
 function run(
   file: string,
   args: string[],
   cwd: string,
+  timeoutMs = 60_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd, timeout: 60_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) =>
+    execFile(file, args, { cwd, timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
     );
   });
@@ -79,6 +81,24 @@ describe.skipIf(process.platform === 'win32')('a plain install of the packed tar
       message:
         'registerCodeTools: the tools edit, grep need diff, ignore, picomatch: npm install diff ignore picomatch',
     });
+  });
+
+  it('type-checks a consumer against the declarations with skipLibCheck off and no optional peer', async () => {
+    copyFileSync(join(__dirname, '../fixtures/lean-install/consumer.mts'), join(project, 'consumer.mts'));
+    const compilerOptions = {
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      target: 'es2022',
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+      typeRoots: [join(REPO, 'node_modules/@types')],
+      types: ['node'],
+    };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.mts'] }));
+    const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
+    const { code, stdout, stderr } = await run(process.execPath, [tsc, '-p', '.'], project, 100_000);
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
   it('runs the utcp CLI, which names the command for what it lacks', async () => {
