@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installTarball, measureInstall, OPTIONAL_PARTS, packTarball } from '../../scripts/lean-install.mjs';
+import { installTarball, measureInstall, npm, OPTIONAL_PARTS, packTarball } from '../../scripts/lean-install.mjs';
 
 const FIXTURE = join(__dirname, '../fixtures/lean-install/check.mjs');
 const REPO = join(__dirname, '../..');
@@ -110,5 +110,21 @@ describe.skipIf(process.platform === 'win32')('a plain install of the packed tar
     const serve = await run(bin, ['serve-mcp'], project);
     expect(serve.code).not.toBe(0);
     expect(serve.stderr).toMatch(/DEPENDENCY_MISSING.*: npm install @modelcontextprotocol\/\S+/);
+  });
+
+  // Last: it adds packages to the shared project.
+  it('finds an optional peer the user installs next to it', async () => {
+    await npm(
+      ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', 'ws'],
+      project,
+      100_000,
+    );
+    copyFileSync(FIXTURE, join(project, 'check.mjs'));
+    const { code, stdout } = await run(process.execPath, ['check.mjs'], project);
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout);
+    // Past the dependency check: the local server answers the WebSocket upgrade with a plain 200.
+    expect(out.websocket).toMatchObject({ success: false, errorCode: 'HTTP_STATUS' });
+    expect(out.graphql).toMatchObject({ errorCode: 'DEPENDENCY_MISSING' });
   });
 });
