@@ -43,7 +43,7 @@ export interface Row {
   suite: string;
   case: string;
   subject: string;
-  unit: 'ms' | 'ops/s' | 'MB';
+  unit: 'ms' | 'ops/s' | 'MB' | 'packages';
   value: number;
   p90?: number;
   rounds?: number;

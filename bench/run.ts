@@ -2,7 +2,7 @@
  * `npm run bench`: every suite side by side with its peers in one run, written to
  * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.svg).
  * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres, tracing,
- * bridge-scale, code-mode),
+ * bridge-scale, code-mode, install),
  * --write-docs (with --only: still render docs/benchmarks.md from the suites run).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,6 +28,7 @@ const suites: Record<string, [string, string]> = {
   tracing: ['./tracing.ts', 'benchTracing'],
   'bridge-scale': ['./bridge-scale.ts', 'benchBridgeScale'],
   'code-mode': ['./code-mode.ts', 'benchCodeMode'],
+  install: ['./install.ts', 'benchInstall'],
 };
 
 const rows: Row[] = [];

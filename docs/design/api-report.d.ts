@@ -350,6 +350,7 @@ export interface RegisterManualResult {
     manual: UtcpManual;
     success: boolean;
     errors: string[];
+    errorCode?: UtcpErrorCode;
     warnings: string[];
 }
 // RegisterOptions

@@ -52,7 +52,7 @@ const HINTS: Record<string, string> = {
   INVALID_ARGUMENTS: "pass arguments with --arg name=value (nested: --arg body.title=x) or --args '{...}'",
   URL_POLICY: 'use https://, or http:// to localhost/127.0.0.1 only',
   TIMEOUT: 'raise the deadline with --timeout <ms>',
-  DEPENDENCY_MISSING: 'install the named package',
+  DEPENDENCY_MISSING: 'run the npm install command above, in the project where utcp-kit is installed',
   INVALID_CONFIG: 'fix the config file (see the path above)',
 };
 

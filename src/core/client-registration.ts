@@ -147,15 +147,23 @@ async function registerUntraced(
 ): Promise<RegisterManualResult> {
   core.assertOpen();
   const warnings: string[] = [];
-  const fail = (raw: CallTemplateBase, errors: string[]): RegisterManualResult => {
+  const fail = (raw: CallTemplateBase, errors: string[], cause?: unknown): RegisterManualResult => {
     for (const e of errors) core.logger.warn(`Manual ${raw?.name ?? '(unnamed)'} not registered: ${e}`);
-    return { manualCallTemplate: raw, manual: FAILED_MANUAL, success: false, errors, warnings };
+    const result: RegisterManualResult = {
+      manualCallTemplate: raw,
+      manual: FAILED_MANUAL,
+      success: false,
+      errors,
+      warnings,
+    };
+    if (UtcpError.isInstance(cause)) result.errorCode = cause.code;
+    return result;
   };
   let normalized: Record<string, unknown>;
   try {
     normalized = await core.normalizeTemplate(template, warnings, 'manual call template');
   } catch (error) {
-    return fail(template as CallTemplateBase, [errorMessage(error)]);
+    return fail(template as CallTemplateBase, [errorMessage(error)], error);
   }
   const issues = validateCallTemplate(normalized, '', { templates: core.templates });
   if (issues.length > 0)
@@ -212,7 +220,7 @@ async function registerUntraced(
     return { manualCallTemplate: raw, manual: discovered.manual, success: true, errors: [], warnings };
   } catch (error) {
     if (transport?.deregisterManual) await transport.deregisterManual(raw, { manualName: name }).catch(() => {});
-    return fail(raw, [core.redactor.text(errorMessage(error))]);
+    return fail(raw, [core.redactor.text(errorMessage(error))], error);
   } finally {
     core.reserved.delete(name);
   }

@@ -19,7 +19,7 @@ import type {
   TSchema,
   TString,
   TUnsafe,
-} from '@sinclair/typebox';
+} from './schema-types.js';
 import type { Auth, JsonObject } from './types.js';
 
 /** Marks a property built with `Type.Optional` (left out of the object's `required`). */

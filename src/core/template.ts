@@ -1,11 +1,11 @@
 /**
- * What a transport contributes about its own call template: one definition (a TypeBox object schema) that is at the
+ * What a transport contributes about its own call template: one definition (an object schema, core/schema-types.ts) that is at the
  * same time the TypeScript type (`TemplateOf`) and, compiled by Ajv on first use, the runtime validator. Core knows
  * only the base fields and auth objects; every type-specific field is owned by the transport's folder
  * (docs/design/adding-a-transport.md). This module has no runtime dependency: the schema builders live in
  * `template-schema.ts`, which only the (lazily loaded) template modules import.
  */
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static, TObject } from './schema-types.js';
 import type { ValidationIssue } from './errors.js';
 import type { CallTemplateBase } from './types.js';
 

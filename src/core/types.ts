@@ -4,6 +4,7 @@
  * Wire fields keep the spec's snake_case; see docs/design/manual-format.md.
  */
 import type { ResilienceConfig } from './resilience.js';
+import type { UtcpErrorCode } from './errors.js';
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
@@ -90,6 +91,12 @@ export interface RegisterManualResult {
   manual: UtcpManual;
   success: boolean;
   errors: string[];
+  /**
+   * The `code` of the typed error that failed the registration, when one did: e.g. `DEPENDENCY_MISSING` when the
+   * protocol's library is not installed, whose message in `errors` names the `npm install` command
+   * (docs/design/packaging.md#missing-library).
+   */
+  errorCode?: UtcpErrorCode;
   /** Non-fatal problems: skipped tools or operations, failed servers, dropped tools. */
   warnings: string[];
 }

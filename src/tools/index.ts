@@ -16,6 +16,7 @@ import { DEFAULT_COMMAND_POLICY, prepareCommandPolicy, type PolicyRule } from '.
 import { ProcessManager, processTools } from './processes.js';
 import { chooseSandbox, type SandboxMode } from './sandbox.js';
 import { globTool, grepTool, lsTool, ripgrepLocator } from './search.js';
+import { requireToolLibraries } from './libraries.js';
 import { planTools } from './plan.js';
 import { webSearchTool, WEB_SEARCH_MAX_RESULTS, type WebSearchOptions } from './web-search.js';
 import { Workspace } from './workspace.js';
@@ -212,6 +213,9 @@ export async function registerCodeTools(client: UtcpClient, options: CodeToolsOp
     if (!real) throw invalid(`writablePaths entry ${p} does not exist`);
     writable.push(real);
   }
+
+  // Before anything starts, so a missing library fails the registration (docs/design/packaging.md#missing-library).
+  await requireToolLibraries(wanted);
 
   // Without a POSIX shell (Windows) the process tools are left out, unless they were asked for by name.
   let shell = '/bin/sh';

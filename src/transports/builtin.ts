@@ -27,6 +27,11 @@ function builtin<T extends CallTemplateBase>(
   };
 }
 
+/**
+ * The transports whose protocol library is an optional peer dependency load it in `create`, so registering a manual
+ * of their type without the library fails at once with DEPENDENCY_MISSING naming the `npm install` command
+ * (docs/design/packaging.md#missing-library).
+ */
 export const builtinTransports = {
   http: builtin(
     () => import('./http/template.js'),
@@ -48,7 +53,10 @@ export const builtinTransports = {
   ),
   mcp: builtin(
     () => import('./mcp/template.js'),
-    async (ctx) => (await import('./mcp/index.js')).createMcpTransport(ctx),
+    async (ctx) => {
+      await (await import('./mcp/load-mcp-sdk.js')).loadMcpSdk();
+      return (await import('./mcp/index.js')).createMcpTransport(ctx);
+    },
   ),
   text: builtin(
     () => import('./text/template.js'),
@@ -64,7 +72,10 @@ export const builtinTransports = {
   ),
   websocket: builtin(
     () => import('./websocket/template.js'),
-    async (ctx) => (await import('./websocket/index.js')).createWebSocketTransport(ctx),
+    async (ctx) => {
+      await (await import('./websocket/load-ws.js')).loadWs();
+      return (await import('./websocket/index.js')).createWebSocketTransport(ctx);
+    },
   ),
   tcp: builtin(
     () => import('./tcp/template.js'),
@@ -76,11 +87,17 @@ export const builtinTransports = {
   ),
   graphql: builtin(
     () => import('./graphql/template.js'),
-    async (ctx) => (await import('./graphql/index.js')).createGraphqlTransport(ctx),
+    async (ctx) => {
+      await (await import('./graphql/load-modules.js')).loadGraphqlParser();
+      return (await import('./graphql/index.js')).createGraphqlTransport(ctx);
+    },
   ),
   grpc: builtin(
     () => import('./grpc/template.js'),
-    async (ctx) => (await import('./grpc/index.js')).createGrpcTransport(ctx),
+    async (ctx) => {
+      await (await import('./grpc/load-grpc.js')).loadGrpcModules();
+      return (await import('./grpc/index.js')).createGrpcTransport(ctx);
+    },
   ),
 };
 

@@ -36,14 +36,14 @@ export interface SqlDriver extends SqlRunner {
 }
 
 /** Imports an optional peer, turning "not installed" into a clear typed error. */
-async function importDriver<M>(specifier: string, load: () => Promise<M>): Promise<M> {
+async function importDriver<M>(specifier: string, load: () => Promise<M>, install = specifier): Promise<M> {
   try {
     return await load();
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException)?.code === 'ERR_MODULE_NOT_FOUND') {
       throw new UtcpError(
         'DEPENDENCY_MISSING',
-        `The Postgres tool repository needs the package "${specifier}"; install it with npm install ${specifier}`,
+        `The Postgres tool repository needs the package "${specifier}"; install it with npm install ${install}`,
         { cause },
       );
     }
@@ -66,7 +66,14 @@ export interface ServerDriverOptions {
 
 /** A PostgreSQL server through a `pg` pool, plus one dedicated connection for LISTEN that reconnects. */
 export async function createServerDriver(options: ServerDriverOptions): Promise<SqlDriver> {
-  const pg = (await importDriver('pg', () => import('pg'))).default;
+  const pg = (await importDriver('pg', () => import('pg'), 'pg pg-copy-streams')).default;
+  // Loaded with pg, so a missing one fails when the repository opens, not at the first bulk write
+  // (docs/design/packaging.md#missing-library).
+  const { from: copyFromStdin } = await importDriver(
+    'pg-copy-streams',
+    () => import('pg-copy-streams'),
+    'pg pg-copy-streams',
+  );
   const { logger, describeError: messageOf } = options;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const clientConfig = {
@@ -109,8 +116,7 @@ export async function createServerDriver(options: ServerDriverOptions): Promise<
         const result = await fn({
           query: (sql, params) => run(client, sql, params),
           async copyFrom(sql, data) {
-            const { from } = await importDriver('pg-copy-streams', () => import('pg-copy-streams'));
-            await pipeline(Readable.from(data), client.query(from(`${sql} FROM STDIN`)));
+            await pipeline(Readable.from(data), client.query(copyFromStdin(`${sql} FROM STDIN`)));
           },
         });
         await client.query('COMMIT');

@@ -1,5 +1,5 @@
 /** The `cli` call template (docs/design/transports.md#cli): its TypeScript type and its validator, in one definition. */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from '../../core/schema-types.js';
 import {
   Type,
   defineCallTemplate,

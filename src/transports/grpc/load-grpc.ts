@@ -18,8 +18,13 @@ export interface GrpcModules {
   descriptor: DescriptorExt;
 }
 
+/** Both libraries in one command, whichever is missing (docs/design/packaging.md#missing-library). */
 function missing(pkg: string, cause: unknown): UtcpError {
-  return new UtcpError('DEPENDENCY_MISSING', `The grpc transport needs ${pkg}: npm install ${pkg}`, { cause });
+  return new UtcpError(
+    'DEPENDENCY_MISSING',
+    `The grpc transport needs @grpc/grpc-js and protobufjs (${pkg} is missing): npm install @grpc/grpc-js protobufjs`,
+    { cause },
+  );
 }
 
 /**

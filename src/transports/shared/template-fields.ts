@@ -2,7 +2,7 @@
  * Template fields and legacy rewrites shared by several transports (each transport still owns its template:
  * it spreads these fragments into its own schema in `<type>/template.ts`).
  */
-import type { Static } from '@sinclair/typebox';
+import type { Static } from '../../core/schema-types.js';
 import {
   Type,
   authField,
