@@ -9,9 +9,17 @@ import { kit } from './kit.js';
 const { UtcpClient } = kit;
 import { stats, type Row } from './lib.js';
 
-function rawSpawn(): Promise<string> {
+/**
+ * The same wrapper utcp-kit starts a bash call in as root (src/process/pid-namespace.ts): `unshare` forks an init
+ * `/bin/sh` in a new PID namespace, which runs bash; started as a session leader like utcp-kit's shells.
+ */
+const CONTAINED = ['--pid', '--fork', '--kill-child', '--mount-proc', '/bin/sh', '-c', '"$@"; exit $?', 'sh'];
+
+function rawSpawn(contained = false): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/bash', ['-c', 'echo "$1"', 'bash', 'hello world'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const bash = ['/bin/bash', '-c', 'echo "$1"', 'bash', 'hello world'];
+    const [file, args] = contained ? ['unshare', [...CONTAINED, ...bash]] : [bash[0], bash.slice(1)];
+    const child = spawn(file, args as string[], { stdio: ['ignore', 'pipe', 'pipe'], detached: contained });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
@@ -36,11 +44,17 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
       ],
     }),
   });
-  const samples: Record<string, number[]> = { 'child_process.spawn': [], 'utcp-kit': [] };
   const subjects: Record<string, () => Promise<unknown>> = {
-    'child_process.spawn': rawSpawn,
+    'child_process.spawn': () => rawSpawn(),
     'utcp-kit': () => client.callTool('bench.echo', { text: 'hello world' }),
   };
+  // Where the machine lets this process make a PID namespace as utcp-kit does (root), the same spawn inside one.
+  const contained = await rawSpawn(true).then(
+    (out) => out === 'hello world',
+    () => false,
+  );
+  if (contained) subjects['spawn in setsid + PID namespace'] = () => rawSpawn(true);
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
   for (const call of Object.values(subjects)) for (let i = 0; i < 10; i++) await call();
   for (let i = 0; i < rounds; i++) {
     for (const [name, call] of Object.entries(subjects)) {
@@ -63,9 +77,19 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
     };
   });
   const ours = rows.find((r) => r.subject === 'utcp-kit')!;
+  const bare = rows.find((r) => r.subject === 'child_process.spawn')!;
+  const walled = rows.find((r) => r.subject === 'spawn in setsid + PID namespace');
   ours.vs = 'child_process.spawn';
-  ours.ratio = rows.find((r) => r.subject === 'child_process.spawn')!.value / ours.value;
-  ours.note = 'one bash process, temp dir for step outputs, env allowlist';
+  ours.ratio = bare.value / ours.value;
+  ours.target = '≤ 1.3× a bare spawn';
+  ours.met = ours.value <= 1.3 * bare.value;
+  ours.note =
+    'one bash, started as a session and process-group leader inside a PID namespace where the machine allows; a one-step call has no temp dir and no acknowledgement pipe; env allowlist' +
+    (walled
+      ? `. The same bash spawned in the same containment without utcp-kit took ${walled.value.toFixed(2)} ms (${(walled.value / bare.value).toFixed(2)}× the bare spawn): utcp-kit adds ${(ours.value - walled.value).toFixed(2)} ms to it; the rest of the gap is the kernel work of the session, the namespace (unshare, its init /bin/sh, a fresh /proc) and the extra exec, kept for process-tree containment (docs/design/threat-model.md#process-trees)`
+      : '');
+  if (walled)
+    walled.note = 'unshare --pid --fork --kill-child --mount-proc, init /bin/sh, then bash; detached (setsid)';
   return rows;
 }
 

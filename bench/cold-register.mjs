@@ -1,6 +1,7 @@
 // One cold registration in a fresh process (spawned by bench/search.ts): plain JavaScript, no loader hooks,
 // so module loading is what a user's process sees. Prints {"register": ms, "firstSearch": ms} on stdout.
 // argv: <kit|sdk|parse> <manual URL or path of a file holding the manual text>
+//       <kit-url|sdk-url> <URL of a manual or an OpenAPI spec>: registered through the client's http template
 import { readFileSync } from 'node:fs';
 
 const [subject, source] = process.argv.slice(2);
@@ -24,13 +25,25 @@ if (subject === 'kit') {
   out.register = t2 - t1;
   out.firstSearch = performance.now() - t2;
   await client.close();
+} else if (subject === 'kit-url') {
+  const t0 = performance.now();
+  const { UtcpClient } = await import(new URL('../dist/index.js', import.meta.url).href);
+  const client = await UtcpClient.create();
+  const t1 = performance.now();
+  const r = await client.registerManual({ name: 'bench', call_template_type: 'http', url: source });
+  const t2 = performance.now();
+  if (!r.success) throw new Error(r.errors.join());
+  out.import = t1 - t0;
+  out.register = t2 - t1;
+  out.tools = r.manual.tools.length;
+  await client.close();
 } else if (subject === 'parse') {
   // The floor of any client that reads the manual as JSON text: JSON.parse alone, in a fresh process.
   const content = readFileSync(source, 'utf8');
   const t0 = performance.now();
   globalThis.parsed = JSON.parse(content);
   out.parse = performance.now() - t0;
-} else {
+} else if (subject === 'sdk' || subject === 'sdk-url') {
   const t0 = performance.now();
   const sdk = await import('@utcp/sdk');
   await import('@utcp/http');
@@ -42,7 +55,8 @@ if (subject === 'kit') {
   console.log = log;
   const t2 = performance.now();
   if (!r.success) throw new Error(r.errors.join());
+  out.tools = r.manual.tools.length;
   out.import = t1 - t0;
   out.register = t2 - t1;
-}
+} else throw new Error(`unknown subject ${subject}`);
 process.stdout.write(`${JSON.stringify(out)}\n`);

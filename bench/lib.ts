@@ -33,6 +33,8 @@ export function machine() {
     cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     date: new Date().toISOString(),
+    /** 1, 5 and 15 minute load averages when this was taken (the machine is shared). */
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 

@@ -31,6 +31,7 @@ const suites: Record<string, [string, string]> = {
   install: ['./install.ts', 'benchInstall'],
 };
 
+const loadAtStart = machine().loadAverage;
 const rows: Row[] = [];
 const failures: string[] = [];
 for (const [name, [file, fn]] of Object.entries(suites)) {
@@ -53,12 +54,12 @@ for (const [name, [file, fn]] of Object.entries(suites)) {
   }
 }
 
-const results = { machine: machine(), quick, rows, failures };
+const results = { machine: { ...machine(), loadAtStart }, quick, rows, failures };
 const root = fileURLToPath(new URL('..', import.meta.url));
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/latest.json`, JSON.stringify(results, null, 2) + '\n');
 // The PostgreSQL suite takes minutes; `--write-docs` renders the other suites' table without it. The hand-written
-// Postgres section of docs/benchmarks.md (from `--only=postgres` runs) is kept either way.
+// notes (bench/benchmarks-notes.md) are appended either way.
 const writeDocs = !only || process.argv.includes('--write-docs');
 if (writeDocs) writeBenchmarkDocs(root, results);
 process.stderr.write(

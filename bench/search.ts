@@ -80,7 +80,7 @@ async function ours(n: number, rows: Row[], rounds: number) {
     value: reg.median,
     p90: reg.p90,
     rounds: reg.rounds,
-    note: 'no network: parsing, validation and normalisation (the search index is built on the first search)',
+    note: 'no network: parsing, validation, normalisation and the search index (built as a large manual is registered)',
   });
   if (n <= 10_000) {
     // The same path the official SDK is measured on: an http manual fetched from a local server.
@@ -242,11 +242,11 @@ async function cold(rows: Row[], rounds: number) {
       rounds: reg.rounds,
       vs: '@utcp/sdk',
       ratio: sdkReg.median / reg.median,
-      target: '< 120 ms, ≥ 25× the official SDK',
-      met: reg.median < 120 && sdkReg.median / reg.median >= 25,
+      target: '< 100 ms, ≥ 25× the official SDK',
+      met: reg.median < 100 && sdkReg.median / reg.median >= 25,
       note:
-        `text manual (${(content.length / 1e6).toFixed(1)} MB); includes loading the modules registration needs (the text transport and the http template validator, generated at build time: Ajv is not loaded) and JSON.parse of the text, which alone takes ${parse.toFixed(0)} ms in a fresh process (median of ${parseRuns.length}); the search index is built on the first search, next row` +
-        (reg.median < 120
+        `text manual (${(content.length / 1e6).toFixed(1)} MB); includes loading the modules registration needs (the text transport and the http template validator, generated at build time: Ajv is not loaded) and JSON.parse of the text, which alone takes ${parse.toFixed(0)} ms in a fresh process (median of ${parseRuns.length}), and building the search index of the 10,000 tools` +
+        (reg.median < 100
           ? ''
           : `. Where the rest goes (CPU profiles, docs/design/performance.md#cold-registration): the garbage collection of the parsed document (every object survives into the old generation), and the per-tool normalisation, validation and storing of 10,000 tools running as not-yet-optimised code the first time; a registration of the same manual later in the process takes about half as long`),
     });
@@ -258,7 +258,25 @@ async function cold(rows: Row[], rounds: number) {
       value: first.median,
       p90: first.p90,
       rounds: first.rounds,
-      note: 'builds the BM25 index of the 10,000 queued tools, then searches',
+      target: '< 20 ms',
+      met: first.median < 20,
+      note: 'the index was built during registration; this is the first query, run as not-yet-optimised code',
+    });
+    const together = med(
+      kitRuns.map((r) => ({ total: r.register + r.firstSearch })),
+      'total',
+    );
+    rows.push({
+      suite: 'search',
+      case: 'cold 10000-tool registration + first search, together',
+      subject: 'utcp-kit',
+      unit: 'ms',
+      value: together.median,
+      p90: together.p90,
+      rounds: together.rounds,
+      target: '< 120 ms',
+      met: together.median < 120,
+      note: 'per fresh process, the sum of the two rows above (module loading excluded)',
     });
     rows.push({
       suite: 'search',

@@ -89,7 +89,16 @@ export function splitDescription(description: string): [head: string, rest: stri
  */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  if (!text) return out;
+  forEachWord(text, (raw) => pushTerm(out, raw));
+  return out;
+}
+
+/**
+ * Calls `onWord` with each raw word of `text`, in order: runs of letters and digits, split at lower→Upper (camelCase)
+ * boundaries. `tokenize` and the index writer share it, so both split text the same way.
+ */
+function forEachWord(text: string, onWord: (raw: string) => void): void {
+  if (!text) return;
   let start = -1;
   let prevLowerOrDigit = false;
   for (let i = 0; i <= text.length; i++) {
@@ -106,19 +115,24 @@ export function tokenize(text: string): string[] {
     }
     // A word ends at a non-word character or at a lower→Upper (camelCase) boundary.
     if (start !== -1 && (!isWordChar || (isUpper && prevLowerOrDigit))) {
-      pushTerm(out, text.slice(start, i));
+      onWord(text.slice(start, i));
       start = -1;
     }
     if (isWordChar && start === -1) start = i;
     prevLowerOrDigit = isWordChar && !isUpper;
   }
-  return out;
+}
+
+/** The term a raw word indexes as, or `undefined` for a word search ignores (too short, a stop word). */
+function termOf(raw: string): string | undefined {
+  if (raw.length < 2) return undefined;
+  const word = raw.toLowerCase();
+  return STOPWORDS.has(word) ? undefined : stem(word);
 }
 
 function pushTerm(out: string[], raw: string): void {
-  if (raw.length < 2) return;
-  const word = raw.toLowerCase();
-  if (!STOPWORDS.has(word)) out.push(stem(word));
+  const term = termOf(raw);
+  if (term !== undefined) out.push(term);
 }
 
 /** Min-heap of (score, id) keeping the best `k`; ties prefer the lower id (registration order). */
@@ -192,24 +206,147 @@ interface Segment {
 /** Registrations smaller than this are merged into one segment when the index is built. */
 const SMALL_BATCH = 1024;
 
+/**
+ * Builds one segment in a single pass (docs/design/manual-format.md#search-index): each distinct raw word is lowered,
+ * stop-word checked and stemmed once per segment, and a tool's repeated terms add to its posting in place, so indexing
+ * allocates little besides the word slices and the postings themselves.
+ */
+class SegmentWriter {
+  readonly #terms = new Map<string, number>();
+  /** Raw word → term id, or -1 for a word that is not indexed. */
+  readonly #words = new Map<string, number>();
+  /** Per term: the last document that used it and where that posting is. */
+  #lastDoc = new Int32Array(1024).fill(-1);
+  #slot = new Int32Array(1024);
+  #pTerm = new Int32Array(4096);
+  #pDoc = new Int32Array(4096);
+  #pTf = new Float64Array(4096);
+  #n = 0;
+  #doc = 0;
+  #len = 0;
+  #weight = 0;
+  #counts = true;
+  readonly #lens: Float32Array;
+  readonly #onWord = (raw: string) => this.#word(raw);
+
+  constructor(docs: number) {
+    this.#lens = new Float32Array(docs);
+  }
+
+  startDoc(d: number): void {
+    this.#doc = d;
+    this.#len = 0;
+  }
+
+  /** Ends the current document; returns its length. */
+  endDoc(): number {
+    this.#lens[this.#doc] = this.#len;
+    return this.#len;
+  }
+
+  addText(text: string, weight: number, counts: boolean): void {
+    this.#weight = weight;
+    this.#counts = counts;
+    forEachWord(text, this.#onWord);
+  }
+
+  #word(raw: string): void {
+    let t = this.#words.get(raw);
+    if (t === undefined) {
+      const term = termOf(raw);
+      if (term === undefined) t = -1;
+      else {
+        t = this.#terms.get(term);
+        if (t === undefined) {
+          t = this.#terms.size;
+          this.#terms.set(term, t);
+          if (t >= this.#lastDoc.length) {
+            const lastDoc = new Int32Array(t * 2).fill(-1);
+            lastDoc.set(this.#lastDoc);
+            this.#lastDoc = lastDoc;
+            const slot = new Int32Array(t * 2);
+            slot.set(this.#slot);
+            this.#slot = slot;
+          }
+        }
+      }
+      this.#words.set(raw, t);
+    }
+    if (t < 0) return;
+    if (this.#counts) this.#len += this.#weight;
+    if (this.#lastDoc[t] === this.#doc) {
+      this.#pTf[this.#slot[t]] += this.#weight;
+      return;
+    }
+    const n = this.#n++;
+    if (n >= this.#pTerm.length) this.#grow();
+    this.#lastDoc[t] = this.#doc;
+    this.#slot[t] = n;
+    this.#pTerm[n] = t;
+    this.#pDoc[n] = this.#doc;
+    this.#pTf[n] = this.#weight;
+  }
+
+  #grow(): void {
+    const size = this.#pTerm.length * 2;
+    const pTerm = new Int32Array(size);
+    pTerm.set(this.#pTerm);
+    this.#pTerm = pTerm;
+    const pDoc = new Int32Array(size);
+    pDoc.set(this.#pDoc);
+    this.#pDoc = pDoc;
+    const pTf = new Float64Array(size);
+    pTf.set(this.#pTf);
+    this.#pTf = pTf;
+  }
+
+  /** Lays the postings out per term (compressed sparse rows), in document order within each term. */
+  finish(docs: readonly Tool[]): Segment {
+    const terms = this.#terms;
+    const count = this.#n;
+    const offsets = new Uint32Array(terms.size + 1);
+    for (let i = 0; i < count; i++) offsets[this.#pTerm[i] + 1]++;
+    for (let t = 0; t < terms.size; t++) offsets[t + 1] += offsets[t];
+    const cursor = offsets.slice(0, terms.size);
+    const ids = docs.length <= 0xffff ? new Uint16Array(count) : new Uint32Array(count);
+    const tfs = new Float32Array(count);
+    for (let i = 0; i < count; i++) {
+      const at = cursor[this.#pTerm[i]]++;
+      ids[at] = this.#pDoc[i];
+      tfs[at] = this.#pTf[i];
+    }
+    return { docs, alive: new Uint8Array(docs.length).fill(1), lens: this.#lens, terms, offsets, ids, tfs, dead: 0 };
+  }
+}
+
 export class Bm25Search implements ToolSearchStrategy {
   readonly #opts: Required<Bm25Options>;
-  /** Registered tools not indexed yet: the index is built on the first search after a change. */
+  /** Small registrations not indexed yet: merged into one segment on the next search or large registration. */
   #pending: (readonly Tool[])[] = [];
   #segments: Segment[] = [];
   #alive = 0;
   #totalLen = 0;
   #scratch = new Float64Array(0);
-  readonly #tf = new Map<string, number>();
-  readonly #manualCache = new Map<string, string[]>();
 
   constructor(options: Bm25Options = {}) {
     this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...options };
   }
 
-  /** Queues the tools for indexing (the work happens on the next search, so registration stays cheap). */
+  /**
+   * Indexes a large registration at once, so the first search after it does not pay for it; small ones are queued and
+   * merged into one segment later (docs/design/manual-format.md#search-index).
+   */
   add(tools: readonly Tool[]): void {
-    if (tools.length > 0) this.#pending.push(tools);
+    if (tools.length === 0) return;
+    if (tools.length < SMALL_BATCH) {
+      this.#pending.push(tools);
+      return;
+    }
+    // Earlier small registrations go first: segments keep registration order, which breaks ties.
+    const small = this.#pending.flat();
+    this.#pending = [];
+    if (small.length > 0) this.#segments.push(this.#build(small));
+    this.#segments.push(this.#build(tools));
   }
 
   remove(tools: readonly Tool[]): void {
@@ -229,7 +366,7 @@ export class Bm25Search implements ToolSearchStrategy {
     }
   }
 
-  /** Indexes pending registrations and rebuilds segments that are mostly removed tools, keeping registration order. */
+  /** Indexes pending small registrations and rebuilds segments that are mostly removed tools, keeping registration order. */
   #flush(): void {
     const rebuilt: Segment[] = [];
     for (const seg of this.#segments) {
@@ -242,14 +379,7 @@ export class Bm25Search implements ToolSearchStrategy {
       for (let i = 0; i < seg.docs.length; i++) if (seg.alive[i] === 1) this.#totalLen -= seg.lens[i];
       if (live.length > 0) rebuilt.push(this.#build(live));
     }
-    let small: Tool[] = [];
-    for (const batch of this.#pending) {
-      if (batch.length >= SMALL_BATCH) {
-        if (small.length > 0) rebuilt.push(this.#build(small));
-        small = [];
-        rebuilt.push(this.#build(batch));
-      } else small.push(...batch);
-    }
+    const small = this.#pending.flat();
     if (small.length > 0) rebuilt.push(this.#build(small));
     this.#pending = [];
     this.#segments = rebuilt;
@@ -257,60 +387,22 @@ export class Bm25Search implements ToolSearchStrategy {
 
   #build(docs: readonly Tool[]): Segment {
     const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#opts;
-    const tf = this.#tf;
-    const terms = new Map<string, number>();
-    // Postings as (term, doc, tf) triples first; then counted and laid out per term.
-    const pTerm: number[] = [];
-    const pDoc: number[] = [];
-    const pTf: number[] = [];
-    const lens = new Float32Array(docs.length);
-    let len = 0;
-    const addTerms = (list: string[], w: number, counts = true) => {
-      for (let i = 0; i < list.length; i++) tf.set(list[i], (tf.get(list[i]) ?? 0) + w);
-      if (counts) len += list.length * w;
-    };
+    const w = new SegmentWriter(docs.length);
     for (let d = 0; d < docs.length; d++) {
       const tool = docs[d];
-      len = 0;
+      w.startDoc(d);
       const dot = tool.name.indexOf('.');
-      addTerms(tokenize(dot === -1 ? tool.name : tool.name.slice(dot + 1)), nameWeight);
-      if (dot !== -1) addTerms(this.#manualTerms(tool.name.slice(0, dot)), manualWeight);
+      w.addText(dot === -1 ? tool.name : tool.name.slice(dot + 1), nameWeight, true);
+      if (dot !== -1) w.addText(tool.name.slice(0, dot), manualWeight, true);
       const [head, rest] = splitDescription(tool.description ?? '');
-      addTerms(tokenize(head), descriptionWeight);
+      w.addText(head, descriptionWeight, true);
       // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
-      if (rest) addTerms(tokenize(rest), descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
-      for (const tag of tool.tags) addTerms(tokenize(tag), tagWeight);
-      lens[d] = len;
-      this.#totalLen += len;
-      for (const [term, f] of tf) {
-        let t = terms.get(term);
-        if (t === undefined) terms.set(term, (t = terms.size));
-        pTerm.push(t);
-        pDoc.push(d);
-        pTf.push(f);
-      }
-      tf.clear();
+      if (rest) w.addText(rest, descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
+      for (const tag of tool.tags) w.addText(tag, tagWeight, true);
+      this.#totalLen += w.endDoc();
     }
     this.#alive += docs.length;
-    const offsets = new Uint32Array(terms.size + 1);
-    for (const t of pTerm) offsets[t + 1]++;
-    for (let t = 0; t < terms.size; t++) offsets[t + 1] += offsets[t];
-    const cursor = offsets.slice(0, terms.size);
-    const ids = docs.length <= 0xffff ? new Uint16Array(pTerm.length) : new Uint32Array(pTerm.length);
-    const tfs = new Float32Array(pTerm.length);
-    for (let i = 0; i < pTerm.length; i++) {
-      const at = cursor[pTerm[i]]++;
-      ids[at] = pDoc[i];
-      tfs[at] = pTf[i];
-    }
-    return { docs, alive: new Uint8Array(docs.length).fill(1), lens, terms, offsets, ids, tfs, dead: 0 };
-  }
-
-  /** Manual names repeat for every tool of a manual: tokenize each once. */
-  #manualTerms(manual: string): string[] {
-    let terms = this.#manualCache.get(manual);
-    if (!terms) this.#manualCache.set(manual, (terms = tokenize(manual)));
-    return terms;
+    return w.finish(docs);
   }
 
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[] {

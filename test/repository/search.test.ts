@@ -42,6 +42,28 @@ describe('BM25 search', () => {
     expect(hits.every((h) => Number(h.name.split('_')[1]) >= 2500)).toBe(true);
   });
 
+  it('indexes a large registration when it is added, keeping registration order for ties', () => {
+    const s = new Bm25Search();
+    const reads = { n: 0 };
+    const watched = (name: string) => {
+      const tool = t(name, 'Shared words about apples');
+      return new Proxy(tool, {
+        get(target, key, receiver) {
+          if (key === 'description') reads.n++;
+          return Reflect.get(target, key, receiver);
+        },
+      });
+    };
+    s.add([watched('small.first'), watched('small.second')]);
+    expect(reads.n).toBe(0);
+    const large = Array.from({ length: 1500 }, (_, i) => watched(`large.tool_${i}`));
+    s.add(large);
+    // Both the queued small registration and the large one were indexed by add(), not left for the first search.
+    expect(reads.n).toBe(1502);
+    expect(s.search('apples', 3).map((x) => x.name)).toEqual(['small.first', 'small.second', 'large.tool_0']);
+    expect(reads.n).toBe(1502);
+  });
+
   it('tokenizes camelCase, snake_case and plurals', () => {
     expect(tokenize('getWeatherForecasts for_the_cities')).toEqual(['get', 'weather', 'forecast', 'city']);
   });

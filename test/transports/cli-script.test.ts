@@ -8,7 +8,7 @@ import { cliTemplate } from '../fixtures/cli/harness.js';
 const N = '00112233445566ff';
 
 describe('bash script layout', () => {
-  it('wraps each step in a { } group writing to stdout, then a marker, an acknowledgement and CMD_<i>_OUTPUT', () => {
+  it('wraps each step in a { } group writing to stdout, then a marker, and before a next step an acknowledgement and CMD_<i>_OUTPUT', () => {
     expect(buildBashScript(['cd /tmp', 'echo "$CMD_0_OUTPUT"'], N)).toBe(
       [
         'exec 4>&1',
@@ -24,8 +24,6 @@ describe('bash script layout', () => {
         '} >&4 2>&1 3<&- 4>&-',
         '__utcp_rc=$?',
         `printf '\\n%s:1\\n' "$__UTCP_MARK_${N}" >&4`,
-        'IFS= read -r __utcp_ack <&3 || exit 125',
-        `CMD_1_OUTPUT=$(<"$__UTCP_OUT_${N}/1")`,
         'exit $__utcp_rc',
         '',
       ].join('\n'),

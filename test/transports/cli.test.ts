@@ -300,16 +300,29 @@ describe('cli calls: working directory and output directory', () => {
 
   it('writes step outputs to a private 0700 directory removed after the call', async () => {
     const h = makeHarness();
-    const template = cliTemplate('d=$(env | sed -n "s/^__UTCP_OUT_[0-9a-f]\\{16\\}=//p"); echo "$d"; stat -c %a "$d"');
+    const template = cliTemplate([
+      { command: 'true', append_to_final_output: false },
+      'd=$(env | sed -n "s/^__UTCP_OUT_[0-9a-f]\\{16\\}=//p"); echo "$d"; stat -c %a "$d"',
+    ]);
     const [dir, mode] = ((await h.call(template)) as string).split('\n');
     expect(dir).toMatch(/utcp-cli-/);
     expect(mode).toBe('700');
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('runs a one-step call without an output directory or an acknowledgement pipe', async () => {
+    const h = makeHarness();
+    const out = (await h.call(
+      cliTemplate(
+        'env | grep -c "^__UTCP_OUT_" || true; if { true >&3; } 2>/dev/null; then echo fd3; else echo no-fd3; fi',
+      ),
+    )) as string;
+    expect(out.split('\n')).toEqual(['0', 'no-fd3']);
+  });
+
   it('removes the output directory after a failed call too', async () => {
     const h = makeHarness();
-    const error = await caught(h.call(cliTemplate('env | sed -n "s/^__UTCP_OUT_[0-9a-f]*=//p"; exit 1')));
+    const error = await caught(h.call(cliTemplate(['true', 'env | sed -n "s/^__UTCP_OUT_[0-9a-f]*=//p"; exit 1'])));
     const dir = (error as CliExitError).outputTail.trim();
     expect(dir).toMatch(/utcp-cli-/);
     expect(existsSync(dir)).toBe(false);

@@ -178,6 +178,7 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
   const baseUrls = new BaseUrlResolver({ swagger2, doc, httpSpecUrl });
   const names = new NameAllocator();
   const tools: OpenApiTool[] = [];
+  const safeBases = new Set<string>();
 
   const paths = doc.paths;
   if (paths !== undefined && !isPlainObject(paths))
@@ -278,11 +279,13 @@ export function convertOpenApiSpec(document: unknown, options: OpenApiConverterO
         report.variables.add(namespacedKey(options.manualName, BASE_URL_VARIABLE));
       }
       base = resolved.url;
-      if (violatesRemoteLoopback(specUrl, base)) {
+      // Most operations share a handful of server URLs: each is parsed and checked once per conversion.
+      if (!safeBases.has(base) && violatesRemoteLoopback(specUrl, base)) {
         throw new UrlPolicyError(
           `OpenAPI spec from ${redactUrl(specUrl!)} points ${ctx.where} at ${redactUrl(base)}, a loopback address; a remote spec may not target loopback hosts (set base_url to override)`,
         );
       }
+      safeBases.add(base);
     }
     return toolFor(op, pathItem, method, path, base, tags, ctx);
   }

@@ -18,7 +18,9 @@ export function markEnvName(nonce: string): string {
  * shell's stdout, which the transport reads and caps while it streams (docs/design/threat-model.md#cli-output-cap).
  * After each step the shell prints a marker line (`\n<token>:<i>\n`) and waits for the transport's
  * acknowledgement on fd 3 (a pipe from the transport; fd 4 keeps the original stdout); by then the transport has written the step's output to
- * `$__UTCP_OUT_<nonce>/<i>`, from which `CMD_<i>_OUTPUT` is read. Steps get neither fd 3 nor fd 4.
+ * `$__UTCP_OUT_<nonce>/<i>`, from which `CMD_<i>_OUTPUT` is read. Steps get neither fd 3 nor fd 4. The last step
+ * only prints its marker: no step follows that could read its output, so a one-step call needs neither the
+ * directory nor fd 3 (docs/design/transports.md#cli-fast-path).
  * An EXIT trap prints `\n<token>:end\n`, also when a step calls `exit`. The script exits with the last step's status.
  * `commands` are already rewritten (no placeholders left).
  */
@@ -29,7 +31,10 @@ export function buildBashScript(commands: readonly string[], nonce: string): str
   commands.forEach((command, i) => {
     // The group's own redirection of fd 1 means an `exec >file` inside it ends with the group.
     lines.push('{', command, '} >&4 2>&1 3<&- 4>&-');
-    if (i === commands.length - 1) lines.push('__utcp_rc=$?');
+    if (i === commands.length - 1) {
+      lines.push('__utcp_rc=$?', `printf '\\n%s:${i}\\n' "${mark}" >&4`);
+      return;
+    }
     lines.push(
       `printf '\\n%s:${i}\\n' "${mark}" >&4`,
       'IFS= read -r __utcp_ack <&3 || exit 125',

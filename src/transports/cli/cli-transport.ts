@@ -191,10 +191,14 @@ export class CliTransport implements Transport<CliCallTemplate> {
         }
         return output;
       }
-      const outDir = await mkdtemp(join(tmpdir(), 'utcp-cli-'));
+      // Only a step that another step follows has its output read back (CMD_<i>_OUTPUT): a one-step call needs no
+      // directory and no acknowledgement pipe (docs/design/transports.md#cli-fast-path).
+      const outDir = commands.length > 1 ? await mkdtemp(join(tmpdir(), 'utcp-cli-')) : undefined;
       try {
-        await chmod(outDir, 0o700);
-        internal[outDirEnvName(nonce)] = outDir;
+        if (outDir !== undefined) {
+          await chmod(outDir, 0o700);
+          internal[outDirEnvName(nonce)] = outDir;
+        }
         const stepToken = randomBytes(16).toString('hex');
         internal[markEnvName(nonce)] = stepToken;
         const env = this.#env(template, internal);
@@ -207,6 +211,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
         // step's file for CMD_<i>_OUTPUT and then lets the shell go on (build-script.ts).
         let stdin: Writable | undefined;
         const steps = new StepOutputs(stepToken, async (index, output) => {
+          if (outDir === undefined || index >= commands.length - 1) return;
           try {
             await writeFile(join(outDir, String(index)), output, { mode: 0o600 });
             stdin?.write('\n');
@@ -226,7 +231,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
           {
             pidNamespace,
             onStdout: (chunk) => steps.push(chunk),
-            onControl: (s) => (stdin = s),
+            ...(outDir !== undefined ? { onControl: (s: Writable) => (stdin = s) } : {}),
             isComplete: () => steps.ended,
           },
         );
@@ -257,7 +262,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
         }
         return ran.flatMap((on, i) => (on ? [steps.output(i).toString('utf8').replace(/\n+$/, '')] : [])).join('\n');
       } finally {
-        await rm(outDir, { recursive: true, force: true });
+        if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
       }
     } finally {
       signal.dispose();
