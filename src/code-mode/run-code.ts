@@ -309,6 +309,8 @@ export async function runCode(
     if (!stop.signal.aborted) stop.abort(new CodeModeError('ABORTED', 'The script ended'));
     timed.dispose();
     // The engine instance dies with its thread: never torn down, never reused (docs/design/code-mode.md#worker).
-    await worker?.terminate();
+    // Not awaited: the thread is done or stopped, and an unref'd thread never holds the process open.
+    worker?.unref();
+    void worker?.terminate();
   }
 }
