@@ -1,10 +1,11 @@
 /**
  * The worker thread of one `runCode` run: loads the engine, evaluates the prelude and the script, and runs the
  * script's jobs; tool calls and console output cross to the host thread as messages
- * (docs/design/code-mode.md#worker). Self-contained on purpose: it imports Node built-ins and the engine only, so
- * the worker starts without loading the library.
+ * (docs/design/code-mode.md#worker). Self-contained on purpose: it imports Node built-ins, the engine and the
+ * import-free core/guards.ts only, so the worker starts without loading the library.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { errorMessage } from '../core/guards.js';
 
 /** What the host passes in `workerData`. */
 export interface WorkerInput {
@@ -20,6 +21,8 @@ export interface WorkerInput {
   maxLogChars: number;
   /** One Int32: the host stores 1 when the run must stop (deadline, signal, end). */
   stopFlag: SharedArrayBuffer;
+  /** The engine's code compiled by the host, shared by every run; absent when the host could not compile it. */
+  wasmModule?: WebAssembly.Module;
 }
 
 /** Messages from the worker to the host. */
@@ -50,6 +53,7 @@ async function loadEngine() {
   // (docs/design/code-mode.md#engine).
   const quiet = core.newVariant(variant as Variant, {
     emscriptenModule: { print: () => {}, printErr: () => {} } as Record<string, unknown>,
+    ...(input.wasmModule ? { wasmModule: input.wasmModule } : {}),
   });
   return core.newQuickJSWASMModuleFromVariant(quiet as Variant);
 }
@@ -59,7 +63,7 @@ async function run(): Promise<void> {
   try {
     engine = await loadEngine();
   } catch (error) {
-    post({ t: 'missing', message: error instanceof Error ? error.message : String(error) });
+    post({ t: 'missing', message: errorMessage(error) });
     return;
   }
   const stopped = () => Atomics.load(stop, 0) !== 0 || Date.now() > input.deadline;
@@ -104,7 +108,13 @@ async function run(): Promise<void> {
   vm.setProp(vm.global, '__utcp_log', logFn);
   logFn.dispose();
 
-  vm.unwrapResult(vm.evalCode(input.prelude, 'prelude.js')).dispose();
+  // The deadline may pass while the engine loads: the interrupt handler then stops the prelude already.
+  const prepared = vm.evalCode(input.prelude, 'prelude.js');
+  if (prepared.error) {
+    post({ t: 'engine-error', dumped: vm.dump(prepared.error) });
+    return;
+  }
+  prepared.value.dispose();
   const started = vm.evalCode(
     `${input.js}\n${input.main}().then((v) => v === undefined ? undefined : JSON.stringify(v));`,
     'script.js',

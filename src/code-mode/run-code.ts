@@ -13,7 +13,7 @@ import {
   type Tool,
   type UtcpClient,
 } from '../index.js';
-import { engineMissing } from './engine.js';
+import { compiledEngine, engineMissing } from './engine.js';
 import type { HostMessage, WorkerInput, WorkerMessage } from './code-mode-worker.js';
 import { CodeModeError, type CodeModeCall } from './code-mode-error.js';
 import { scriptToJavaScript } from './strip-types.js';
@@ -153,6 +153,7 @@ export async function runCode(
   const tools = selectTools(await client.getTools(), options.tools);
   const byName = new Map(tools.map((t) => [t.name, t] as const));
   const js = await scriptToJavaScript(code, MAIN);
+  const wasmModule = await compiledEngine();
 
   const deadline = Date.now() + timeoutMs;
   // The script's deadline (docs/design/code-mode.md#sandbox): `signal` aborts with the caller's signal, after
@@ -217,6 +218,7 @@ export async function runCode(
     maxResultChars: MAX_RESULT_CHARS,
     maxLogChars,
     stopFlag,
+    ...(wasmModule ? { wasmModule } : {}),
   };
   const stopped = (): CodeModeError =>
     outer?.aborted
@@ -252,7 +254,7 @@ export async function runCode(
           case 'engine-error':
             return reject(engineFailure(m.dumped, Date.now() > deadline || signal.aborted, outer?.aborted === true));
           case 'fail':
-            if (m.code === 'TIMEOUT') return reject(stopped());
+            if (m.code === 'TIMEOUT' || signal.aborted) return reject(stopped());
             if (m.code === 'LIMIT_EXCEEDED') return reject(new CodeModeError('LIMIT_EXCEEDED', m.message));
             if (m.code === 'STALLED')
               return reject(
