@@ -42,3 +42,14 @@ it('keeps the host responsive while a script spins, and stops it at its signal w
   expect(error).toMatchObject({ name: 'CodeModeError', code: 'ABORTED' });
   expect(performance.now() - aborting).toBeLessThan(5000);
 }, 30_000);
+
+it('terminates an engine stuck where its interrupt handler never runs, a short grace after the deadline', async () => {
+  const client = { getTools: async () => [], callTool: async () => null };
+  // A substring search inside the engine's C code checks no interrupt: ~20 s of work on this machine.
+  const stuck = "const s = 'a'.repeat(2 ** 22); return s.indexOf('a'.repeat(4096) + 'b');";
+  const started = performance.now();
+  const error = await runCode(client, stuck, { timeoutMs: 300 }).catch((e: unknown) => e);
+  expect(error).toMatchObject({ name: 'CodeModeError', code: 'TIMEOUT' });
+  // Expected: the 300 ms deadline and the 250 ms grace (docs/design/code-mode.md#worker).
+  expect(performance.now() - started).toBeLessThan(6000);
+}, 40_000);
