@@ -98,9 +98,66 @@ async function once(mode: Mode): Promise<{ requests: number; tokens: number; ms:
   }
 }
 
+/**
+ * The cost of one `runCode` (its worker thread, engine instance, script) and the host's event-loop lag while a
+ * script spins (docs/design/code-mode.md#worker).
+ */
+async function perRun(rounds: number): Promise<Row[]> {
+  const c = await kit.UtcpClient.create({});
+  try {
+    await c.registerFunctions('fn', [{ name: 'add', handler: ({ a, b }) => (a as number) + (b as number) }]);
+    const rows: Row[] = [];
+    const scripts: [string, string][] = [
+      ['return 1', 'return 1'],
+      ['10 tool calls in a row', 'let s = 0; for (let i = 0; i < 10; i++) s += await fn.add({ a: i, b: 1 }); return s'],
+    ];
+    for (const [subject, code] of scripts) {
+      await codeMode.runCode(c, code); // warm-up
+      const samples: number[] = [];
+      for (let i = 0; i < rounds * 3; i++) {
+        const started = performance.now();
+        await codeMode.runCode(c, code);
+        samples.push(performance.now() - started);
+      }
+      const st = stats(samples);
+      rows.push({
+        suite: 'code-mode',
+        case: 'one runCode',
+        subject,
+        unit: 'ms',
+        value: st.median,
+        p90: st.p90,
+        rounds: st.rounds,
+      });
+    }
+    // The longest gap between 10 ms ticks of the host while a script spins for 1 s.
+    let last = performance.now();
+    let lag = 0;
+    const tick = setInterval(() => {
+      const now = performance.now();
+      lag = Math.max(lag, now - last - 10);
+      last = now;
+    }, 10);
+    await codeMode.runCode(c, 'while (true) {}', { timeoutMs: 1000 }).catch(() => undefined);
+    lag = Math.max(lag, performance.now() - last - 10);
+    clearInterval(tick);
+    rows.push({
+      suite: 'code-mode',
+      case: 'host event-loop lag while a script spins 1 s',
+      subject: 'while (true) {}',
+      unit: 'ms',
+      value: lag,
+      rounds: 1,
+    });
+    return rows;
+  } finally {
+    await c.close();
+  }
+}
+
 export async function benchCodeMode({ quick }: { quick: boolean }): Promise<Row[]> {
   const rounds = quick ? 3 : 10;
-  const rows: Row[] = [];
+  const rows: Row[] = await perRun(rounds);
   const modes: Mode[] = [
     'direct, one lookup per turn',
     'direct, 10 lookups in one turn',
@@ -132,5 +189,7 @@ export async function benchCodeMode({ quick }: { quick: boolean }): Promise<Row[
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const r of await benchCodeMode({ quick: process.argv.includes('--quick') }))
-    process.stdout.write(`${r.subject.padEnd(32)} ${r.value.toFixed(1).padStart(8)} ms  ${r.note}\n`);
+    process.stdout.write(
+      `${`${r.case}: ${r.subject}`.padEnd(72)} ${r.value.toFixed(1).padStart(8)} ms  ${r.note ?? ''}\n`,
+    );
 }

@@ -2,16 +2,19 @@
  * `runCode`: one script, one fresh QuickJS instance with no ambient authority, tools as async functions
  * (docs/design/code-mode.md#sandbox).
  */
+import { Worker } from 'node:worker_threads';
 import {
   UtcpError,
   onAbort,
+  sleep,
   withTimeout,
   type CallGate,
   type JsonObject,
   type Tool,
   type UtcpClient,
 } from '../index.js';
-import { loadEngine } from './engine.js';
+import { compiledEngine, engineMissing } from './engine.js';
+import type { HostMessage, WorkerInput, WorkerMessage } from './code-mode-worker.js';
 import { CodeModeError, type CodeModeCall } from './code-mode-error.js';
 import { scriptToJavaScript } from './strip-types.js';
 import { manualAccess, selectTools, type CodeToolSelection } from './script-names.js';
@@ -49,6 +52,18 @@ const MAX_MEMORY_MB = 4096;
 const STACK_BYTES = 256 * 1024;
 const MAX_RESULT_CHARS = 4 * 1024 * 1024;
 const MAIN = '__utcp_main';
+/** How long the host waits for a stopped engine to answer before it terminates the thread. */
+const TERMINATE_GRACE_MS = 250;
+
+/**
+ * The worker's module: the compiled sibling in `dist/`; when this file runs from its TypeScript source (the tests
+ * through vitest), the built copy in `dist/` (run `npm run build` first; docs/design/code-mode.md#worker).
+ */
+function workerUrl(): URL {
+  return import.meta.url.endsWith('.ts')
+    ? new URL('../../dist/code-mode/code-mode-worker.js', import.meta.url)
+    : new URL('./code-mode-worker.js', import.meta.url);
+}
 
 function checkNumber(name: string, value: number | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -138,7 +153,7 @@ export async function runCode(
   const tools = selectTools(await client.getTools(), options.tools);
   const byName = new Map(tools.map((t) => [t.name, t] as const));
   const js = await scriptToJavaScript(code, MAIN);
-  const engine = await loadEngine();
+  const wasmModule = await compiledEngine();
 
   const deadline = Date.now() + timeoutMs;
   // The script's deadline (docs/design/code-mode.md#sandbox): `signal` aborts with the caller's signal, after
@@ -146,23 +161,11 @@ export async function runCode(
   const stop = new AbortController();
   const unlinkOuter = outer ? onAbort(outer, (reason) => stop.abort(reason)) : undefined;
   const timed = withTimeout(stop.signal, timeoutMs, 'Code mode script');
-  const controller = { signal: timed.signal };
-  let wake: () => void = () => {};
-  const unwake = onAbort(timed.signal, () => wake());
+  const signal = timed.signal;
 
   const logs: string[] = [];
   let logChars = 0;
   const calls: CodeModeCall[] = [];
-  const inflight = new Set<Promise<void>>();
-  const deferreds = new Set<{ dispose(): void }>();
-  let disposed = false;
-  let failed = false;
-
-  const runtime = engine.newRuntime();
-  runtime.setMemoryLimit(Math.floor(memoryMb * 1024 * 1024));
-  runtime.setMaxStackSize(STACK_BYTES);
-  runtime.setInterruptHandler(() => controller.signal.aborted || Date.now() > deadline);
-  const vm = runtime.newContext();
 
   const hostCall = async (name: string, argsJson: string): Promise<string> => {
     if (calls.length >= maxCalls) {
@@ -179,9 +182,9 @@ export async function runCode(
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
         throw new CodeModeError('INVALID_ARGUMENTS', `${name} takes one object argument`);
       let args = parsed as JsonObject;
-      if (options.callGate) args = await options.callGate({ toolName: name, args }, { signal: controller.signal });
+      if (options.callGate) args = await options.callGate({ toolName: name, args }, { signal });
       const value = await client.callTool(name, args, {
-        signal: controller.signal,
+        signal,
         timeoutMs: Math.max(1, deadline - Date.now()),
         ...(options.callGate ? { callGate: options.callGate } : {}),
       });
@@ -195,115 +198,121 @@ export async function runCode(
       record.durationMs = performance.now() - started;
     }
   };
-
-  try {
-    const callFn = vm.newFunction('__utcp_call', (nameHandle, argsHandle) => {
-      const name = vm.getString(nameHandle);
-      const argsJson = vm.getString(argsHandle);
-      const deferred = vm.newPromise();
-      deferreds.add(deferred);
-      const settle = hostCall(name, argsJson).then((json) => {
-        inflight.delete(settle);
-        if (disposed) return;
-        const h = vm.newString(json);
-        deferred.resolve(h);
-        h.dispose();
-        deferred.dispose();
-        deferreds.delete(deferred);
-        wake();
-      });
-      inflight.add(settle);
-      return deferred.handle;
-    });
-    vm.setProp(vm.global, '__utcp_call', callFn);
-    callFn.dispose();
-    const logFn = vm.newFunction('__utcp_log', (levelHandle, textHandle) => {
-      const level = vm.getString(levelHandle);
-      const text = vm.getString(textHandle);
-      if (logChars >= maxLogChars) return;
-      const line = level === 'log' ? text : `[${level}] ${text}`;
-      logChars += line.length;
-      logs.push(
-        logChars > maxLogChars ? `${line.slice(0, line.length - (logChars - maxLogChars))}… [logs truncated]` : line,
-      );
-    });
-    vm.setProp(vm.global, '__utcp_log', logFn);
-    logFn.dispose();
-
-    vm.unwrapResult(vm.evalCode(prelude(tools), 'prelude.js')).dispose();
-    const started = vm.evalCode(
-      `${js}\n${MAIN}().then((v) => v === undefined ? undefined : JSON.stringify(v));`,
-      'script.js',
+  const addLog = (level: string, text: string): void => {
+    if (logChars >= maxLogChars) return;
+    const line = level === 'log' ? text : `[${level}] ${text}`;
+    logChars += line.length;
+    logs.push(
+      logChars > maxLogChars ? `${line.slice(0, line.length - (logChars - maxLogChars))}… [logs truncated]` : line,
     );
-    if (started.error) {
-      const dumped = vm.dump(started.error);
-      started.error.dispose();
-      throw engineFailure(dumped, Date.now() > deadline, outer?.aborted === true);
-    }
-    const promise = started.value;
-    try {
-      for (;;) {
-        const jobs = runtime.executePendingJobs();
-        if (jobs.error) {
-          const dumped = vm.dump(jobs.error);
-          jobs.error.dispose();
-          throw engineFailure(dumped, Date.now() > deadline, outer?.aborted === true);
+  };
+
+  const stopFlag = new SharedArrayBuffer(4);
+  const input: WorkerInput = {
+    js,
+    main: MAIN,
+    prelude: prelude(tools),
+    memoryBytes: Math.floor(memoryMb * 1024 * 1024),
+    stackBytes: STACK_BYTES,
+    deadline,
+    maxResultChars: MAX_RESULT_CHARS,
+    maxLogChars,
+    stopFlag,
+    ...(wasmModule ? { wasmModule } : {}),
+  };
+  const stopped = (): CodeModeError =>
+    outer?.aborted
+      ? new CodeModeError('ABORTED', 'The script was stopped by its signal')
+      : new CodeModeError('TIMEOUT', 'The script ran past its deadline (timeoutMs) and was stopped');
+  let worker: Worker | undefined;
+  const grace = new AbortController();
+  let unlinkStop: (() => void) | undefined;
+  try {
+    const text = await new Promise<string | undefined>((resolve, reject) => {
+      // One thread per run (docs/design/code-mode.md#worker): the engine never blocks the host's event loop, and
+      // its second memory fence is the thread's own heap limit.
+      const w = new Worker(workerUrl(), {
+        workerData: input,
+        resourceLimits: { maxOldGenerationSizeMb: Math.ceil(48 + 2 * memoryMb) },
+        stdout: true,
+        stderr: true,
+      });
+      worker = w;
+      w.on('message', (m: WorkerMessage) => {
+        switch (m.t) {
+          case 'call':
+            void hostCall(m.name, m.args).then((json) => {
+              if (!signal.aborted) w.postMessage({ t: 'result', id: m.id, json } satisfies HostMessage);
+            });
+            return;
+          case 'log':
+            return addLog(m.level, m.text);
+          case 'done':
+            return resolve(m.text);
+          case 'missing':
+            return reject(engineMissing(m.message));
+          case 'engine-error':
+            return reject(engineFailure(m.dumped, Date.now() > deadline || signal.aborted, outer?.aborted === true));
+          case 'fail':
+            if (m.code === 'TIMEOUT' || signal.aborted) return reject(stopped());
+            if (m.code === 'LIMIT_EXCEEDED') return reject(new CodeModeError('LIMIT_EXCEEDED', m.message));
+            if (m.code === 'STALLED')
+              return reject(
+                new CodeModeError(
+                  'TOOL_ERROR',
+                  'The script waits for a promise that nothing will settle (there are no timers; only tool calls are asynchronous)',
+                ),
+              );
+            if (/RangeError: .*call stack/i.test(m.message))
+              return reject(
+                new CodeModeError(
+                  'LIMIT_EXCEEDED',
+                  'The script overflowed its stack (too deep recursion) and was stopped',
+                ),
+              );
+            return reject(new CodeModeError('TOOL_ERROR', `The engine failed: ${m.message}`));
         }
-        const state = vm.getPromiseState(promise);
-        if (state.type === 'fulfilled') {
-          const text = vm.dump(state.value) as unknown;
-          state.value.dispose();
-          if (typeof text === 'string' && text.length > MAX_RESULT_CHARS)
-            throw new CodeModeError('LIMIT_EXCEEDED', `The script's result exceeds ${MAX_RESULT_CHARS} characters`);
-          return { result: typeof text === 'string' ? JSON.parse(text) : undefined, logs, calls };
-        }
-        if (state.type === 'rejected') {
-          const dumped = vm.dump(state.error);
-          state.error.dispose();
-          throw engineFailure(dumped, Date.now() > deadline, outer?.aborted === true);
-        }
-        if (outer?.aborted) throw new CodeModeError('ABORTED', 'The script was stopped by its signal');
-        if (Date.now() > deadline || controller.signal.aborted)
-          throw new CodeModeError('TIMEOUT', 'The script ran past its deadline (timeoutMs) and was stopped');
-        if (inflight.size === 0)
-          throw new CodeModeError(
-            'TOOL_ERROR',
-            'The script waits for a promise that nothing will settle (there are no timers; only tool calls are asynchronous)',
-          );
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-      }
-    } finally {
-      promise.dispose();
-    }
+      });
+      w.on('error', (error: Error & { code?: string }) => {
+        if (error.code === 'ERR_WORKER_OUT_OF_MEMORY')
+          reject(new CodeModeError('LIMIT_EXCEEDED', 'The script ran out of memory (memoryLimitMb) and was stopped'));
+        else reject(new CodeModeError('TOOL_ERROR', `The engine failed: ${error.message}`, { cause: error }));
+      });
+      w.on('exit', () => {
+        reject(signal.aborted ? stopped() : new CodeModeError('TOOL_ERROR', 'The engine stopped unexpectedly'));
+      });
+      // The termination fence (docs/design/code-mode.md#worker): the engine's interrupt handler sees the stop flag
+      // at once; if the engine still has not answered a short grace later, the thread is terminated.
+      unlinkStop = onAbort(signal, () => {
+        Atomics.store(new Int32Array(stopFlag), 0, 1);
+        w.postMessage({ t: 'stop' } satisfies HostMessage);
+        sleep(TERMINATE_GRACE_MS, grace.signal).then(
+          () => reject(stopped()),
+          () => {},
+        );
+      });
+    });
+    if (text !== undefined && text.length > MAX_RESULT_CHARS)
+      throw new CodeModeError('LIMIT_EXCEEDED', `The script's result exceeds ${MAX_RESULT_CHARS} characters`);
+    return { result: text === undefined ? undefined : JSON.parse(text), logs, calls };
   } catch (error) {
-    failed = true;
     const typed =
       error instanceof CodeModeError
         ? error
-        : error instanceof RangeError && /call stack/i.test(error.message)
-          ? new CodeModeError('LIMIT_EXCEEDED', 'The script overflowed its stack (too deep recursion) and was stopped')
-          : new CodeModeError('TOOL_ERROR', `The engine failed: ${errorText(error).message}`, { cause: error });
+        : new CodeModeError('TOOL_ERROR', `The engine failed: ${errorText(error).message}`, { cause: error });
     typed.logs = logs;
     typed.calls = calls;
     throw typed;
   } finally {
-    disposed = true;
+    unlinkStop?.();
+    grace.abort();
+    Atomics.store(new Int32Array(stopFlag), 0, 1);
     unlinkOuter?.();
     if (!stop.signal.aborted) stop.abort(new CodeModeError('ABORTED', 'The script ended'));
-    unwake();
     timed.dispose();
-    // The engine instance is this run's alone: a script stopped mid-way may leave objects the engine's own
-    // teardown asserts on, so after a failure the instance is dropped whole, not torn down (docs/design/code-mode.md#sandbox).
-    if (!failed) {
-      try {
-        for (const d of deferreds) d.dispose();
-        vm.dispose();
-        runtime.dispose();
-      } catch {
-        /* dropped with the instance */
-      }
-    }
+    // The engine instance dies with its thread: never torn down, never reused (docs/design/code-mode.md#worker).
+    // Not awaited: the thread is done or stopped, and an unref'd thread never holds the process open.
+    worker?.unref();
+    void worker?.terminate();
   }
 }
