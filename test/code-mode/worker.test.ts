@@ -44,7 +44,7 @@ it('keeps the host responsive while a script spins, and stops it at its signal w
 }, 30_000);
 
 it('terminates an engine stuck where its interrupt handler never runs, a short grace after the deadline', async () => {
-  const client = { getTools: async () => [], callTool: async () => null };
+  const client = { getTools: async () => [], callTool: async () => null } as unknown as Parameters<typeof runCode>[0];
   // A substring search inside the engine's C code checks no interrupt: ~20 s of work on this machine.
   const stuck = "const s = 'a'.repeat(2 ** 22); return s.indexOf('a'.repeat(4096) + 'b');";
   const started = performance.now();
