@@ -106,12 +106,14 @@ describe('runCode', () => {
   it('a deadline also stops a script waiting on a slow tool, and aborts that call', async () => {
     const client = await UtcpClient.create({});
     onTestFinished(() => client.close());
+    let started = false;
     let aborted = false;
     await client.registerFunctions('slow', [
       {
         name: 'wait',
         handler: (_args, { signal }) =>
           new Promise((resolve) => {
+            started = true;
             signal.addEventListener('abort', () => {
               aborted = true;
               resolve('late');
@@ -119,9 +121,12 @@ describe('runCode', () => {
           }),
       },
     ]);
-    await expect(runCode(client, 'return await slow.wait({})', { timeoutMs: 200 })).rejects.toMatchObject({
+    // The deadline must leave the worker time to start and reach the call (about 0.1 s; 30x that on a loaded
+    // machine), so that it is the waiting call the deadline stops.
+    await expect(runCode(client, 'return await slow.wait({})', { timeoutMs: 3000 })).rejects.toMatchObject({
       code: 'TIMEOUT',
     });
+    expect(started).toBe(true);
     await expect.poll(() => aborted).toBe(true);
   });
 
