@@ -5,9 +5,10 @@
  * option plays the DNS record or /etc/hosts alias); every listener is on 127.0.0.1 and counts what reaches it.
  */
 import { createServer as createHttpServer } from 'node:http';
-import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
+import { createServer as createTcpServer, type LookupFunction, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient, UtcpError } from './packed.js';
+import { connectionCounter, listen } from '../helpers/listeners.js';
 
 /** Resolves every name to 127.0.0.1. */
 const toLoopback: LookupFunction = (_host, options, callback) => {
@@ -17,29 +18,6 @@ const toLoopback: LookupFunction = (_host, options, callback) => {
     ]);
   else callback(null, '127.0.0.1', 4);
 };
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
-  return (server.address() as { port: number }).port;
-}
-
-/** A TCP listener that counts connections and drops them. */
-async function connectionCounter(): Promise<{ port: number; count(): number }> {
-  let n = 0;
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
-    n += 1;
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.destroy();
-  });
-  const port = await listen(server);
-  onTestFinished(() => {
-    for (const s of sockets) s.destroy();
-  });
-  return { port, count: () => n };
-}
 
 /** Serves `tools` as a UTCP manual over TCP; registered under a name, it is a REMOTE manual source. */
 async function remoteManualClient(tools: unknown[], lookup: LookupFunction = toLoopback): Promise<UtcpClient> {

@@ -5,9 +5,10 @@
  * Every server listens on 127.0.0.1; "remote" names are resolved to it by the client's `lookup` option.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
+import { createServer as createTcpServer, type LookupFunction, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient } from './packed.js';
+import { connectionCounter, listen } from '../helpers/listeners.js';
 
 /** Resolves every name to 127.0.0.1: plays DNS entries (or /etc/hosts aliases) that point at loopback. */
 const toLoopback: LookupFunction = (_host, options, callback) => {
@@ -20,29 +21,6 @@ const toLoopback: LookupFunction = (_host, options, callback) => {
 
 /** A resolver that never answers: a blackholed DNS server. */
 const neverAnswers: LookupFunction = () => {};
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
-  return (server.address() as { port: number }).port;
-}
-
-/** A TCP listener that only counts connections (any protocol): proves whether anything reached it. */
-async function connectionCounter(): Promise<{ port: number; count(): number }> {
-  let n = 0;
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
-    n += 1;
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.destroy();
-  });
-  const port = await listen(server);
-  onTestFinished(() => {
-    for (const s of sockets) s.destroy();
-  });
-  return { port, count: () => n };
-}
 
 /**
  * A TCP server that answers the UTCP discovery request with `manual` (NDJSON framing): registered

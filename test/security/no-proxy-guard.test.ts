@@ -19,6 +19,7 @@ import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type * as InternalHttp from '../../src/internal-http.js';
 import { UtcpClient } from './packed.js';
+import { connectionCounter, listen } from '../helpers/listeners.js';
 
 const http = (await import(new URL('../../dist/internal-http.js', import.meta.url).href)) as typeof InternalHttp;
 const TLS_CERT = readFileSync(new URL('../fixtures/http/test-cert.pem', import.meta.url));
@@ -44,29 +45,6 @@ function rebinding(target: string): { lookup: LookupFunction; asked(): number } 
     answer(options, callback, asked === 1 ? '203.0.113.7' : '127.0.0.1');
   };
   return { lookup, asked: () => asked };
-}
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
-  return (server.address() as { port: number }).port;
-}
-
-/** A TCP listener on 127.0.0.1 that counts connections and drops them. */
-async function connectionCounter(): Promise<{ port: number; count(): number }> {
-  let n = 0;
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
-    n += 1;
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.destroy();
-  });
-  const port = await listen(server);
-  onTestFinished(() => {
-    for (const s of sockets) s.destroy();
-  });
-  return { port, count: () => n };
 }
 
 /** A forward proxy that records CONNECT targets and refuses them all. */
