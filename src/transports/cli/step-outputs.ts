@@ -3,6 +3,8 @@
  * The script (build-script.ts) prints `\n<token>:<i>\n` after step i and `\n<token>:end\n` when the shell exits;
  * the token is random per call, so step output cannot fake a marker without reading the shell's environment.
  */
+import { TransportError } from '../../core/errors.js';
+
 export class StepOutputs {
   readonly #needle: Buffer;
   readonly #onStepEnd: (index: number, output: Buffer) => Promise<void>;
@@ -38,11 +40,14 @@ export class StepOutputs {
 
   /**
    * The output of step `index` so far. A step that never started has no output, and none is made up for it.
-   * @throws Error for a step after the current one
+   * @throws TransportError for a step after the current one
    */
   output(index: number): Buffer {
     const parts = this.#steps[index];
-    if (parts === undefined) throw new Error(`step ${index + 1} never ran, so it has no output`);
+    if (parts === undefined)
+      throw new TransportError(
+        `cli step ${index + 1} never ran (the shell is at step ${this.current + 1}), so it has no output`,
+      );
     return Buffer.concat(parts);
   }
 
