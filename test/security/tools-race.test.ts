@@ -21,29 +21,7 @@ const { registerCodeTools } = (await import(
 
 const hasRipgrep = spawnSync('rg', ['--version']).status === 0;
 
-const RACER = `
-const fs = require('node:fs');
-const [root, outside] = process.argv.slice(1);
-const sub = root + '/sub', real = root + '/sub.real', link = root + '/sub.link';
-fs.symlinkSync(outside, link);
-let strays = 0;
-// While sub is missing, a write may create a new sub (a legitimate parent directory): move it aside and retry.
-const move = (from, to) => {
-  for (;;) {
-    try {
-      return fs.renameSync(from, to);
-    } catch {
-      fs.renameSync(sub, root + '/stray-' + strays++);
-    }
-  }
-};
-for (;;) {
-  fs.renameSync(sub, real); // the directory steps aside...
-  move(link, sub); // ...and a symlink to the outside takes its name
-  fs.renameSync(sub, link);
-  move(real, sub);
-}
-`;
+const RACER = fileURLToPath(new URL('../fixtures/tools/racer.cjs', import.meta.url));
 
 const ROUNDS = 200;
 const BUDGET_MS = 15_000;
@@ -72,7 +50,7 @@ async function setup(ripgrep: string | false | undefined) {
     ripgrep,
     tools: ['grep', 'glob', 'ls', 'write', 'apply_patch'],
   });
-  const racer = spawn(process.execPath, ['-e', RACER, root, outside], { stdio: 'ignore' });
+  const racer = spawn(process.execPath, [RACER, root, outside], { stdio: 'ignore' });
   const racerDone = new Promise<void>((r) => racer.once('exit', () => r()));
   stop = async () => {
     racer.kill('SIGKILL');
