@@ -5,10 +5,11 @@
  * option plays the DNS record or /etc/hosts alias); every listener is on 127.0.0.1 and counts what reaches it.
  */
 import { createServer as createHttpServer } from 'node:http';
-import { createServer as createTcpServer, type LookupFunction, type Socket } from 'node:net';
+import { type LookupFunction, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient, UtcpError } from './packed.js';
 import { connectionCounter, listen } from '../helpers/listeners.js';
+import { registerRemoteManual } from './remote-manual.js';
 
 /** Resolves every name to 127.0.0.1. */
 const toLoopback: LookupFunction = (_host, options, callback) => {
@@ -21,29 +22,7 @@ const toLoopback: LookupFunction = (_host, options, callback) => {
 
 /** Serves `tools` as a UTCP manual over TCP; registered under a name, it is a REMOTE manual source. */
 async function remoteManualClient(tools: unknown[], lookup: LookupFunction = toLoopback): Promise<UtcpClient> {
-  const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools };
-  const server = createTcpServer((socket) => {
-    socket.on('error', () => {});
-    let buffered = '';
-    socket.on('data', (chunk) => {
-      buffered += chunk.toString();
-      if (buffered.includes('\n')) socket.end(`${JSON.stringify(manual)}\n`);
-    });
-  });
-  const port = await listen(server);
-  const client = await UtcpClient.create({}, { lookup });
-  onTestFinished(() => client.close());
-  const result = await client.registerManual({
-    name: 'm',
-    call_template_type: 'tcp',
-    host: 'manuals.example.test',
-    port,
-    framing_strategy: 'delimiter',
-    message_delimiter: '\\n',
-    timeout: 5000,
-    allowed_communication_protocols: ['tcp', 'http', 'grpc', 'graphql', 'mcp'],
-  });
-  expect(result.errors).toEqual([]);
+  const { client, result } = await registerRemoteManual(tools, lookup, ['tcp', 'http', 'grpc', 'graphql', 'mcp']);
   expect(result.manual.tools.map((t) => t.name)).toEqual(tools.map((t) => `m.${(t as { name: string }).name}`));
   return client;
 }

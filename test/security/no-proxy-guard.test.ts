@@ -12,7 +12,7 @@ import { lookup as systemLookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
+import { connect, type LookupFunction, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { rootCertificates } from 'node:tls';
 import { request } from 'undici';
@@ -20,6 +20,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type * as InternalHttp from '../../src/internal-http.js';
 import { UtcpClient } from './packed.js';
 import { connectionCounter, listen } from '../helpers/listeners.js';
+import { registerRemoteManual } from './remote-manual.js';
 
 const http = (await import(new URL('../../dist/internal-http.js', import.meta.url).href)) as typeof InternalHttp;
 const TLS_CERT = readFileSync(new URL('../fixtures/http/test-cert.pem', import.meta.url));
@@ -95,30 +96,7 @@ function httpTool(host: string, port: number) {
 
 /** Registers `tools` from a manual served over TCP under a name: a REMOTE manual source (the guard is on). */
 async function remoteManualClient(tools: unknown[], lookup: LookupFunction): Promise<UtcpClient> {
-  const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools };
-  const server = createTcpServer((socket) => {
-    socket.on('error', () => {});
-    let buffered = '';
-    socket.on('data', (chunk) => {
-      buffered += chunk.toString();
-      if (buffered.includes('\n')) socket.end(`${JSON.stringify(manual)}\n`);
-    });
-  });
-  const port = await listen(server);
-  const client = await UtcpClient.create({}, { lookup });
-  onTestFinished(() => client.close());
-  const result = await client.registerManual({
-    name: 'm',
-    call_template_type: 'tcp',
-    host: 'manuals.example.test',
-    port,
-    framing_strategy: 'delimiter',
-    message_delimiter: '\\n',
-    timeout: 5000,
-    allowed_communication_protocols: ['tcp', 'http'],
-  });
-  expect(result.errors).toEqual([]);
-  return client;
+  return (await registerRemoteManual(tools, lookup, ['tcp', 'http'])).client;
 }
 
 describe('a NO_PROXY target is dialled through the dial guard', () => {
