@@ -12,6 +12,14 @@ import { isPlainObject as isObj } from '../../core/guards.js';
 
 type Obj = Record<string, unknown>;
 
+/** The result of a socket manual whose `discovery_message` is null: no tools, and a warning saying how to add them. */
+export function discoveryDisabled(type: 'websocket' | 'tcp' | 'udp'): DiscoveryResult {
+  return {
+    manual: { tools: [] },
+    warnings: [`${type} discovery is disabled (discovery_message is null): register the tools with a static manual`],
+  };
+}
+
 /** Whether a document is a UTCP manual: an object with a `tools` array. */
 export function isManualDocument(value: unknown): value is Obj & { tools: unknown[] } {
   return isObj(value) && Array.isArray(value.tools);

@@ -6,7 +6,7 @@ import { TransportError } from '../../core/errors.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { TcpCallTemplate } from './template.js';
-import { socketDiscoveryResult } from '../shared/socket-discovery.js';
+import { discoveryDisabled, socketDiscoveryResult } from '../shared/socket-discovery.js';
 import {
   buildSocketPayload,
   decodeResponseBytes,
@@ -47,12 +47,7 @@ export class TcpTransport implements Transport<TcpCallTemplate> {
   async registerManual(template: TcpCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
     this.#scopes.assertOpen();
     const message = discoveryMessageText(template.discovery_message);
-    if (message === undefined) {
-      return {
-        manual: { tools: [] },
-        warnings: ['tcp discovery is disabled (discovery_message is null): register the tools with a static manual'],
-      };
-    }
+    if (message === undefined) return discoveryDisabled('tcp');
     const target = socketTarget(template, 'tcp');
     const what = `TCP discovery from ${target.label}`;
     const { exchange, framing } = await this.#open(template, Buffer.from(message, 'utf8'), target, what, options);

@@ -6,7 +6,7 @@ import { TransportError } from '../../core/errors.js';
 import type { CallOptions, DiscoveryResult, Transport, TransportContext } from '../../core/transport.js';
 import type { JsonObject, Tool } from '../../core/types.js';
 import type { UdpCallTemplate } from './template.js';
-import { socketDiscoveryResult } from '../shared/socket-discovery.js';
+import { discoveryDisabled, socketDiscoveryResult } from '../shared/socket-discovery.js';
 import {
   buildSocketPayload,
   decodeResponseBytes,
@@ -40,12 +40,7 @@ export class UdpTransport implements Transport<UdpCallTemplate> {
   async registerManual(template: UdpCallTemplate, options: CallOptions): Promise<DiscoveryResult> {
     this.#scopes.assertOpen();
     const message = discoveryMessageText(template.discovery_message);
-    if (message === undefined) {
-      return {
-        manual: { tools: [] },
-        warnings: ['udp discovery is disabled (discovery_message is null): register the tools with a static manual'],
-      };
-    }
+    if (message === undefined) return discoveryDisabled('udp');
     const target = socketTarget(template, 'udp');
     const what = `UDP discovery from ${target.label}`;
     const replies = await this.#exchange(

@@ -11,7 +11,7 @@ import type { JsonObject, Tool } from '../../core/types.js';
 import type { WebSocketCallTemplate } from './template.js';
 import { assertUrlAllowed, redactUrl } from '../../core/url-policy.js';
 import { invalidateAuth } from '../../http/auth.js';
-import { isManualDocument, socketDiscoveryResult } from '../shared/socket-discovery.js';
+import { isManualDocument, discoveryDisabled, socketDiscoveryResult } from '../shared/socket-discovery.js';
 import {
   buildWebSocketMessage,
   discoveryMessageText,
@@ -137,14 +137,7 @@ export class WebSocketTransport implements Transport<WebSocketCallTemplate> {
     const settings = wsSettings(template);
     assertUrlAllowed(settings.url, 'manual discovery', 'ws');
     const message = discoveryMessageText(template.discovery_message);
-    if (message === undefined) {
-      return {
-        manual: { tools: [] },
-        warnings: [
-          'websocket discovery is disabled (discovery_message is null): register the tools with a static manual',
-        ],
-      };
-    }
+    if (message === undefined) return discoveryDisabled('websocket');
     const what = `WebSocket discovery from ${redactUrl(settings.url)}`;
     const scope = this.#scopes.callDeadline(options.manualName, options.signal, undefined, what);
     try {
