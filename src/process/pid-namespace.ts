@@ -2,7 +2,8 @@
  * Kernel containment of a child's process tree (docs/design/threat-model.md#process-namespaces,
  * docs/design/transports.md#process-containment): on Linux, when the
  * machine allows it, a cli shell or an MCP stdio server is started inside a new PID namespace whose init is a
- * tiny `/bin/sh` that runs the command in the foreground and waits for it. When that init exits (the command
+ * tiny `/bin/sh` that runs the command in the foreground and waits for it (a cli shell is the init itself under
+ * unshare: WrapOptions.commandAsInit). When that init exits (the command
  * ended) or is killed (SIGKILL from us, or the wrapper's parent-death signal), the kernel kills every process
  * left in the namespace: a grandchild that called `setsid`, double-forked and unset every variable we gave it
  * is still in the namespace, and nothing it can do takes it out.
@@ -28,11 +29,28 @@ const signals = osConstants.signals as unknown as Record<string, number>;
 export interface PidNamespace {
   /** The wrapper, for diagnostics: `unshare`, `unshare --user` or `bwrap`. */
   readonly tool: string;
+  /** True when `wrap` honours {@link WrapOptions.commandAsInit} (unshare); bwrap always has its own init. */
+  readonly commandCanBeInit: boolean;
   /**
    * argv that starts `file args` as the only child of the namespace's init (`file` must be absolute); `env` is the
    * environment the child is spawned with, which reaches the command unchanged.
    */
-  wrap(file: string, args: readonly string[], env: Readonly<Record<string, string>>): { file: string; args: string[] };
+  wrap(
+    file: string,
+    args: readonly string[],
+    env: Readonly<Record<string, string>>,
+    options?: WrapOptions,
+  ): { file: string; args: string[]; commandIsInit: boolean };
+}
+
+export interface WrapOptions {
+  /**
+   * Run the command itself as the namespace's init (PID 1) where the wrapper allows, without the `/bin/sh` init
+   * between: one exec and one fork fewer, about 3 ms per spawn here (docs/design/transports.md#cli-fast-path). The
+   * command must then live with PID 1's signal rules: a signal it has no handler for is ignored unless it is
+   * SIGKILL from outside, and the namespace ends when it exits. `commandIsInit` in the result says whether it is.
+   */
+  commandAsInit?: boolean;
 }
 
 /**
@@ -93,10 +111,15 @@ async function detect(): Promise<PidNamespace | undefined> {
     const pidOnly = ['--pid', '--fork', '--kill-child', '--mount-proc', '--propagation', 'slave'];
     const viaInit = (tool: string, flags: string[]): PidNamespace => ({
       tool,
-      wrap: (file, args, env) => ({
-        file: unshare,
-        args: [...flags, SHELL, '-c', 'PWD' in env ? INIT_SCRIPT : INIT_SCRIPT_NO_PWD, 'sh', file, ...args],
-      }),
+      commandCanBeInit: true,
+      wrap: (file, args, env, options) =>
+        options?.commandAsInit === true
+          ? { file: unshare, args: [...flags, file, ...args], commandIsInit: true }
+          : {
+              file: unshare,
+              args: [...flags, SHELL, '-c', 'PWD' in env ? INIT_SCRIPT : INIT_SCRIPT_NO_PWD, 'sh', file, ...args],
+              commandIsInit: false,
+            },
     });
     if (process.geteuid?.() === 0) candidates.push(viaInit('unshare', pidOnly));
     candidates.push(viaInit('unshare --user', ['--user', '--map-current-user', ...pidOnly]));
@@ -106,7 +129,11 @@ async function detect(): Promise<PidNamespace | undefined> {
     // bwrap's own init is PID 1 and exits with the command's status; --die-with-parent ends the sandbox when
     // bwrap itself is killed.
     const flags = ['--dev-bind', '/', '/', '--unshare-pid', '--proc', '/proc', '--die-with-parent', '--'];
-    candidates.push({ tool: 'bwrap', wrap: (file, args) => ({ file: bwrap, args: [...flags, file, ...args] }) });
+    candidates.push({
+      tool: 'bwrap',
+      commandCanBeInit: false,
+      wrap: (file, args) => ({ file: bwrap, args: [...flags, file, ...args], commandIsInit: false }),
+    });
   }
   for (const candidate of candidates) if (await works(candidate)) return candidate;
   return undefined;

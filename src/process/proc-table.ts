@@ -17,10 +17,15 @@ export interface ProcEntry {
   comm: string;
   /** False for a zombie (or a dead process not yet reaped). */
   live: boolean;
+  /** When it started, in clock ticks since boot (`starttime`); a process forked later never has a smaller one. */
+  start: number;
 }
 
-/** Every process /proc lists, this process excluded; undefined when /proc cannot be read. */
-export function readProcTable(): ProcEntry[] | undefined {
+/**
+ * Every process /proc lists, this process excluded (only pids `from` to `to` when given: the rest is not read);
+ * undefined when /proc cannot be read.
+ */
+export function readProcTable(range?: { from: number; to: number }): ProcEntry[] | undefined {
   let names: string[];
   try {
     names = readdirSync('/proc');
@@ -32,7 +37,7 @@ export function readProcTable(): ProcEntry[] | undefined {
     const first = name.charCodeAt(0);
     if (first < 48 || first > 57) continue;
     const pid = Number(name);
-    if (pid === process.pid) continue;
+    if (pid === process.pid || (range !== undefined && (pid < range.from || pid > range.to))) continue;
     let stat: string;
     try {
       stat = readFileSync(`/proc/${name}/stat`, 'latin1');
@@ -48,9 +53,35 @@ export function readProcTable(): ProcEntry[] | undefined {
       pgrp: Number(fields[2]),
       comm: stat.slice(stat.indexOf('(') + 1, close),
       live: fields[0] !== 'Z' && fields[0] !== 'X',
+      start: Number(fields[19]),
     });
   }
   return entries;
+}
+
+/**
+ * The pid this PID namespace allocated last (`/proc/sys/kernel/ns_last_pid`); undefined when unreadable. Pids are
+ * handed out in increasing order until they wrap at `pid_max`, so while this is at least a leader's pid, every
+ * process forked since the leader has a pid between the two.
+ */
+export function lastPid(): number | undefined {
+  try {
+    const n = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1'));
+    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When `pid` started, in clock ticks since boot; undefined when /proc cannot tell (gone, or not Linux). */
+export function processStart(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isFinite(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -17,12 +17,14 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { environValue, readProcTable } from './proc-table.js';
+import { environValue, lastPid, processStart, readProcTable } from './proc-table.js';
 
 /** Grace period between SIGTERM and SIGKILL, in milliseconds. */
 export const KILL_GRACE_MS = 2000;
 /** How often a terminating group is probed, so that nothing waits for it once it is gone. */
 const GROUP_POLL_MS = 25;
+/** How long after spawning a tree its pids are looked for only above the leader's (see #pidRangeHolds). */
+const PID_RANGE_MS = 10_000;
 /** Name of the environment variable that marks every process of one tree. */
 export const TREE_MARKER_NAME = '__UTCP_PROCESS_TREE';
 
@@ -46,6 +48,9 @@ export class ProcessGroup {
   readonly #platform: NodeJS.Platform;
   readonly #marker: string | undefined;
   readonly #contained: boolean;
+  /** The leader's start time (clock ticks since boot), read at construction when the marker scan may run. */
+  readonly #leaderStart: number | undefined;
+  readonly #createdAt = performance.now();
   #killTimer: NodeJS.Timeout | undefined;
   #terminating = false;
 
@@ -59,10 +64,22 @@ export class ProcessGroup {
     this.#platform = platform;
     this.#marker = marker;
     this.#contained = contained;
+    // Only processes forked after the leader can carry its marker: older ones need no environment read
+    // (the scan read every process's environment, about 2.7 ms per cli call here and more on a busy host).
+    this.#leaderStart = platform === 'linux' && marker !== undefined && !contained ? processStart(pid) : undefined;
   }
 
   get terminating(): boolean {
     return this.#terminating;
+  }
+
+  /**
+   * True when the leader is a PID-namespace wrapper. Once such a leader has exited, nothing of the tree is left: the
+   * wrapper waits for the namespace's init, and the kernel empties the namespace before that init is reaped
+   * (docs/design/threat-model.md#pid-namespace). Callers skip the `/proc` scan of {@link isAlive} then.
+   */
+  get contained(): boolean {
+    return this.#contained;
   }
 
   /**
@@ -73,10 +90,23 @@ export class ProcessGroup {
     if (this.#platform === 'win32') return false;
     if (this.#platform !== 'linux') return signalProcessGroup(this.pid, 0);
     // Contained: the namespace's init is in the group and ends only once the namespace is empty.
-    const scan = scanProc(this.pid, this.#contained ? undefined : this.#marker);
+    const scan = scanProc(
+      this.pid,
+      this.#contained ? undefined : this.#marker,
+      this.#leaderStart,
+      this.#pidRangeHolds(),
+    );
     // When /proc cannot tell (unreadable, or it shows no process of the tree at all), trust kill(0).
     if (scan === undefined || scan.seen === 0) return signalProcessGroup(this.pid, 0);
     return scan.live.length > 0;
+  }
+
+  /**
+   * True while the pids allocated since the leader cannot have gone round `pid_max` and back past it: the tree
+   * is young (a full round of 32,768 pids in 10 s would take over 3,000 forks a second).
+   */
+  #pidRangeHolds(): boolean {
+    return this.#leaderStart !== undefined && performance.now() - this.#createdAt < PID_RANGE_MS;
   }
 
   /** SIGTERM to the whole tree now, SIGKILL after `graceMs` unless it is gone first (probed every 25 ms). */
@@ -116,14 +146,15 @@ export class ProcessGroup {
     if (this.#contained) {
       // SIGKILL goes to every member but the wrapper, which then waits for the namespace to be torn down and
       // exits only after it (so its exit means the tree is gone); SIGTERM to the group reaches the command.
-      const members = signal === 'SIGKILL' ? scanProc(this.pid, undefined)?.live.filter((p) => p !== this.pid) : [];
+      const members =
+        signal === 'SIGKILL' ? scanProc(this.pid, undefined, undefined, false)?.live.filter((p) => p !== this.pid) : [];
       if (members === undefined || members.length === 0) signalProcessGroup(this.pid, signal);
       else for (const pid of members) killQuietly(pid, signal);
       return;
     }
     signalProcessGroup(this.pid, signal);
     if (this.#platform !== 'linux') return;
-    for (const pid of scanProc(this.pid, this.#marker)?.live ?? []) {
+    for (const pid of scanProc(this.pid, this.#marker, this.#leaderStart, this.#pidRangeHolds())?.live ?? []) {
       try {
         process.kill(pid, signal);
       } catch {
@@ -153,17 +184,26 @@ function killWindowsTree(pid: number): void {
 
 /**
  * Linux: the live (non-zombie) processes of the tree of `leader`: members of its process group,
- * descendants of any member by parent pid, and processes whose environment carries `marker`.
- * Undefined when /proc cannot be read.
+ * descendants of any member by parent pid, and processes whose environment carries `marker` (only those started
+ * no earlier than `leaderStart` are read, when it is known). Undefined when /proc cannot be read.
  */
-function scanProc(leader: number, marker: string | undefined): { live: number[]; seen: number } | undefined {
-  const entries = readProcTable();
+function scanProc(
+  leader: number,
+  marker: string | undefined,
+  leaderStart: number | undefined,
+  pidRangeHolds: boolean,
+): { live: number[]; seen: number } | undefined {
+  // Every process of the tree was forked after the leader: while pids have not wrapped since, only the pids
+  // between the leader's and the last one allocated need reading (a few, against every process of the host).
+  const last = pidRangeHolds ? lastPid() : undefined;
+  const entries = readProcTable(last !== undefined && last >= leader ? { from: leader, to: last } : undefined);
   if (entries === undefined) return undefined;
   const inTree = new Set<number>();
   for (const e of entries) if (e.pgrp === leader || e.pid === leader) inTree.add(e.pid);
   if (marker !== undefined) {
     for (const e of entries) {
-      if (!inTree.has(e.pid) && environValue(e.pid, TREE_MARKER_NAME, marker) === marker) inTree.add(e.pid);
+      if (inTree.has(e.pid) || (leaderStart !== undefined && e.start < leaderStart)) continue;
+      if (environValue(e.pid, TREE_MARKER_NAME, marker) === marker) inTree.add(e.pid);
     }
   }
   // Descendants by parent pid, to a fixed point.

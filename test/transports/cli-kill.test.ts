@@ -4,6 +4,7 @@
  * These tests read the pids the shell prints, so they run without a PID namespace (the fallback containment);
  * test/security/process-namespace.test.ts covers calls inside one.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliExitError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
@@ -125,8 +126,32 @@ describe('cli process groups', () => {
     ['in a PID namespace', true],
     ['without one', false],
   ])('reports a shell killed by a signal as a CliExitError with the signal (%s)', async (_, pidNamespaces) => {
-    const h = makeHarness({ pidNamespaces });
-    const error = await caught(h.call(cliTemplate('kill -KILL $$')));
+    // Killed from outside, as the OOM killer would: inside a namespace the shell is its init, which ignores a
+    // SIGKILL sent from within (docs/design/transports.md#cli-fast-path).
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir, pidNamespaces });
+    const tag = `kill-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    const call = caught(
+      // The shell waits in open() of a FIFO: no child of its own holds the output pipe once it is killed.
+      h.call(
+        cliTemplate('mkfifo f && touch ready && read -r _ < f', { env_vars: { UTCP_TEST_TAG: tag } }),
+        {},
+        {
+          timeoutMs: 20_000,
+        },
+      ),
+    );
+    await waitForFile(dir, 'ready');
+    const shells = pidsWithEnv(`UTCP_TEST_TAG=${tag}`).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'latin1').trim() === 'bash';
+      } catch {
+        return false;
+      }
+    });
+    expect(shells).toHaveLength(1);
+    process.kill(shells[0]!, 'SIGKILL');
+    const error = await call;
     expect(error).toBeInstanceOf(CliExitError);
     expect(error).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
   });

@@ -22,12 +22,15 @@ export function markEnvName(nonce: string): string {
  * only prints its marker: no step follows that could read its output, so a one-step call needs neither the
  * directory nor fd 3 (docs/design/transports.md#cli-fast-path).
  * An EXIT trap prints `\n<token>:end\n`, also when a step calls `exit`. The script exits with the last step's status.
- * `commands` are already rewritten (no placeholders left).
+ * `commands` are already rewritten (no placeholders left). `asInit`: the shell runs as its PID namespace's init, which
+ * ignores a signal it has no handler for, so SIGTERM gets one that exits as a shell killed by it would (143;
+ * docs/design/transports.md#cli-fast-path).
  */
-export function buildBashScript(commands: readonly string[], nonce: string): string {
+export function buildBashScript(commands: readonly string[], nonce: string, asInit = false): string {
   const dir = `$${outDirEnvName(nonce)}`;
   const mark = `$${markEnvName(nonce)}`;
   const lines: string[] = ['exec 4>&1', `trap 'printf "\\n%s:end\\n" "${mark}" >&4' EXIT`];
+  if (asInit) lines.push("trap 'exit 143' TERM");
   commands.forEach((command, i) => {
     // The group's own redirection of fd 1 means an `exec >file` inside it ends with the group.
     lines.push('{', command, '} >&4 2>&1 3<&- 4>&-');

@@ -202,9 +202,13 @@ export class CliTransport implements Transport<CliCallTemplate> {
         const stepToken = randomBytes(16).toString('hex');
         internal[markEnvName(nonce)] = stepToken;
         const env = this.#env(template, internal);
+        // The shell itself is the namespace's init where the wrapper allows: no /bin/sh between (about 3 ms per
+        // call; docs/design/transports.md#cli-fast-path).
+        const asInit = pidNamespace?.commandCanBeInit === true;
         const script = buildBashScript(
           rewritten.map((r) => r.text),
           nonce,
+          asInit,
         );
         this.#ctx.logger.debug?.('cli: running', { what: run.what, steps: commands.length, cwd });
         // Step outputs stream through the shell's stdout, capped while they arrive; the transport writes each
@@ -230,6 +234,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
           marker.value,
           {
             pidNamespace,
+            commandAsInit: asInit,
             onStdout: (chunk) => steps.push(chunk),
             ...(outDir !== undefined ? { onControl: (s: Writable) => (stdin = s) } : {}),
             isComplete: () => steps.ended,
@@ -278,7 +283,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     run: Execution,
     maxStdoutBytes: number,
     treeMarker: string,
-    streaming: Pick<RunProcessOptions, 'onStdout' | 'onControl' | 'isComplete' | 'pidNamespace'> = {},
+    streaming: Pick<RunProcessOptions, 'onStdout' | 'onControl' | 'isComplete' | 'pidNamespace' | 'commandAsInit'> = {},
   ) {
     return runProcess({
       ...streaming,

@@ -7,6 +7,9 @@ import { type PidNamespace, wrappedExitStatus } from '../../process/pid-namespac
 
 const noop = () => {};
 
+/** What unshare (util-linux) prints when the command it waited for was killed by SIGKILL. */
+const UNSHARE_SIGKILL = /unshare: sigprocmask unblock failed/;
+
 /** Bytes of the shell's own stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;
 
@@ -31,6 +34,8 @@ export interface RunProcessOptions {
    * every process it started when it exits or the call is killed. `file` must then be an absolute path.
    */
   pidNamespace?: PidNamespace;
+  /** Run `file` itself as the namespace's init where the wrapper allows (WrapOptions.commandAsInit). */
+  commandAsInit?: boolean;
   /** Receives stdout chunks (counted against the cap) instead of collecting them in the result. */
   onStdout?: (chunk: Buffer) => void;
   /**
@@ -65,9 +70,9 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   return new Promise<ProcessResult>((resolve, reject) => {
     let child: ChildProcess;
     const ns = options.pidNamespace;
-    const { file, args } = ns
-      ? ns.wrap(options.file, options.args, options.env)
-      : { file: options.file, args: options.args };
+    const { file, args, commandIsInit } = ns
+      ? ns.wrap(options.file, options.args, options.env, { commandAsInit: options.commandAsInit === true })
+      : { file: options.file, args: options.args, commandIsInit: false };
     try {
       child = spawn(file, args, {
         cwd: options.cwd,
@@ -100,13 +105,21 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       child.stderr?.destroy();
       if (group) {
         if (group.terminating) group.settle();
-        else if (group.isAlive()) options.onLingering?.(group);
+        // A namespace wrapper exits only once its namespace is empty: nothing can linger, and the /proc scan
+        // would cost about 2 ms of CPU per call (docs/design/transports.md#cli-fast-path).
+        else if (!group.contained && group.isAlive()) options.onLingering?.(group);
       }
       if (failure) reject(failure);
       else {
         // Through a namespace's init, a shell killed by a signal exits 128 + n; a shell that reached its end
-        // marker exited with that status itself.
-        const status = ns && exit && !options.isComplete?.() ? wrappedExitStatus(exit.code, exit.signal) : exit;
+        // marker, or was the init itself, exited with that status itself.
+        const complete = options.isComplete?.() === true;
+        let status = ns && !commandIsInit && exit && !complete ? wrappedExitStatus(exit.code, exit.signal) : exit;
+        // A shell that is the init and was killed by SIGKILL (only that reaches an init from outside without a
+        // handler): unshare cannot re-raise SIGKILL on itself, says so on stderr and exits 1.
+        if (commandIsInit && exit?.code === 1 && !complete && UNSHARE_SIGKILL.test(stderr.toString('latin1'))) {
+          status = { code: null, signal: 'SIGKILL' };
+        }
         resolve({
           exitCode: status?.code ?? null,
           signal: status?.signal ?? null,
