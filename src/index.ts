@@ -4,8 +4,10 @@
  * and the OpenAPI converter. Every name exported here is public API.
  */
 import type { ClientDefaults, UtcpClientOptions } from './core/client.js';
+import type { RepositoryContext } from './core/client-types.js';
 import { UtcpClientBase } from './core/client.js';
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { UtcpClientConfig } from './core/config.js';
 import * as deadline from './core/deadline.js';
 import { UtcpError } from './core/errors.js';
@@ -25,10 +27,21 @@ import { builtinTransports } from './transports/builtin.js';
 const convertOpenApi: OpenApiConverter = async (doc, options) =>
   (await import('./loaders/openapi/client-adapter.js')).convertOpenApi(doc, options);
 
-function createSearch(config: UtcpClientConfig): ToolSearchStrategy {
+function createSearch(config: UtcpClientConfig, context: RepositoryContext): ToolSearchStrategy {
   const s = config.tool_search_strategy;
   const type = s?.tool_search_strategy_type ?? 'bm25';
-  if (type === 'bm25') return new Bm25Search();
+  if (type === 'bm25') {
+    const dir = s?.index_cache_dir;
+    if (typeof dir !== 'string') return new Bm25Search();
+    return new Bm25Search({
+      indexCacheDir: resolve(context.rootDir, dir),
+      onIndexCacheError: (error) =>
+        context.logger.warn('The search index cache could not be written; indexes are built as usual', {
+          dir,
+          error: error.message,
+        }),
+    });
+  }
   if (type === 'tag_and_description_word_match') return new WordMatchSearch(s);
   throw new UtcpError(
     'INVALID_CONFIG',
@@ -57,7 +70,7 @@ const defaults: ClientDefaults = {
         'INVALID_CONFIG',
         `Unknown tool_repository_type "${type}"; expected "in_memory", "postgres" or "pglite", or pass a repository in the client options`,
       );
-    return new InMemoryToolRepository(createSearch(config));
+    return new InMemoryToolRepository(createSearch(config, context));
   },
   convertOpenApi,
 };
@@ -262,5 +275,5 @@ export type {
   LimitStringsConfig,
 } from './core/post-processors.js';
 export { InMemoryToolRepository } from './repository/in-memory-repository.js';
-export { Bm25Search } from './repository/bm25-search.js';
+export { Bm25Search, type Bm25Options } from './repository/bm25-search.js';
 export { WordMatchSearch } from './repository/word-match-search.js';

@@ -19,6 +19,17 @@ export interface BasicAuth {
     username: string;
     password: string;
 }
+// Bm25Options
+export interface Bm25Options {
+    nameWeight?: number;
+    descriptionWeight?: number;
+    tagWeight?: number;
+    manualWeight?: number;
+    k1?: number;
+    b?: number;
+    indexCacheDir?: string;
+    onIndexCacheError?: (error: Error) => void;
+}
 // Bm25Search
 export declare class Bm25Search implements ToolSearchStrategy {
     #private;
@@ -495,6 +506,7 @@ export interface ToolSearchStrategyConfig {
     tool_search_strategy_type: 'bm25' | 'tag_and_description_word_match' | (string & {});
     description_weight?: number;
     tag_weight?: number;
+    index_cache_dir?: string;
     [option: string]: unknown;
 }
 // Transport
@@ -1607,6 +1619,7 @@ export interface ProcEntry {
     pgrp: number;
     comm: string;
     live: boolean;
+    start: number;
 }
 // raceAbort
 export declare function raceAbort<T>(promise: Promise<T>, source: AbortSource, rejectWith: (reason: unknown) => unknown, onLost?: (promise: Promise<T>) => void): Promise<T>;
@@ -1615,7 +1628,10 @@ export declare function raceSignal<T>(promise: Promise<T>, signal: AbortSource, 
 // readBodyCapped
 export declare function readBodyCapped(body: ResponseBody, headers: IncomingHttpHeaders, maxBytes: number, what: string | (() => string)): Promise<Uint8Array>;
 // readProcTable
-export declare function readProcTable(): ProcEntry[] | undefined;
+export declare function readProcTable(range?: {
+    from: number;
+    to: number;
+}): ProcEntry[] | undefined;
 // resolveLimits
 export declare function resolveLimits(partial: Partial<Limits> | undefined): Limits;
 // ResponseBody

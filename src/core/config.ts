@@ -24,6 +24,11 @@ export interface ToolSearchStrategyConfig {
   tool_search_strategy_type: 'bm25' | 'tag_and_description_word_match' | (string & {});
   description_weight?: number;
   tag_weight?: number;
+  /**
+   * *ext.* bm25: a folder (relative to the root dir) where the index of each registration of 1,024 tools or more is
+   * kept, so a fresh process registering the same tools reads it (docs/design/manual-format.md#index-cache).
+   */
+  index_cache_dir?: string;
   [option: string]: unknown;
 }
 
@@ -174,6 +179,15 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
     !(isObj(raw.tool_search_strategy) && typeof raw.tool_search_strategy.tool_search_strategy_type === 'string')
   ) {
     issues.push({ path: 'tool_search_strategy.tool_search_strategy_type', message: 'required' });
+  } else if (
+    raw.tool_search_strategy !== undefined &&
+    raw.tool_search_strategy.index_cache_dir !== undefined &&
+    (typeof raw.tool_search_strategy.index_cache_dir !== 'string' || raw.tool_search_strategy.index_cache_dir === '')
+  ) {
+    issues.push({
+      path: 'tool_search_strategy.index_cache_dir',
+      message: 'expected a folder path (a nonempty string)',
+    });
   }
   if (
     raw.tool_repository !== undefined &&

@@ -4,6 +4,7 @@
  */
 import type { ToolSearchStrategy } from '../core/repository.js';
 import type { Tool } from '../core/types.js';
+import { cacheKey, readCachedSegment, type SegmentData, writeCachedSegment } from './bm25-index-cache.js';
 
 export interface Bm25Options {
   /** Weight of a term in the tool name (after the manual prefix). @default 3 */
@@ -18,6 +19,14 @@ export interface Bm25Options {
   k1?: number;
   /** BM25 length normalisation. @default 0.75 */
   b?: number;
+  /**
+   * A folder where the index of each large registration (1,024 tools or more) is kept on disk, so that a fresh process
+   * registering the same tools reads it instead of building it (docs/design/manual-format.md#index-cache). Off by
+   * default.
+   */
+  indexCacheDir?: string;
+  /** Told when the index cache cannot be written (the index is then built as usual). */
+  onIndexCacheError?: (error: Error) => void;
 }
 
 const STOPWORDS = new Set([
@@ -191,15 +200,10 @@ class TopK {
  * `ids[offsets[t] .. offsets[t + 1])` with weighted frequencies in `tfs`. Typed arrays keep it to a few bytes per
  * posting instead of two boxed numbers in growable arrays.
  */
-interface Segment {
+interface Segment extends SegmentData {
   readonly docs: readonly Tool[];
   /** 1 while the tool is registered; removal clears it (the postings stay until the segment is rebuilt). */
   readonly alive: Uint8Array;
-  readonly lens: Float32Array;
-  readonly terms: Map<string, number>;
-  readonly offsets: Uint32Array;
-  readonly ids: Uint16Array | Uint32Array;
-  readonly tfs: Float32Array;
   dead: number;
 }
 
@@ -238,10 +242,10 @@ class SegmentWriter {
     this.#len = 0;
   }
 
-  /** Ends the current document; returns its length. */
+  /** Ends the current document; returns its length as stored (what removal subtracts again). */
   endDoc(): number {
     this.#lens[this.#doc] = this.#len;
-    return this.#len;
+    return this.#lens[this.#doc];
   }
 
   addText(text: string, weight: number, counts: boolean): void {
@@ -301,26 +305,28 @@ class SegmentWriter {
   }
 
   /** Lays the postings out per term (compressed sparse rows), in document order within each term. */
-  finish(docs: readonly Tool[]): Segment {
+  finish(): SegmentData {
     const terms = this.#terms;
     const count = this.#n;
     const offsets = new Uint32Array(terms.size + 1);
     for (let i = 0; i < count; i++) offsets[this.#pTerm[i] + 1]++;
     for (let t = 0; t < terms.size; t++) offsets[t + 1] += offsets[t];
     const cursor = offsets.slice(0, terms.size);
-    const ids = docs.length <= 0xffff ? new Uint16Array(count) : new Uint32Array(count);
+    const ids = this.#lens.length <= 0xffff ? new Uint16Array(count) : new Uint32Array(count);
     const tfs = new Float32Array(count);
     for (let i = 0; i < count; i++) {
       const at = cursor[this.#pTerm[i]]++;
       ids[at] = this.#pDoc[i];
       tfs[at] = this.#pTf[i];
     }
-    return { docs, alive: new Uint8Array(docs.length).fill(1), lens: this.#lens, terms, offsets, ids, tfs, dead: 0 };
+    return { lens: this.#lens, terms, offsets, ids, tfs };
   }
 }
 
 export class Bm25Search implements ToolSearchStrategy {
-  readonly #opts: Required<Bm25Options>;
+  readonly #opts: Required<Omit<Bm25Options, 'indexCacheDir' | 'onIndexCacheError'>>;
+  readonly #cacheDir: string | undefined;
+  readonly #onCacheError: ((error: Error) => void) | undefined;
   /** Small registrations not indexed yet: merged into one segment on the next search or large registration. */
   #pending: (readonly Tool[])[] = [];
   #segments: Segment[] = [];
@@ -329,7 +335,10 @@ export class Bm25Search implements ToolSearchStrategy {
   #scratch = new Float64Array(0);
 
   constructor(options: Bm25Options = {}) {
-    this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...options };
+    const { indexCacheDir, onIndexCacheError, ...weights } = options;
+    this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...weights };
+    this.#cacheDir = indexCacheDir;
+    this.#onCacheError = onIndexCacheError;
   }
 
   /**
@@ -346,7 +355,26 @@ export class Bm25Search implements ToolSearchStrategy {
     const small = this.#pending.flat();
     this.#pending = [];
     if (small.length > 0) this.#segments.push(this.#build(small));
-    this.#segments.push(this.#build(tools));
+    this.#segments.push(this.#cacheDir === undefined ? this.#build(tools) : this.#buildCached(tools, this.#cacheDir));
+  }
+
+  /** A large registration's segment from the index cache, or built and then written to it. */
+  #buildCached(tools: readonly Tool[], dir: string): Segment {
+    const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#opts;
+    const key = cacheKey(tools, [nameWeight, descriptionWeight, tagWeight, manualWeight, DESCRIPTION_REST_WEIGHT]);
+    const cached = readCachedSegment(dir, key, tools.length);
+    if (cached !== undefined) return this.#adopt(tools, cached);
+    const segment = this.#build(tools);
+    const error = writeCachedSegment(dir, key, segment);
+    if (error) this.#onCacheError?.(error);
+    return segment;
+  }
+
+  #adopt(docs: readonly Tool[], data: SegmentData): Segment {
+    // Summed as #build sums them, so a cached segment ranks exactly as a built one.
+    for (let d = 0; d < docs.length; d++) this.#totalLen += data.lens[d];
+    this.#alive += docs.length;
+    return { ...data, docs, alive: new Uint8Array(docs.length).fill(1), dead: 0 };
   }
 
   remove(tools: readonly Tool[]): void {
@@ -402,7 +430,7 @@ export class Bm25Search implements ToolSearchStrategy {
       this.#totalLen += w.endDoc();
     }
     this.#alive += docs.length;
-    return w.finish(docs);
+    return { ...w.finish(), docs, alive: new Uint8Array(docs.length).fill(1), dead: 0 };
   }
 
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[] {
