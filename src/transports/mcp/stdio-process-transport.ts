@@ -4,6 +4,7 @@ import { settledWithin, sleep } from '../../core/deadline.js';
 import { ProcessGroup, processTreeMarker } from '../../process/process-group.js';
 import { findExecutable, type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
 import type { McpSdk } from './load-mcp-sdk.js';
+import { DIRECT_ID_PREFIX, type DirectWaiter } from './stdio-direct-call.js';
 import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js';
 
 /** How much of the server's stderr is kept for error messages, in characters. */
@@ -94,6 +95,9 @@ export class StdioProcessTransport implements SdkTransport {
   #streamsClosed: Promise<void> | undefined;
   /** Ids of our requests still waiting for a response: while there are none, the server does not keep the host alive. */
   readonly #pending = new Set<string | number>();
+  /** Our own requests (docs/design/transports.md#mcp-direct-calls) still waiting for an answer, by id. */
+  readonly #direct = new Map<string, DirectWaiter>();
+  #directSeq = 0;
 
   constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'parseJSONRPCMessage' | 'serializeMessage'>) {
     this.#options = options;
@@ -211,6 +215,7 @@ export class StdioProcessTransport implements SdkTransport {
           this.#exit ??= ns ? wrappedExitStatus(code, signal) : { code, signal };
           done();
           this.onclose?.();
+          this.#failDirect();
         }),
       );
       child.stdin!.on('error', (error) => {
@@ -266,6 +271,9 @@ export class StdioProcessTransport implements SdkTransport {
       let message: JSONRPCMessage;
       try {
         const value: unknown = JSON.parse(line);
+        // Answers and progress for our own requests never reach the SDK (docs/design/transports.md#mcp-direct-calls).
+        if (typeof value === 'object' && value !== null && this.#routeDirect(value as Record<string, unknown>))
+          return true;
         // A plain result response (the answer to almost every request) needs no schema run: its shape is checked here.
         message = isPlainResultResponse(value) ? value : this.#validate(value);
       } catch (error) {
@@ -302,11 +310,94 @@ export class StdioProcessTransport implements SdkTransport {
   }
 
   /**
+   * Writes a request with a new id of our own namespace (docs/design/transports.md#mcp-direct-calls); its answer,
+   * its progress (`withProgress` sends the id as the progress token) and the end of the connection go to `waiter`.
+   * @returns the id, or undefined when the connection is not open (nothing was written).
+   */
+  sendDirect(
+    method: string,
+    params: Record<string, unknown>,
+    withProgress: boolean,
+    waiter: DirectWaiter,
+  ): string | undefined {
+    const stdin = this.#child?.stdin;
+    if (!stdin || !stdin.writable || this.#exit || this.#closed) return undefined;
+    const id = `${DIRECT_ID_PREFIX}${++this.#directSeq}`;
+    const line = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: withProgress ? { ...params, _meta: { progressToken: id } } : params,
+    });
+    this.#direct.set(id, waiter);
+    if (this.#pending.size === 0) this.#holdProcess(true);
+    this.#pending.add(id);
+    stdin.write(`${line}\n`, (error) => {
+      if (!error) return;
+      this.#writeFailed = true;
+      if (this.#forgetDirect(id)) waiter.fail(error);
+    });
+    return id;
+  }
+
+  /** Gives up on a request of ours: its answer will be dropped, and the server is told (`notifications/cancelled`). */
+  cancelDirect(id: string, reason: string): void {
+    if (!this.#forgetDirect(id)) return;
+    const stdin = this.#child?.stdin;
+    if (!stdin || !stdin.writable || this.#exit || this.#closed) return;
+    const line = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+    stdin.write(`${line}\n`, (error) => {
+      if (error) this.#writeFailed = true;
+    });
+  }
+
+  /** Removes a request of ours from the waiting ones; false when it was not waiting. */
+  #forgetDirect(id: string): boolean {
+    if (!this.#direct.delete(id)) return false;
+    if (this.#pending.delete(id) && this.#pending.size === 0) this.#holdProcess(false);
+    return true;
+  }
+
+  /** Every request of ours still waiting fails: the connection is ending. */
+  #failDirect(): void {
+    if (this.#direct.size === 0) return;
+    const waiters = [...this.#direct.values()];
+    for (const id of this.#direct.keys()) this.#pending.delete(id);
+    this.#direct.clear();
+    for (const waiter of waiters) waiter.fail(undefined);
+  }
+
+  /**
+   * Takes a message meant for one of our own requests: its answer (a late one, after we gave up, is dropped) or a
+   * progress notification carrying its token. False for anything else, which goes to the SDK.
+   */
+  #routeDirect(message: Record<string, unknown>): boolean {
+    const id = message.id;
+    if (typeof id === 'string') {
+      if (message.method !== undefined || !id.startsWith(DIRECT_ID_PREFIX)) return false;
+      const waiter = this.#direct.get(id);
+      if (waiter === undefined) return true;
+      this.#forgetDirect(id);
+      waiter.answer(message);
+      return true;
+    }
+    if (id !== undefined || message.method !== 'notifications/progress') return false;
+    const params = message.params as Record<string, unknown> | undefined;
+    const token = typeof params === 'object' && params !== null ? params.progressToken : undefined;
+    if (typeof token !== 'string' || !token.startsWith(DIRECT_ID_PREFIX)) return false;
+    this.#direct.get(token)?.progress(params!);
+    return true;
+  }
+
+  /**
    * Ends the server: closes stdin, then SIGTERM and SIGKILL to its process tree (group, descendants and every
    * process carrying its marker) while any of it lingers. Safe to call twice.
    */
   close(): Promise<void> {
-    this.#closed ??= this.#terminate();
+    if (this.#closed) return this.#closed;
+    this.#closed = this.#terminate();
+    // No answer is taken from a connection being closed: our requests fail now, not when the process is gone.
+    this.#failDirect();
     return this.#closed;
   }
 
