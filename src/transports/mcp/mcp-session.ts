@@ -256,7 +256,9 @@ export class McpSession {
 
   /** The open connection, when the caller is still live and the session not closed. */
   #live(options: SessionCallOptions): Connection | undefined {
-    return !options.scope.aborted && !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
+    return !options.scope.aborted && !this.#closed && this.#current && !this.#current.closed
+      ? this.#current
+      : undefined;
   }
 
   /** The general path of `#run` from attempt `first`: opens the connection when needed, retries once. */

@@ -200,9 +200,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isRpcError(value: unknown): value is { code: number; message: string; data?: unknown } {
   return (
-    isObject(value) &&
-    Number.isSafeInteger(value.code) &&
-    typeof (value as { message?: unknown }).message === 'string'
+    isObject(value) && Number.isSafeInteger(value.code) && typeof (value as { message?: unknown }).message === 'string'
   );
 }
 

@@ -345,7 +345,11 @@ export class StdioProcessTransport implements SdkTransport {
     if (!this.#forgetDirect(id)) return;
     const stdin = this.#child?.stdin;
     if (!stdin || !stdin.writable || this.#exit || this.#closed) return;
-    const line = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+    const line = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason },
+    });
     stdin.write(`${line}\n`, (error) => {
       if (error) this.#writeFailed = true;
     });
