@@ -53,8 +53,9 @@ export class DirectCaller {
     const deadline = options.timeoutMs;
     const withProgress = onProgress !== undefined || deadline === undefined || deadline > this.timeoutMs;
     const call = new DirectCall(this, onProgress);
-    const id = this.stdio.sendDirect('tools/call', { name, arguments: args }, withProgress, call);
-    if (id === undefined) {
+    const id = this.stdio.directId();
+    const params = withProgress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args };
+    if (!this.stdio.sendDirect(id, 'tools/call', params, call)) {
       const why = this.stdio.endReason;
       return Promise.reject(new Error(`Not connected${why ? `: ${why}` : ''}`));
     }

@@ -309,26 +309,20 @@ export class StdioProcessTransport implements SdkTransport {
     });
   }
 
+  /** A new id of our own namespace (docs/design/transports.md#mcp-direct-calls), for `sendDirect`. */
+  directId(): string {
+    return `${DIRECT_ID_PREFIX}${++this.#directSeq}`;
+  }
+
   /**
-   * Writes a request with a new id of our own namespace (docs/design/transports.md#mcp-direct-calls); its answer,
-   * its progress (`withProgress` sends the id as the progress token) and the end of the connection go to `waiter`.
-   * @returns the id, or undefined when the connection is not open (nothing was written).
+   * Writes a request of ours with an id from `directId()`; its answer, its progress (when `params._meta` carries the
+   * id as progress token) and the end of the connection go to `waiter`.
+   * @returns false when the connection is not open (nothing was written).
    */
-  sendDirect(
-    method: string,
-    params: Record<string, unknown>,
-    withProgress: boolean,
-    waiter: DirectWaiter,
-  ): string | undefined {
+  sendDirect(id: string, method: string, params: Record<string, unknown>, waiter: DirectWaiter): boolean {
     const stdin = this.#child?.stdin;
-    if (!stdin || !stdin.writable || this.#exit || this.#closed) return undefined;
-    const id = `${DIRECT_ID_PREFIX}${++this.#directSeq}`;
-    const line = JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method,
-      params: withProgress ? { ...params, _meta: { progressToken: id } } : params,
-    });
+    if (!stdin || !stdin.writable || this.#exit || this.#closed) return false;
+    const line = JSON.stringify({ jsonrpc: '2.0', id, method, params });
     this.#direct.set(id, waiter);
     if (this.#pending.size === 0) this.#holdProcess(true);
     this.#pending.add(id);
@@ -337,7 +331,7 @@ export class StdioProcessTransport implements SdkTransport {
       this.#writeFailed = true;
       if (this.#forgetDirect(id)) waiter.fail(error);
     });
-    return id;
+    return true;
   }
 
   /** Gives up on a request of ours: its answer will be dropped, and the server is told (`notifications/cancelled`). */
