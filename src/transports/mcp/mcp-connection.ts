@@ -45,7 +45,10 @@ export interface Connection {
   callToolResultSchema: McpSdk['callToolResultSchema'];
   /** A `tools/list` completed on this connection: later `list_changed` notifications are real changes. */
   listed: boolean;
-  /** Makes `tools/call` requests without the SDK's request layer: stdio connections of the 2025 era only (docs/design/transports.md#mcp-direct-calls). */
+  /**
+   * Makes `tools/call` requests without the SDK's request layer: stdio connections of the 2025 era only
+   * (docs/design/transports.md#mcp-direct-calls).
+   */
   direct?: DirectCaller;
 }
 

@@ -7,24 +7,19 @@
  * Failures are the SDK's own error values (timeout, closed connection, JSON-RPC error, invalid result), so the
  * session maps them to the same typed errors as the SDK path.
  */
-import { onAbort } from '../../core/deadline.js';
+import { type AbortSource, type IdleTimer, idleTimer, onAbort } from '../../core/deadline.js';
 import type { ProgressEvent } from '../../core/transport.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
-import type { SessionCallOptions } from './mcp-session.js';
-import type { StdioProcessTransport } from './stdio-process-transport.js';
+import type { DirectWaiter, StdioProcessTransport } from './stdio-process-transport.js';
 
-/** Start of the ids of our requests: strings, so they never equal the SDK's numeric ids. */
-export const DIRECT_ID_PREFIX = 'utcp-kit-';
-
-/** One request of ours waiting for its answer; the stdio transport calls it. */
-export interface DirectWaiter {
-  /** The server's response to the request (any message carrying its id and no method), unchecked. */
-  answer(message: Record<string, unknown>): void;
-  /** A `notifications/progress` whose token is the request's id: its `params`. */
-  progress(params: Record<string, unknown>): void;
-  /** The connection ended (`undefined`), or writing the request failed (the write error). */
-  fail(error: Error | undefined): void;
+/** The session's per-call settings (`SessionCallOptions` of mcp-session.ts). */
+export interface DirectCallOptions {
+  /** What aborts the call. */
+  scope: AbortSource;
+  /** The caller's deadline (already part of `scope`): decides whether a progress token is sent. */
+  timeoutMs?: number;
+  onProgress?: (event: ProgressEvent) => void;
 }
 
 type Sdk = Pick<McpSdk, 'SdkError' | 'SdkErrorCode' | 'ProtocolError' | 'callToolResultSchema'>;
@@ -46,7 +41,7 @@ export class DirectCaller {
    * Sends `tools/call` and resolves with the checked result. A progress token is sent, and progress restarts the
    * timeout, on the same terms as the SDK path (docs/design/transports.md#mcp-progress).
    */
-  callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
+  callTool(name: string, args: Record<string, unknown>, options: DirectCallOptions): Promise<McpToolResult> {
     const scope = options.scope;
     if (scope.aborted) return Promise.reject(scope.reason);
     const onProgress = options.onProgress;
@@ -64,10 +59,6 @@ export class DirectCaller {
   }
 }
 
-function onCallTimeout(call: DirectCall): void {
-  call.timedOut();
-}
-
 /** One direct `tools/call` in flight. */
 class DirectCall implements DirectWaiter {
   readonly promise: Promise<McpToolResult>;
@@ -76,7 +67,7 @@ class DirectCall implements DirectWaiter {
   #resolve!: (value: McpToolResult) => void;
   #reject!: (error: unknown) => void;
   #id = '';
-  #timer: NodeJS.Timeout | undefined;
+  #timer: IdleTimer | undefined;
   #unlink: (() => void) | undefined;
   #done = false;
 
@@ -90,10 +81,11 @@ class DirectCall implements DirectWaiter {
   }
 
   /** The request was written with this id: arm the timeout and follow the caller's scope. */
-  start(id: string, scope: SessionCallOptions['scope']): void {
+  start(id: string, scope: AbortSource): void {
     this.#id = id;
     if (this.#done) return; // the write already failed
-    this.#timer = setTimeout(onCallTimeout, this.#caller.timeoutMs, this);
+    const timer = (this.#timer = idleTimer(this.#caller.timeoutMs, () => this.#timedOut()));
+    timer.restart();
     const unlink = onAbort(scope, (reason) => this.#cancel(reason, reason));
     // An already aborted scope ran the hook above at once.
     if (this.#done) unlink();
@@ -132,7 +124,7 @@ class DirectCall implements DirectWaiter {
     )
       return;
     // A token is only sent when progress restarts the timeout (docs/design/transports.md#mcp-progress).
-    this.#timer?.refresh();
+    this.#timer?.restart();
     this.#onProgress?.({ progress, total, message });
   }
 
@@ -143,9 +135,8 @@ class DirectCall implements DirectWaiter {
     this.#reject(error ?? new sdk.SdkError(sdk.SdkErrorCode.ConnectionClosed, 'Connection closed'));
   }
 
-  timedOut(): void {
+  #timedOut(): void {
     const { sdk, timeoutMs } = this.#caller;
-    this.#timer = undefined;
     this.#cancel(
       'Request timed out',
       new sdk.SdkError(sdk.SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }),
@@ -162,7 +153,7 @@ class DirectCall implements DirectWaiter {
 
   #finish(): void {
     this.#done = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer?.pause();
     this.#timer = undefined;
     this.#unlink?.();
     this.#unlink = undefined;

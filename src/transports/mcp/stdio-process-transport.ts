@@ -4,7 +4,6 @@ import { settledWithin, sleep } from '../../core/deadline.js';
 import { ProcessGroup, processTreeMarker } from '../../process/process-group.js';
 import { findExecutable, type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
 import type { McpSdk } from './load-mcp-sdk.js';
-import { DIRECT_ID_PREFIX, type DirectWaiter } from './stdio-direct-call.js';
 import { StdioLineReader, type LineReaderFailure } from './stdio-line-reader.js';
 
 /** How much of the server's stderr is kept for error messages, in characters. */
@@ -21,6 +20,22 @@ const TREE_POLL_MS = 25;
 export const MAX_JUNK_LINES_PER_SECOND = 200;
 /** Bytes of such lines tolerated per second. */
 export const MAX_JUNK_BYTES_PER_SECOND = 1024 * 1024;
+
+/**
+ * Start of the ids of our own requests (docs/design/transports.md#mcp-direct-calls): strings, so they never equal the
+ * SDK's numeric ids.
+ */
+export const DIRECT_ID_PREFIX = 'utcp-kit-';
+
+/** One request of ours waiting for its answer; the stdio transport calls it. */
+export interface DirectWaiter {
+  /** The server's response to the request (any message carrying its id and no method), unchecked. */
+  answer(message: Record<string, unknown>): void;
+  /** A `notifications/progress` whose token is the request's id: its `params`. */
+  progress(params: Record<string, unknown>): void;
+  /** The connection ended (`undefined`), or writing the request failed (the write error). */
+  fail(error: Error | undefined): void;
+}
 
 export interface StdioProcessOptions {
   command: string;
