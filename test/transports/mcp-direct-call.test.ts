@@ -119,6 +119,16 @@ describe('direct tools/call over stdio', () => {
     expect(await h.call(t, 's.delayed', { text: 'still here' })).toBe('still here');
   });
 
+  it('rejects arguments JSON cannot express with a typed error and keeps the connection', async () => {
+    const h = start();
+    const t = scripted();
+    await h.register(t);
+    const error = await h.call(t, 's.delayed', { n: 1n } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UtcpError);
+    expect((error as Error).message).toMatch(/BigInt/);
+    expect(await h.call(t, 's.delayed', { text: 'fine' })).toBe('fine');
+  });
+
   it('sends notifications/cancelled with its id on abort, rejects, and drops the late answer', async () => {
     const h = start();
     const t = scripted();

@@ -50,7 +50,14 @@ export class DirectCaller {
     const call = new DirectCall(this, onProgress);
     const id = this.stdio.directId();
     const params = withProgress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args };
-    if (!this.stdio.sendDirect(id, 'tools/call', params, call)) {
+    let sent: boolean;
+    try {
+      sent = this.stdio.sendDirect(id, 'tools/call', params, call);
+    } catch (error) {
+      // Arguments JSON cannot express (a BigInt, a cycle): nothing was written or registered.
+      return Promise.reject(error);
+    }
+    if (!sent) {
       const why = this.stdio.endReason;
       return Promise.reject(new Error(`Not connected${why ? `: ${why}` : ''}`));
     }
