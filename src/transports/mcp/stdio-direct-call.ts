@@ -8,6 +8,7 @@
  * session maps them to the same typed errors as the SDK path.
  */
 import { type AbortSource, type IdleTimer, idleTimer, onAbort } from '../../core/deadline.js';
+import { isPlainObject } from '../../core/guards.js';
 import type { ProgressEvent } from '../../core/transport.js';
 import type { McpSdk } from './load-mcp-sdk.js';
 import type { McpToolResult } from './map-tool-result.js';
@@ -105,7 +106,7 @@ class DirectCall implements DirectWaiter {
     const { sdk } = this.#caller;
     const result = message.result;
     const error = message.error;
-    if (message.jsonrpc === '2.0' && error === undefined && isObject(result)) {
+    if (message.jsonrpc === '2.0' && error === undefined && isPlainObject(result)) {
       this.#settleResult(result);
     } else if (message.jsonrpc === '2.0' && result === undefined && isRpcError(error)) {
       this.#reject(sdk.ProtocolError.fromError(error.code, error.message, error.data));
@@ -193,13 +194,11 @@ class DirectCall implements DirectWaiter {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isRpcError(value: unknown): value is { code: number; message: string; data?: unknown } {
   return (
-    isObject(value) && Number.isSafeInteger(value.code) && typeof (value as { message?: unknown }).message === 'string'
+    isPlainObject(value) &&
+    Number.isSafeInteger(value.code) &&
+    typeof (value as { message?: unknown }).message === 'string'
   );
 }
 
