@@ -22,6 +22,7 @@ import {
   type ResolvedServer,
   type StdioServer,
 } from './resolve-server-config.js';
+import { DirectCaller } from './stdio-direct-call.js';
 import { STDERR_TAIL_CHARS, StdioProcessTransport } from './stdio-process-transport.js';
 
 /** How long closing an HTTP session waits for the server to acknowledge its DELETE, in ms. */
@@ -44,6 +45,11 @@ export interface Connection {
   callToolResultSchema: McpSdk['callToolResultSchema'];
   /** A `tools/list` completed on this connection: later `list_changed` notifications are real changes. */
   listed: boolean;
+  /**
+   * Makes `tools/call` requests without the SDK's request layer: stdio connections of the 2025 era only
+   * (docs/design/transports.md#mcp-direct-calls).
+   */
+  direct?: DirectCaller;
 }
 
 /** What a transport factory provides; `ConnectionOpener` adds the client and the state. */
@@ -254,6 +260,9 @@ export class ConnectionOpener {
       link.dispose();
     }
     if (conn.http) conn.http.ready = true;
+    // The 2026 era wraps every request in a metadata envelope and may answer `input_required`: the SDK keeps those.
+    if (conn.stdio && client.getProtocolEra() === 'legacy')
+      conn.direct = new DirectCaller(conn.stdio, sdk, this.#opts.server.timeoutMs);
     return conn;
   }
 

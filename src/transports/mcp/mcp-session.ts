@@ -141,9 +141,22 @@ export class McpSession {
 
   /** `tools/call` with progress, cancellation and the server's per-request timeout. Returns the raw result. */
   callTool(name: string, args: Record<string, unknown>, options: SessionCallOptions): Promise<McpToolResult> {
-    return this.#run('tools/call', name, options, (conn, req) =>
-      conn.client.request({ method: 'tools/call', params: { name, arguments: args } }, conn.callToolResultSchema, req),
-    ) as Promise<McpToolResult>;
+    const request = (conn: Connection, req: RequestOptions): Promise<McpToolResult> =>
+      conn.direct
+        ? conn.direct.callTool(name, args, options)
+        : (conn.client.request(
+            { method: 'tools/call', params: { name, arguments: args } },
+            conn.callToolResultSchema,
+            req,
+          ) as Promise<McpToolResult>);
+    // On a live stdio connection of the 2025 era the request skips the SDK (docs/design/transports.md#mcp-direct-calls):
+    // no request signal to lend, one promise; a failure takes the same recovery as the SDK path.
+    const conn = this.#live(options);
+    const direct = conn?.direct;
+    if (!direct) return this.#run('tools/call', name, options, request);
+    return direct
+      .callTool(name, args, options)
+      .catch((error: unknown) => this.#recover(error, conn!, 0, 'tools/call', name, options, request));
   }
 
   /** `resources/read`; returns `{contents}`. */
@@ -219,8 +232,7 @@ export class McpSession {
     request: (conn: Connection, req: RequestOptions) => Promise<T>,
   ): Promise<T> {
     // The common case, an open session and a live caller, is one promise chain: no async frame, no race.
-    const conn =
-      !options.scope.aborted && !this.#closed && this.#current && !this.#current.closed ? this.#current : undefined;
+    const conn = this.#live(options);
     if (!conn) return this.#runFrom(0, method, subject, options, request);
     const controller = this.#spareControllers.pop() ?? new AbortController();
     const unlink = onAbort(options.scope, (reason) => controller.abort(reason));
@@ -240,6 +252,13 @@ export class McpSession {
         return this.#recover(error, conn, 0, method, subject, options, request);
       },
     );
+  }
+
+  /** The open connection, when the caller is still live and the session not closed. */
+  #live(options: SessionCallOptions): Connection | undefined {
+    return !options.scope.aborted && !this.#closed && this.#current && !this.#current.closed
+      ? this.#current
+      : undefined;
   }
 
   /** The general path of `#run` from attempt `first`: opens the connection when needed, retries once. */

@@ -21,6 +21,22 @@ export const MAX_JUNK_LINES_PER_SECOND = 200;
 /** Bytes of such lines tolerated per second. */
 export const MAX_JUNK_BYTES_PER_SECOND = 1024 * 1024;
 
+/**
+ * Start of the ids of our own requests (docs/design/transports.md#mcp-direct-calls): strings, so they never equal the
+ * SDK's numeric ids.
+ */
+export const DIRECT_ID_PREFIX = 'utcp-kit-';
+
+/** One request of ours waiting for its answer; the stdio transport calls it. */
+export interface DirectWaiter {
+  /** The server's response to the request (any message carrying its id and no method), unchecked. */
+  answer(message: Record<string, unknown>): void;
+  /** A `notifications/progress` whose token is the request's id: its `params`. */
+  progress(params: Record<string, unknown>): void;
+  /** The connection ended (`undefined`), or writing the request failed (the write error). */
+  fail(error: Error | undefined): void;
+}
+
 export interface StdioProcessOptions {
   command: string;
   args: string[];
@@ -94,6 +110,9 @@ export class StdioProcessTransport implements SdkTransport {
   #streamsClosed: Promise<void> | undefined;
   /** Ids of our requests still waiting for a response: while there are none, the server does not keep the host alive. */
   readonly #pending = new Set<string | number>();
+  /** Our own requests (docs/design/transports.md#mcp-direct-calls) still waiting for an answer, by id. */
+  readonly #direct = new Map<string, DirectWaiter>();
+  #directSeq = 0;
 
   constructor(options: StdioProcessOptions, sdk: Pick<McpSdk, 'parseJSONRPCMessage' | 'serializeMessage'>) {
     this.#options = options;
@@ -211,6 +230,7 @@ export class StdioProcessTransport implements SdkTransport {
           this.#exit ??= ns ? wrappedExitStatus(code, signal) : { code, signal };
           done();
           this.onclose?.();
+          this.#failDirect();
         }),
       );
       child.stdin!.on('error', (error) => {
@@ -266,6 +286,9 @@ export class StdioProcessTransport implements SdkTransport {
       let message: JSONRPCMessage;
       try {
         const value: unknown = JSON.parse(line);
+        // Answers and progress for our own requests never reach the SDK (docs/design/transports.md#mcp-direct-calls).
+        if (typeof value === 'object' && value !== null && this.#routeDirect(value as Record<string, unknown>))
+          return true;
         // A plain result response (the answer to almost every request) needs no schema run: its shape is checked here.
         message = isPlainResultResponse(value) ? value : this.#validate(value);
       } catch (error) {
@@ -301,12 +324,93 @@ export class StdioProcessTransport implements SdkTransport {
     });
   }
 
+  /** A new id of our own namespace (docs/design/transports.md#mcp-direct-calls), for `sendDirect`. */
+  directId(): string {
+    return `${DIRECT_ID_PREFIX}${++this.#directSeq}`;
+  }
+
+  /**
+   * Writes a request of ours with an id from `directId()`; its answer, its progress (when `params._meta` carries the
+   * id as progress token) and the end of the connection go to `waiter`.
+   * @returns false when the connection is not open (nothing was written).
+   */
+  sendDirect(id: string, method: string, params: Record<string, unknown>, waiter: DirectWaiter): boolean {
+    const stdin = this.#child?.stdin;
+    if (!stdin || !stdin.writable || this.#exit || this.#closed) return false;
+    const line = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    this.#direct.set(id, waiter);
+    if (this.#pending.size === 0) this.#holdProcess(true);
+    this.#pending.add(id);
+    stdin.write(`${line}\n`, (error) => {
+      if (!error) return;
+      this.#writeFailed = true;
+      if (this.#forgetDirect(id)) waiter.fail(error);
+    });
+    return true;
+  }
+
+  /** Gives up on a request of ours: its answer will be dropped, and the server is told (`notifications/cancelled`). */
+  cancelDirect(id: string, reason: string): void {
+    if (!this.#forgetDirect(id)) return;
+    const stdin = this.#child?.stdin;
+    if (!stdin || !stdin.writable || this.#exit || this.#closed) return;
+    const line = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason },
+    });
+    stdin.write(`${line}\n`, (error) => {
+      if (error) this.#writeFailed = true;
+    });
+  }
+
+  /** Removes a request of ours from the waiting ones; false when it was not waiting. */
+  #forgetDirect(id: string): boolean {
+    if (!this.#direct.delete(id)) return false;
+    if (this.#pending.delete(id) && this.#pending.size === 0) this.#holdProcess(false);
+    return true;
+  }
+
+  /** Every request of ours still waiting fails: the connection is ending. */
+  #failDirect(): void {
+    if (this.#direct.size === 0) return;
+    const waiters = [...this.#direct.values()];
+    for (const id of this.#direct.keys()) this.#pending.delete(id);
+    this.#direct.clear();
+    for (const waiter of waiters) waiter.fail(undefined);
+  }
+
+  /**
+   * Takes a message meant for one of our own requests: its answer (a late one, after we gave up, is dropped) or a
+   * progress notification carrying its token. False for anything else, which goes to the SDK.
+   */
+  #routeDirect(message: Record<string, unknown>): boolean {
+    const id = message.id;
+    if (typeof id === 'string') {
+      if (message.method !== undefined || !id.startsWith(DIRECT_ID_PREFIX)) return false;
+      const waiter = this.#direct.get(id);
+      if (waiter === undefined) return true;
+      this.#forgetDirect(id);
+      waiter.answer(message);
+      return true;
+    }
+    if (id !== undefined || message.method !== 'notifications/progress') return false;
+    const params = message.params as Record<string, unknown> | undefined;
+    const token = typeof params === 'object' && params !== null ? params.progressToken : undefined;
+    if (typeof token !== 'string' || !token.startsWith(DIRECT_ID_PREFIX)) return false;
+    this.#direct.get(token)?.progress(params!);
+    return true;
+  }
+
   /**
    * Ends the server: closes stdin, then SIGTERM and SIGKILL to its process tree (group, descendants and every
    * process carrying its marker) while any of it lingers. Safe to call twice.
    */
   close(): Promise<void> {
-    this.#closed ??= this.#terminate();
+    if (this.#closed) return this.#closed;
+    this.#closed = this.#terminate();
+    // No answer is taken from a connection being closed: our requests fail now, not when the process is gone.
+    this.#failDirect();
     return this.#closed;
   }
 
