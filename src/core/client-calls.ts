@@ -77,11 +77,13 @@ async function prepare(core: ClientCore, name: string, args: JsonObject | undefi
     throw new UtcpArgumentsError(name, [{ path: '(arguments)', message: 'must be an object' }]);
   const callArgs = fillRequiredDefaults(tool.inputs, encodeBytes(given));
   if (core.argValidator) {
-    const issues = await core.argValidator.validate(tool, callArgs);
+    // Without a promise once the schema is compiled (docs/design/http-exchange.md#per-call-cost).
+    const issues = core.argValidator.validateNow(tool, callArgs) ?? (await core.argValidator.validate(tool, callArgs));
     if (issues.length > 0) throw new UtcpArgumentsError(name, issues);
   }
   const substituted = hasVariables(core, template) ? core.substitute(template, manualName) : template;
-  const transport = await core.transport(template.call_template_type);
+  const transport =
+    core.readyTransports.get(template.call_template_type) ?? (await core.transport(template.call_template_type));
   let remoteSource = core.remote.get(manualName);
   if (remoteSource === undefined) {
     // A repository filled by another process: judge by the stored manual template.
