@@ -146,21 +146,37 @@ export class ArgumentValidator {
       }
       this.#cache.set(tool, fn);
     }
-    if (fn === null || fn(args)) return [];
-    return (fn.errors ?? []).map((e) => {
-      const base = pathOf(e.instancePath);
-      if (e.keyword === 'required') {
-        const prop = String(e.params.missingProperty);
-        return { path: base ? `${base}.${prop}` : prop, message: 'required' };
-      }
-      if (e.keyword === 'additionalProperties') {
-        const prop = String(e.params.additionalProperty);
-        return { path: base ? `${base}.${prop}` : prop, message: 'is not an accepted argument' };
-      }
-      if (e.keyword === 'enum') {
-        return { path: base || '(arguments)', message: `must be one of ${JSON.stringify(e.params.allowedValues)}` };
-      }
-      return { path: base || '(arguments)', message: e.message ?? e.keyword };
-    });
+    return issuesOf(fn, args);
   }
+
+  /**
+   * `validate` without a promise once the tool's schema is compiled (docs/design/http-exchange.md#per-call-cost).
+   * @returns the problems (empty when valid), or undefined when the schema is not compiled yet (call `validate`).
+   */
+  validateNow(tool: Tool, args: Record<string, unknown>): ValidationIssue[] | undefined {
+    const fn = this.#cache.get(tool);
+    if (fn !== undefined) return issuesOf(fn, args);
+    const schema = tool.inputs as JsonSchema;
+    return !schema || typeof schema !== 'object' || Object.keys(schema).length === 0 ? [] : undefined;
+  }
+}
+
+/** The problems `fn` (null: a schema that could not be compiled, not checked) finds in `args`. */
+function issuesOf(fn: ValidateFn | null, args: Record<string, unknown>): ValidationIssue[] {
+  if (fn === null || fn(args)) return [];
+  return (fn.errors ?? []).map((e) => {
+    const base = pathOf(e.instancePath);
+    if (e.keyword === 'required') {
+      const prop = String(e.params.missingProperty);
+      return { path: base ? `${base}.${prop}` : prop, message: 'required' };
+    }
+    if (e.keyword === 'additionalProperties') {
+      const prop = String(e.params.additionalProperty);
+      return { path: base ? `${base}.${prop}` : prop, message: 'is not an accepted argument' };
+    }
+    if (e.keyword === 'enum') {
+      return { path: base || '(arguments)', message: `must be one of ${JSON.stringify(e.params.allowedValues)}` };
+    }
+    return { path: base || '(arguments)', message: e.message ?? e.keyword };
+  });
 }

@@ -9,7 +9,7 @@ import { ClientCore, remoteTemplate, requireString } from './client-core.js';
 import type { CallToolOptions } from './client-types.js';
 import {
   abortError,
-  attachCallScope,
+  CallScopeCarrier,
   createDeadline,
   settleError,
   type AbortSource,
@@ -77,11 +77,13 @@ async function prepare(core: ClientCore, name: string, args: JsonObject | undefi
     throw new UtcpArgumentsError(name, [{ path: '(arguments)', message: 'must be an object' }]);
   const callArgs = fillRequiredDefaults(tool.inputs, encodeBytes(given));
   if (core.argValidator) {
-    const issues = await core.argValidator.validate(tool, callArgs);
+    // Without a promise once the schema is compiled (docs/design/http-exchange.md#per-call-cost).
+    const issues = core.argValidator.validateNow(tool, callArgs) ?? (await core.argValidator.validate(tool, callArgs));
     if (issues.length > 0) throw new UtcpArgumentsError(name, issues);
   }
   const substituted = hasVariables(core, template) ? core.substitute(template, manualName) : template;
-  const transport = await core.transport(template.call_template_type);
+  const transport =
+    core.readyTransports.get(template.call_template_type) ?? (await core.transport(template.call_template_type));
   let remoteSource = core.remote.get(manualName);
   if (remoteSource === undefined) {
     // A repository filled by another process: judge by the stored manual template.
@@ -278,8 +280,40 @@ async function runCall<T>(
 
 /**
  * A transport's options for one call. `signal` is built on first read (docs/design/http-exchange.md#deadlines):
- * transports that follow the call through its attached scope (the HTTP exchange) never create one.
+ * transports that follow the call through its attached scope (the HTTP exchange) never create one. The same own
+ * keys, in the same order, as the object literal this class replaced (docs/design/http-exchange.md#per-call-cost).
  */
+class CallOptionsOfCall extends CallScopeCarrier implements CallOptions {
+  declare onProgress: CallOptions['onProgress'];
+  declare callGate?: CallOptions['callGate'];
+  declare manualName: string;
+  declare rawTemplate: CallOptions['rawTemplate'];
+  declare timeoutMs: number | undefined;
+  declare deadline: number | undefined;
+  declare raw: boolean | undefined;
+  declare remoteSource: boolean;
+  declare resilience: ResolvedResilience;
+  constructor(
+    call: Deadline,
+    options: CallToolOptions,
+    tool: Tool,
+    manualName: string,
+    remoteSource: boolean,
+    resilience: ResolvedResilience,
+  ) {
+    super(call);
+    this.onProgress = options.onProgress;
+    if (options.callGate) this.callGate = options.callGate;
+    this.manualName = manualName;
+    this.rawTemplate = tool.tool_call_template;
+    this.timeoutMs = call.timeoutMs;
+    this.deadline = call.deadlineAt;
+    this.raw = options.raw;
+    this.remoteSource = remoteSource;
+    this.resilience = resilience;
+  }
+}
+
 function transportOptions(
   call: Deadline,
   options: CallToolOptions,
@@ -288,23 +322,7 @@ function transportOptions(
   remoteSource: boolean,
   resilience: ResolvedResilience,
 ): CallOptions {
-  return attachCallScope(
-    {
-      get signal() {
-        return call.signal;
-      },
-      onProgress: options.onProgress,
-      ...(options.callGate ? { callGate: options.callGate } : {}),
-      manualName,
-      rawTemplate: tool.tool_call_template,
-      timeoutMs: call.timeoutMs,
-      deadline: call.deadlineAt,
-      raw: options.raw,
-      remoteSource,
-      resilience,
-    },
-    call,
-  );
+  return new CallOptionsOfCall(call, options, tool, manualName, remoteSource, resilience);
 }
 
 /**

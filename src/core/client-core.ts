@@ -56,6 +56,8 @@ export class ClientCore {
   readonly repo: ToolRepository;
   readonly templates: TemplateRegistry;
   readonly transports = new Map<string, Promise<Transport>>();
+  /** The transports of `transports` once created, for calls that need not await (docs/design/http-exchange.md#per-call-cost). */
+  readonly readyTransports = new Map<string, Transport>();
   readonly resolver: VariableResolver;
   readonly logger: Required<Logger>;
   /** Every value this client substituted; errors and log lines leave the client through it. */
@@ -198,8 +200,13 @@ export class ClientCore {
             `No transport for call_template_type "${type}"; known types: ${this.templates.types.join(', ')}`,
           ),
         );
-      t = Promise.resolve().then(() => definition.create(this.context));
-      t.catch(() => this.transports.delete(type));
+      const created = (t = Promise.resolve().then(() => definition.create(this.context)));
+      created.then(
+        (transport) => {
+          if (this.transports.get(type) === created && !this.closed) this.readyTransports.set(type, transport);
+        },
+        () => this.transports.delete(type),
+      );
       this.transports.set(type, t);
     }
     return t;
@@ -264,6 +271,7 @@ export class ClientCore {
       ),
     );
     this.transports.clear();
+    this.readyTransports.clear();
     for (const { value, dispose } of this.shared.values()) {
       try {
         await dispose?.(value);

@@ -36,9 +36,28 @@ function hostOf(raw: string | URL): string | undefined {
   return undefined;
 }
 
+/**
+ * `127.d.d.d` with 1 to 3 digits per part (the URL parser has already normalised IPv4 forms); read by character
+ * codes, as this runs on every HTTP call (docs/design/http-exchange.md#per-call-cost).
+ */
 function isIpv4Loopback(host: string): boolean {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  return !!m && Number(m[1]) === 127;
+  if (!host.startsWith('127.')) return false;
+  let i = 4;
+  for (let part = 0; part < 3; part++) {
+    const start = i;
+    while (i < host.length && i - start < 4) {
+      const c = host.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+      i++;
+    }
+    const digits = i - start;
+    if (digits < 1 || digits > 3) return false;
+    if (part < 2) {
+      if (host.charCodeAt(i) !== 46) return false; // "."
+      i++;
+    }
+  }
+  return i === host.length;
 }
 
 /** `localhost`, any IPv4 in 127.0.0.0/8, or `[::1]`: the hosts plain http/ws may reach. */

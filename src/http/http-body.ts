@@ -30,7 +30,23 @@ export function headerValue(
 
 /** The lowercased media type of a Content-Type header, parameters dropped ("" when absent). */
 export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (!contentType) return '';
+  const semi = contentType.indexOf(';');
+  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+}
+
+/**
+ * True when the text, less surrounding whitespace, is one or more ASCII digits (a usable Content-Length); read by
+ * character codes, as it runs on every response (docs/design/http-exchange.md#per-call-cost).
+ */
+function isDigits(text: string): boolean {
+  const t = text.trim();
+  if (t.length === 0) return false;
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /** Throws RESPONSE_TOO_LARGE when a declared Content-Length already exceeds `maxBytes`. */
@@ -40,7 +56,7 @@ export function checkContentLength(
   what: string | (() => string),
 ): void {
   const declared = headerValue(headers, 'content-length');
-  if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) {
+  if (declared !== undefined && isDigits(declared) && Number(declared) > maxBytes) {
     throw new UtcpError(
       'RESPONSE_TOO_LARGE',
       `${typeof what === 'function' ? what() : what}: response declares ${declared} bytes, above the ${maxBytes}-byte limit`,
@@ -68,7 +84,7 @@ export async function readBodyCapped(
   // A declared length within the cap (undici enforces it) lets undici's own consume path read the body,
   // which is markedly faster than async iteration for small JSON answers.
   const declared = headerValue(headers, 'content-length');
-  if (body.arrayBuffer && declared !== undefined && /^\d+$/.test(declared.trim())) {
+  if (body.arrayBuffer && declared !== undefined && isDigits(declared)) {
     try {
       return new Uint8Array(await body.arrayBuffer());
     } catch (error) {

@@ -215,96 +215,10 @@ function bufferedHop(
   signal: AbortSource | undefined,
   isRedirect: IsRedirect,
   caps: BufferCaps,
-): Promise<Hop<{ bytes: Uint8Array; truncated: boolean }>> {
-  // Every early end settles the promise first, then aborts the request: undici reports the abort through
-  // `onResponseError` synchronously, which must find the promise already settled.
+): Promise<Hop<BufferedPayload>> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let settled = false;
-    let statusCode = 0;
-    let headers: IncomingHttpHeaders = {};
-    let redirect = false;
-    /** How many body bytes to keep; past it: 2xx → RESPONSE_TOO_LARGE, else stop reading. */
-    let keep = 0;
-    let tooLargeFails = false;
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const finish = (error: unknown, truncated = false) => {
-      if (settled) return;
-      settled = true;
-      unsubscribe?.();
-      if (error !== undefined) {
-        reject(error);
-        return;
-      }
-      let bytes: Uint8Array = chunks.length === 1 ? chunks[0] : concatBytes(chunks, total);
-      if (bytes.byteLength > keep) bytes = bytes.subarray(0, keep);
-      resolve({ statusCode, headers, redirect, payload: { bytes, truncated } });
-    };
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const unsubscribe = signal
-      ? onAbort(signal, (reason) => {
-          finish(reason);
-          controller?.abort(reason as Error);
-        })
-      : undefined;
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (settled) c.abort(signal?.reason ?? new Error('request no longer needed'));
-      },
-      onResponseStart(c, code, responseHeaders) {
-        statusCode = code;
-        headers = responseHeaders as IncomingHttpHeaders;
-        redirect = isRedirect(code, headers);
-        if (redirect) keep = 0;
-        else if (code >= 200 && code < 300) {
-          keep = caps.maxBytes;
-          tooLargeFails = true;
-          try {
-            checkContentLength(headers, caps.maxBytes, () => caps.shown(hop.url));
-          } catch (error) {
-            finish(error);
-            c.abort(error as Error);
-          }
-        } else keep = caps.errorBodyBytes;
-      },
-      onResponseData(c, chunk) {
-        if (settled) return;
-        total += chunk.byteLength;
-        if (redirect) {
-          if (total > REDIRECT_BODY_BYTES) {
-            finish(undefined);
-            c.abort(new Error('redirect body discarded'));
-          }
-          return;
-        }
-        chunks.push(chunk);
-        if (total > keep) {
-          if (tooLargeFails) {
-            const error = new UtcpError(
-              'RESPONSE_TOO_LARGE',
-              `${caps.shown(hop.url)}: response is larger than the ${caps.maxBytes}-byte limit`,
-            );
-            finish(error);
-            c.abort(error);
-          } else {
-            finish(undefined, true);
-            c.abort(new Error('error body excerpt complete'));
-          }
-        }
-      },
-      onResponseEnd() {
-        finish(undefined);
-      },
-      onResponseError(_c, error) {
-        // A failure after the status line is not a connection failure before any response (never retried).
-        finish(statusCode !== 0 ? markResponseStarted(error) : error);
-      },
-    };
+    const handler = new BufferingHandler(hop.url, signal, isRedirect, caps, resolve, reject);
     try {
       hop.dispatcher.dispatch(
         {
@@ -319,9 +233,137 @@ function bufferedHop(
         handler,
       );
     } catch (error) {
-      finish(error);
+      handler.finish(error);
     }
   });
+}
+
+type BufferedPayload = { bytes: Uint8Array; truncated: boolean };
+
+/**
+ * The dispatch handler of `bufferedHop`, as a class: one object per request instead of a handler literal and a
+ * closure per callback (docs/design/http-exchange.md#per-call-cost).
+ * Every early end settles the promise first, then aborts the request: undici reports the abort through
+ * `onResponseError` synchronously, which must find the promise already settled.
+ */
+class BufferingHandler implements Dispatcher.DispatchHandler {
+  readonly #url: URL;
+  readonly #signal: AbortSource | undefined;
+  readonly #isRedirect: IsRedirect;
+  readonly #caps: BufferCaps;
+  readonly #resolve: (hop: Hop<BufferedPayload>) => void;
+  readonly #reject: (error: unknown) => void;
+  readonly #unsubscribe: (() => void) | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  #settled = false;
+  #statusCode = 0;
+  #headers: IncomingHttpHeaders = {};
+  #redirect = false;
+  /** How many body bytes to keep; past it: 2xx → RESPONSE_TOO_LARGE, else stop reading. */
+  #keep = 0;
+  #tooLargeFails = false;
+  readonly #chunks: Buffer[] = [];
+  #total = 0;
+
+  constructor(
+    url: URL,
+    signal: AbortSource | undefined,
+    isRedirect: IsRedirect,
+    caps: BufferCaps,
+    resolve: (hop: Hop<BufferedPayload>) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#url = url;
+    this.#signal = signal;
+    this.#isRedirect = isRedirect;
+    this.#caps = caps;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#unsubscribe = signal
+      ? onAbort(signal, (reason) => {
+          this.finish(reason);
+          this.#controller?.abort(reason as Error);
+        })
+      : undefined;
+  }
+
+  /** Settles the request's promise once: with `error`, else with what was kept of the body. */
+  finish(error: unknown, truncated = false): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#unsubscribe?.();
+    if (error !== undefined) {
+      this.#reject(error);
+      return;
+    }
+    const chunks = this.#chunks;
+    let bytes: Uint8Array = chunks.length === 1 ? chunks[0] : concatBytes(chunks, this.#total);
+    if (bytes.byteLength > this.#keep) bytes = bytes.subarray(0, this.#keep);
+    this.#resolve({
+      statusCode: this.#statusCode,
+      headers: this.#headers,
+      redirect: this.#redirect,
+      payload: { bytes, truncated },
+    });
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.#controller = c;
+    if (this.#settled) c.abort(this.#signal?.reason ?? new Error('request no longer needed'));
+  }
+
+  onResponseStart(c: Dispatcher.DispatchController, code: number, responseHeaders: IncomingHttpHeaders): void {
+    this.#statusCode = code;
+    const headers = (this.#headers = responseHeaders);
+    this.#redirect = this.#isRedirect(code, headers);
+    if (this.#redirect) this.#keep = 0;
+    else if (code >= 200 && code < 300) {
+      const caps = this.#caps;
+      this.#keep = caps.maxBytes;
+      this.#tooLargeFails = true;
+      try {
+        checkContentLength(headers, caps.maxBytes, () => caps.shown(this.#url));
+      } catch (error) {
+        this.finish(error);
+        c.abort(error as Error);
+      }
+    } else this.#keep = this.#caps.errorBodyBytes;
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    this.#total += chunk.byteLength;
+    if (this.#redirect) {
+      if (this.#total > REDIRECT_BODY_BYTES) {
+        this.finish(undefined);
+        c.abort(new Error('redirect body discarded'));
+      }
+      return;
+    }
+    this.#chunks.push(chunk);
+    if (this.#total > this.#keep) {
+      if (this.#tooLargeFails) {
+        const error = new UtcpError(
+          'RESPONSE_TOO_LARGE',
+          `${this.#caps.shown(this.#url)}: response is larger than the ${this.#caps.maxBytes}-byte limit`,
+        );
+        this.finish(error);
+        c.abort(error);
+      } else {
+        this.finish(undefined, true);
+        c.abort(new Error('error body excerpt complete'));
+      }
+    }
+  }
+
+  onResponseEnd(): void {
+    this.finish(undefined);
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, error: Error): void {
+    // A failure after the status line is not a connection failure before any response (never retried).
+    this.finish(this.#statusCode !== 0 ? markResponseStarted(error) : error);
+  }
 }
 
 function refuseLoopback(url: URL, context: string): never {

@@ -77,7 +77,28 @@ function bodyArgumentSchema(inputs: unknown, field: string): unknown {
 
 /** Percent-encodes every byte except `A-Z a-z 0-9 - . _ ~` (docs/design/transports.md#http-path). */
 export function encodeStrict(text: string): string {
+  if (isUnreserved(text)) return text;
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+/** True when every character is `A-Z a-z 0-9 - . _ ~` (nothing to encode; checked without a regex or a copy). */
+function isUnreserved(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (
+      !(
+        (c >= 97 && c <= 122) || // a-z
+        (c >= 65 && c <= 90) || // A-Z
+        (c >= 48 && c <= 57) || // 0-9
+        c === 45 || // -
+        c === 46 || // .
+        c === 95 || // _
+        c === 126 // ~
+      )
+    )
+      return false;
+  }
+  return true;
 }
 
 /** Case-insensitive header map that remembers the configured spelling of each name. */
@@ -218,6 +239,13 @@ interface RequestPlan {
   /** Static headers, checked for CR/LF once. */
   staticHeaders: Record<string, string> | undefined;
   hasPlaceholders: boolean;
+  /**
+   * A URL without placeholders, once it passed the URL policy (the policy depends on the URL alone): its href, fragment
+   * dropped. Undefined until the first call; null when the URL has a fragment (such URLs take the full path).
+   */
+  checkedHref?: string | null;
+  /** What joins the first added query parameter to `checkedHref`: `?`, `&`, or nothing after a bare `?`. */
+  queryJoin?: string;
 }
 
 const plans = new WeakMap<HttpRequestTemplate, RequestPlan>();
@@ -244,6 +272,31 @@ function planFor(template: HttpRequestTemplate): RequestPlan {
   return plan;
 }
 
+/**
+ * Whether the request URL of a template without placeholders comes from its checked href
+ * (docs/design/http-exchange.md#per-call-cost): the URL policy, which depends on the URL alone, runs on the template's
+ * URL on the first call; later calls parse only the final URL. A refused URL throws here on every call, as before. A
+ * URL with a fragment takes the full path every time.
+ */
+function checkStaticUrl(template: HttpRequestTemplate, plan: RequestPlan, context: string): boolean {
+  if (plan.checkedHref === undefined) {
+    const url = assertUrlAllowed(template.url, context);
+    const href = url.href;
+    if (href.includes('#')) {
+      plan.checkedHref = null;
+      return false;
+    }
+    plan.checkedHref = href;
+    plan.queryJoin = !href.includes('?') ? '?' : url.search.length > 1 ? '&' : '';
+  }
+  return plan.checkedHref !== null;
+}
+
+/** Appends `added` (already percent-encoded) after any query the URL has, as one `search` assignment. */
+function addQuery(url: URL, added: string): void {
+  if (added) url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + added;
+}
+
 /** `key=value` pairs, strictly encoded, joined with `&`. */
 function encodePairs(pairs: ReadonlyArray<[string, string]>): string {
   let out = '';
@@ -251,10 +304,25 @@ function encodePairs(pairs: ReadonlyArray<[string, string]>): string {
   return out;
 }
 
+/** A request with its arguments placed, before auth is resolved. */
+interface Draft {
+  plan: RequestPlan;
+  /** Undefined when the URL comes from the plan's checked href. */
+  url: URL | undefined;
+  headerArgs: Array<[string, string]>;
+  cookieArgs: Array<[string, string]>;
+  body: unknown;
+  stringBody: boolean;
+  hasBody: boolean;
+  query: Array<[string, string]>;
+  styledQuery: string;
+}
+
 /**
  * Builds a tool request (docs/design/transports.md#http-call): header/cookie/body args, `{path}` placeholders,
  * URL policy, query string for every method (auth query last), merged headers, encoded body.
- * What depends only on the template (styles, static header checks) is worked out once per template.
+ * What depends only on the template (styles, static header checks, a static URL's policy check) is worked out once
+ * per template.
  * @throws INVALID_ARGUMENTS on a missing path parameter, URL_POLICY, HEADER_INJECTION.
  */
 export async function buildHttpRequest(
@@ -263,6 +331,29 @@ export async function buildHttpRequest(
   ctx: TransportContext,
   options: BuildHttpRequestOptions,
 ): Promise<HttpRequestSpec> {
+  const draft = draftRequest(template, args, options);
+  const auth = template.auth
+    ? await resolveAuth(template.auth, ctx, asSignal(options.signal), options.remoteSource)
+    : NO_AUTH;
+  return finishRequest(template, draft, options, auth);
+}
+
+/**
+ * `buildHttpRequest` without a promise when the template has no `auth` (nothing to resolve, so nothing to await;
+ * docs/design/http-exchange.md#per-call-cost): same checks, same errors, same request.
+ * @returns undefined when the template has `auth` (use `buildHttpRequest`).
+ */
+export function buildHttpRequestNow(
+  template: HttpRequestTemplate,
+  args: JsonObject,
+  options: BuildHttpRequestOptions,
+): HttpRequestSpec | undefined {
+  if (template.auth) return undefined;
+  return finishRequest(template, draftRequest(template, args, options), options, NO_AUTH);
+}
+
+/** Everything before auth: arguments placed in headers, cookies, body, path and query; the URL policy applied. */
+function draftRequest(template: HttpRequestTemplate, args: JsonObject, options: BuildHttpRequestOptions): Draft {
   const plan = planFor(template);
   const { styles } = plan;
   /** Arguments placed in headers, cookies, the body or the path; the rest go to the query string. */
@@ -318,8 +409,12 @@ export async function buildHttpRequest(
     });
     assertNoNewDotSegments(template.url, substituted);
   }
-  const url = assertUrlAllowed(substituted, options.context ?? 'tool invocation');
-  if (url.hash) url.hash = '';
+  const context = options.context ?? 'tool invocation';
+  let url: URL | undefined;
+  if (plan.hasPlaceholders || !checkStaticUrl(template, plan, context)) {
+    url = assertUrlAllowed(substituted, context);
+    if (url.hash) url.hash = '';
+  }
 
   const query: Array<[string, string]> = [];
   let styledQuery = '';
@@ -341,18 +436,34 @@ export async function buildHttpRequest(
     const text = argToText(v);
     if (text !== undefined) query.push([k, text]);
   }
-  const auth = template.auth
-    ? await resolveAuth(template.auth, ctx, asSignal(options.signal), options.remoteSource)
-    : NO_AUTH;
+  return { plan, url, headerArgs, cookieArgs, body, stringBody, hasBody, query, styledQuery };
+}
+
+/** Everything after auth: the query string, merged headers and the encoded body. */
+function finishRequest(
+  template: HttpRequestTemplate,
+  draft: Draft,
+  options: BuildHttpRequestOptions,
+  auth: AuthMaterial,
+): HttpRequestSpec {
+  const { plan, headerArgs, cookieArgs, body, hasBody, query, styledQuery } = draft;
   // The query string in one assignment: what the URL had, styled parameters, plain ones, then auth's.
-  const added = [
-    styledQuery,
-    query.length > 0 ? encodePairs(query) : '',
-    auth.query.length > 0 ? encodePairs(auth.query) : '',
-  ]
-    .filter(Boolean)
-    .join('&');
-  if (added) url.search = '?' + (url.search.length > 1 ? url.search.slice(1) + '&' : '') + added;
+  const plain =
+    query.length > 0
+      ? auth.query.length > 0
+        ? `${encodePairs(query)}&${encodePairs(auth.query)}`
+        : encodePairs(query)
+      : auth.query.length > 0
+        ? encodePairs(auth.query)
+        : '';
+  const added = styledQuery ? (plain ? `${styledQuery}&${plain}` : styledQuery) : plain;
+  let url = draft.url;
+  if (url !== undefined) addQuery(url, added);
+  else if (styledQuery) {
+    // Styled parameters may hold characters the URL's query setter still encodes: set as before.
+    url = new URL(plan.checkedHref!);
+    addQuery(url, added);
+  } else url = new URL(added ? plan.checkedHref! + plan.queryJoin + added : plan.checkedHref!);
 
   const method = typeof options.method === 'function' ? options.method(hasBody) : options.method;
   const authHeaderCount = Object.keys(auth.headers).length;
@@ -376,7 +487,7 @@ export async function buildHttpRequest(
   let encoded: string | Uint8Array | undefined;
   if (hasBody) {
     const effective = headers.get('content-type') ?? options.contentType;
-    const result = encodeBody(body, effective, stringBody, {
+    const result = encodeBody(body, effective, draft.stringBody, {
       fileFields: template.file_fields ?? undefined,
       base64: template.body_encoding === 'base64',
     });

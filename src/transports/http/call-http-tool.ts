@@ -18,7 +18,7 @@ import {
   retryAfterMs,
   sleepUnlessAborted,
 } from '../../http/http-retry.js';
-import { buildHttpRequest } from '../../http/http-request.js';
+import { buildHttpRequest, buildHttpRequestNow, type BuildHttpRequestOptions } from '../../http/http-request.js';
 import { exchangeDefaults } from '../../http/http-dispatcher.js';
 
 /** Call timeout when the template sets none, in ms. */
@@ -65,14 +65,17 @@ export async function callHttpTool(
   };
   try {
     for (;;) {
-      const spec = await buildHttpRequest(template, args, ctx, {
+      const requestOptions: BuildHttpRequestOptions = {
         method,
         contentType: template.content_type ?? 'application/json',
         defaultBodyField: 'body',
         signal,
         remoteSource: options.remoteSource,
         inputs: tool.inputs,
-      });
+      };
+      const spec =
+        buildHttpRequestNow(template, args, requestOptions) ??
+        (await buildHttpRequest(template, args, ctx, requestOptions));
       const ticket = breakers?.admit(new URL(spec.url).origin, resilience.circuitBreaker!, what);
       let response: BufferedHttpResponse;
       try {
