@@ -20,7 +20,7 @@ import { pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
 import { isPlainObject } from '../../core/guards.js';
 import type { ExpansionBudget } from './expansion-budget.js';
 import { mergeExamples } from './merge-examples.js';
-import { ANNOTATIONS, asCount, asNumber, isValidPattern, KEYWORDS } from './schema-keywords.js';
+import { ANNOTATIONS, asCount, asNumber, isValidPattern, JSON_TYPES, KEYWORDS } from './schema-keywords.js';
 import { DROP, finishNode, makeNullable, type SchemaProblems } from './schema-rewrites.js';
 
 interface CacheEntry {
@@ -129,6 +129,36 @@ export class SchemaExpander {
     }
     return false;
   }
+}
+
+/** True when `finishNode`'s `type` rewrite would leave `type` as it is (docs/design/performance.md#cold-openapi). */
+function isCleanType(t: unknown): boolean {
+  if (typeof t === 'string') return JSON_TYPES.has(t);
+  if (!Array.isArray(t) || t.length === 0) return false;
+  for (let i = 0; i < t.length; i++) {
+    const name: unknown = t[i];
+    if (typeof name !== 'string' || !JSON_TYPES.has(name)) return false;
+    for (let j = 0; j < i; j++) if (t[j] === name) return false;
+  }
+  return true;
+}
+
+/**
+ * True when `required` is a non-empty list of distinct names, which `finishNode` keeps as it is unless a property
+ * was removed (the caller checks that separately).
+ */
+function isCleanRequired(r: unknown): boolean {
+  if (!Array.isArray(r) || r.length === 0) return false;
+  if (r.length > 32) {
+    for (let i = 0; i < r.length; i++) if (typeof r[i] !== 'string') return false;
+    return new Set(r).size === r.length;
+  }
+  for (let i = 0; i < r.length; i++) {
+    const name: unknown = r[i];
+    if (typeof name !== 'string') return false;
+    for (let j = 0; j < i; j++) if (r[j] === name) return false;
+  }
+  return true;
 }
 
 export class SchemaRoot {
@@ -487,7 +517,12 @@ export class SchemaRoot {
           if (!Array.isArray(v) || v.length === 0) nv = DROP;
           break;
         case 'type':
+          // A lowercase JSON type (or a list of distinct ones) is kept as it is: no copy, no rewrite pass.
+          if (!isCleanType(v)) post = true;
+          break;
         case 'required':
+          if (!isCleanRequired(v)) post = true;
+          break;
         case 'example':
         case 'nullable':
           post = true;
