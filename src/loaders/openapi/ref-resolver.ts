@@ -73,7 +73,9 @@ export type Deref = { value: Record<string, unknown>; error?: undefined } | { va
 export function derefObject(node: unknown, resolver: RefResolver): Deref {
   let current = node;
   let overrides: Record<string, unknown> | undefined;
-  const seen = new Set<string>();
+  // Almost every chain is one hop: the set of refs met is only made for a second one.
+  let first: string | undefined;
+  let seen: Set<string> | undefined;
   while (isPlainObject(current) && typeof current.$ref === 'string') {
     const ref = current.$ref;
     const keys = Object.keys(current);
@@ -83,8 +85,12 @@ export function derefObject(node: unknown, resolver: RefResolver): Deref {
       overrides = overrides ? { ...extra, ...overrides } : extra;
     }
     if (!ref.startsWith('#')) return { error: `external reference ${ref} is not fetched` };
-    if (seen.has(ref)) return { error: `reference cycle at ${ref}` };
-    seen.add(ref);
+    if (first === undefined) first = ref;
+    else {
+      seen ??= new Set([first]);
+      if (seen.has(ref)) return { error: `reference cycle at ${ref}` };
+      seen.add(ref);
+    }
     current = resolver.resolve(ref);
     if (current === undefined) return { error: `unresolved reference ${ref}` };
   }
