@@ -405,7 +405,9 @@ export class SchemaRoot {
     removed: string[],
   ): Record<string, unknown> {
     let out: Record<string, unknown> | undefined;
-    for (const key of Object.keys(map)) {
+    const keys = Object.keys(map);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const v = map[key];
       if (hide && this.#x.hidden(v)) {
         out ??= { ...map };
@@ -448,7 +450,10 @@ export class SchemaRoot {
     let out: Record<string, unknown> | undefined;
     let post = false;
     const removed: string[] = [];
-    for (const key of Object.keys(node)) {
+    // Indexed loops here and in #expandMap: no iterator object per schema (docs/design/performance.md#cold-openapi).
+    const keys = Object.keys(node);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const v = node[key];
       const kind = KEYWORDS.get(key);
       let nv: unknown = v;
