@@ -18,21 +18,15 @@ export function isJsonValue(value: unknown, depth = 0): boolean {
       const hit = jsonValidity.get(value);
       if (hit !== undefined) return hit;
       let ok = depth < 200;
+      // Indexed loops: example values are walked cold, once each (docs/design/performance.md#cold-openapi).
       if (ok && Array.isArray(value)) {
-        for (const item of value)
-          if (!isJsonValue(item, depth + 1)) {
-            ok = false;
-            break;
-          }
+        for (let i = 0; ok && i < value.length; i++) ok = isJsonValue(value[i], depth + 1);
       } else if (ok) {
         const proto = Object.getPrototypeOf(value);
         ok = proto === Object.prototype || proto === null;
-        if (ok)
-          for (const key of Object.keys(value))
-            if (!isJsonValue((value as Record<string, unknown>)[key], depth + 1)) {
-              ok = false;
-              break;
-            }
+        const keys = ok ? Object.keys(value) : [];
+        for (let i = 0; ok && i < keys.length; i++)
+          ok = isJsonValue((value as Record<string, unknown>)[keys[i]], depth + 1);
       }
       jsonValidity.set(value, ok);
       return ok;

@@ -225,7 +225,7 @@ export class SchemaRoot {
       const cached = this.#spent() ? x.shallowDefinition(ref) : full;
       if (cached) {
         if (!(cached === full && this.#charged.has(ref))) this.#reuse(cached);
-        for (const dep of cached.deps) this.#scheduled.add(dep);
+        for (let i = 0; i < cached.deps.length; i++) this.#scheduled.add(cached.deps[i]);
         body = cached.value;
       } else {
         body = this.#expandEntry(ref, x.resolver.resolve(ref), new Set()).value;
@@ -268,7 +268,9 @@ export class SchemaRoot {
     const base = this.#refTarget(ref, chain);
     let siblings: Record<string, unknown> | undefined;
     let nullable = false;
-    for (const key of Object.keys(node)) {
+    const keys = Object.keys(node);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       if (key === '$ref') continue;
       if (key === 'nullable' || key === 'x-nullable') {
         if (node[key] === true) nullable = true;
@@ -341,10 +343,12 @@ export class SchemaRoot {
   /** Bookkeeping for an expansion inlined where it was met: its depth and the `$defs` refs it needs. */
   #inlined(entry: CacheEntry): void {
     this.#noteDepth(entry.depth);
+    const deps = entry.deps;
+    if (deps.length === 0) return;
     const frame = this.#depFrames[this.#depFrames.length - 1];
-    for (const dep of entry.deps) {
-      this.#scheduled.add(dep);
-      frame?.add(dep);
+    for (let i = 0; i < deps.length; i++) {
+      this.#scheduled.add(deps[i]);
+      frame?.add(deps[i]);
     }
   }
 
