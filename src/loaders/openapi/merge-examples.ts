@@ -53,10 +53,46 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * Equality of two JSON values as their canonical JSON texts compare (key order ignored, `true` ≠ `1`), without
+ * building the texts: a few candidates are compared pairwise (docs/design/performance.md#cold-openapi).
+ */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (!Object.hasOwn(y, k) || !jsonEqual(x[k], y[k])) return false;
+  }
+  return true;
+}
+
+/** Candidates up to this many are de-duplicated pairwise; more by their canonical texts. */
+const PAIRWISE_MAX = 8;
+
 /** Keeps JSON values only, de-duplicated by canonical JSON, in order. */
 export function mergeExamples(candidates: readonly unknown[]): unknown[] {
   const valid = candidates.filter((c) => isJsonValue(c));
   if (valid.length < 2) return valid;
+  if (valid.length <= PAIRWISE_MAX) {
+    const kept: unknown[] = [];
+    for (let i = 0; i < valid.length; i++) {
+      let dup = false;
+      for (let j = 0; j < kept.length && !dup; j++) dup = jsonEqual(kept[j], valid[i]);
+      if (!dup) kept.push(valid[i]);
+    }
+    return kept;
+  }
   const seen = new Set<string>();
   const out: unknown[] = [];
   for (const v of valid) {
