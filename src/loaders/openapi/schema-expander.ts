@@ -463,21 +463,29 @@ export class SchemaRoot {
       let nv: unknown = v;
       let reason = 'invalid value for JSON Schema 2020-12; removed';
       switch (kind) {
-        case undefined:
-          nv = DROP;
-          reason = key.startsWith('x-')
-            ? 'vendor extensions are not JSON Schema; removed'
-            : 'not a JSON Schema 2020-12 keyword; removed';
+        // Cases in order of how often schemas use them: the switch compares kinds one by one until the code is
+        // optimised (docs/design/performance.md#cold-openapi).
+        case 'type':
+          // A lowercase JSON type (or a list of distinct ones) is kept as it is: no copy, no rewrite pass.
+          if (!isCleanType(v)) post = true;
           break;
-        case 'schema':
-          nv = this.#sub(v, chain);
+        case 'string':
+          if (typeof v !== 'string') nv = DROP;
           break;
-        case 'list':
-          nv = Array.isArray(v) && v.length > 0 ? this.#expandList(v, chain, key) : DROP;
-          if (Array.isArray(nv) && nv.length === 0) nv = DROP;
+        case 'example':
+        case 'nullable':
+          post = true;
           break;
         case 'map':
           nv = isPlainObject(v) ? this.#expandMap(v, chain, key, key === 'properties', removed) : DROP;
+          break;
+        case 'enum':
+          if (!Array.isArray(v) || v.length === 0) nv = DROP;
+          break;
+        case 'required':
+          if (!isCleanRequired(v)) post = true;
+          break;
+        case 'any':
           break;
         case 'items':
           if (Array.isArray(v)) {
@@ -487,6 +495,22 @@ export class SchemaRoot {
             nv = this.#sub(v, chain);
           }
           break;
+        case 'list':
+          nv = Array.isArray(v) && v.length > 0 ? this.#expandList(v, chain, key) : DROP;
+          if (Array.isArray(nv) && nv.length === 0) nv = DROP;
+          break;
+        case 'schema':
+          nv = this.#sub(v, chain);
+          break;
+        case 'boolean':
+          nv = typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : DROP;
+          break;
+        case undefined:
+          nv = DROP;
+          reason = key.startsWith('x-')
+            ? 'vendor extensions are not JSON Schema; removed'
+            : 'not a JSON Schema 2020-12 keyword; removed';
+          break;
         case 'additionalItems':
           post = true;
           nv = this.#sub(v, chain);
@@ -494,9 +518,6 @@ export class SchemaRoot {
         case 'dependencies':
           post = true;
           if (!isPlainObject(v)) nv = DROP;
-          break;
-        case 'string':
-          if (typeof v !== 'string') nv = DROP;
           break;
         case 'pattern':
           if (typeof v !== 'string' || !isValidPattern(v)) {
@@ -515,31 +536,12 @@ export class SchemaRoot {
           nv = n !== undefined && n > 0 ? n : DROP;
           break;
         }
-        case 'boolean':
-          nv = typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : DROP;
-          break;
         case 'exclusive':
           if (typeof v === 'boolean') post = true;
           else nv = asNumber(v) ?? DROP;
           break;
-        case 'enum':
-          if (!Array.isArray(v) || v.length === 0) nv = DROP;
-          break;
-        case 'type':
-          // A lowercase JSON type (or a list of distinct ones) is kept as it is: no copy, no rewrite pass.
-          if (!isCleanType(v)) post = true;
-          break;
-        case 'required':
-          if (!isCleanRequired(v)) post = true;
-          break;
-        case 'example':
-        case 'nullable':
-          post = true;
-          break;
         case 'examples':
           if (!Array.isArray(v)) post = true;
-          break;
-        case 'any':
           break;
         case 'openapi':
           nv = DROP;
