@@ -74,6 +74,8 @@ export class SchemaExpander {
   readonly #defNames = new Map<string, string>();
   readonly #usedNames = new Set<string>();
   readonly #shallow = new Map<string, CacheEntry>();
+  /** `readOnly` for inputs, `writeOnly` for outputs. */
+  readonly #hiddenKey: 'readOnly' | 'writeOnly';
 
   constructor(resolver: RefResolver, options: SchemaExpanderOptions) {
     this.resolver = resolver;
@@ -82,6 +84,7 @@ export class SchemaExpander {
     this.budget = options.budget;
     this.problems = options.problems;
     this.refUses = options.refUses;
+    this.#hiddenKey = options.direction === 'input' ? 'readOnly' : 'writeOnly';
   }
 
   /** Starts a new root schema (one tool's `inputs` or `outputs`). */
@@ -120,7 +123,7 @@ export class SchemaExpander {
 
   /** True when the raw property schema is hidden in this direction (`readOnly` for inputs, `writeOnly` for outputs). */
   hidden(raw: unknown): boolean {
-    const key = this.direction === 'input' ? 'readOnly' : 'writeOnly';
+    const key = this.#hiddenKey;
     let node = raw;
     for (let hops = 0; hops < 8 && isPlainObject(node); hops++) {
       if (node[key] === true) return true;
@@ -175,6 +178,8 @@ export class SchemaRoot {
   readonly #charged = new Set<string>();
   /** `dependencies` schemas are translated as fresh subschemas (docs/design/openapi.md#schema-translation). */
   readonly #expandDependency = (schema: unknown): unknown => this.#sub(schema, new Set());
+  /** The ref chain of `expand` calls (entered and left on the branch being expanded). */
+  readonly #chain = new Set<string>();
 
   /** `exhausted`: a root whose budget is already spent (every ref becomes a `$defs` reference). */
   constructor(expander: SchemaExpander, exhausted = false) {
@@ -192,7 +197,13 @@ export class SchemaRoot {
    * of this root). `selfRef` names the ref `schema` was reached through, when it is a definition body.
    */
   expand(schema: unknown, selfRef?: string): unknown {
-    const out = this.#sub(schema, selfRef === undefined ? new Set() : new Set([selfRef]));
+    // One chain per root, empty between calls (a throw may leave entries behind): no new set per parameter,
+    // body and response (docs/design/performance.md#cold-openapi).
+    const chain = this.#chain;
+    if (chain.size > 0) chain.clear();
+    if (selfRef !== undefined) chain.add(selfRef);
+    const out = this.#sub(schema, chain);
+    if (selfRef !== undefined) chain.delete(selfRef);
     return out === DROP ? {} : out;
   }
 
