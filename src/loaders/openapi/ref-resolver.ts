@@ -75,9 +75,7 @@ export type Deref = { value: Record<string, unknown>; error?: undefined } | { va
 export function derefObject(node: unknown, resolver: RefResolver): Deref {
   let current = node;
   let overrides: Record<string, unknown> | undefined;
-  // Almost every chain is one hop: the set of refs met is only made for a second one.
-  let first: string | undefined;
-  let seen: Set<string> | undefined;
+  const seen = new Set<string>();
   while (isPlainObject(current) && typeof current.$ref === 'string') {
     const ref = current.$ref;
     const keys = Object.keys(current);
@@ -87,12 +85,8 @@ export function derefObject(node: unknown, resolver: RefResolver): Deref {
       overrides = overrides ? { ...extra, ...overrides } : extra;
     }
     if (!ref.startsWith('#')) return { error: `external reference ${ref} is not fetched` };
-    if (first === undefined) first = ref;
-    else {
-      seen ??= new Set([first]);
-      if (seen.has(ref)) return { error: `reference cycle at ${ref}` };
-      seen.add(ref);
-    }
+    if (seen.has(ref)) return { error: `reference cycle at ${ref}` };
+    seen.add(ref);
     current = resolver.resolve(ref);
     if (current === undefined) return { error: `unresolved reference ${ref}` };
   }
