@@ -65,16 +65,32 @@ export function surveyDocument(doc: unknown): DocumentSurvey {
   const refUses = new Map<string, number>();
   const seen = new Set<object>();
   const stack: unknown[] = [doc];
+  // Indexed loops, no iterator objects: this walk visits every object of the document once, mostly before the
+  // code is optimised (docs/design/performance.md#cold-openapi).
   while (stack.length > 0) {
     const x = stack.pop();
     if (typeof x !== 'object' || x === null) continue;
-    const ref = Array.isArray(x) ? undefined : (x as Record<string, unknown>).$ref;
+    if (Array.isArray(x)) {
+      if (seen.has(x)) continue;
+      seen.add(x);
+      for (let i = 0; i < x.length; i++) {
+        const v: unknown = x[i];
+        if (typeof v === 'object' && v !== null) stack.push(v);
+      }
+      continue;
+    }
+    const obj = x as Record<string, unknown>;
+    const ref = obj.$ref;
     // A YAML alias shares one object between places: each place uses its ref.
     if (typeof ref === 'string') refUses.set(ref, (refUses.get(ref) ?? 0) + 1);
-    if (seen.has(x)) continue;
-    seen.add(x);
-    if (!Array.isArray(x)) nodes++;
-    for (const v of Object.values(x)) if (typeof v === 'object' && v !== null) stack.push(v);
+    if (seen.has(obj)) continue;
+    seen.add(obj);
+    nodes++;
+    const keys = Object.keys(obj);
+    for (let i = 0; i < keys.length; i++) {
+      const v = obj[keys[i]];
+      if (typeof v === 'object' && v !== null) stack.push(v);
+    }
   }
   return { nodes, refUses };
 }

@@ -18,21 +18,15 @@ export function isJsonValue(value: unknown, depth = 0): boolean {
       const hit = jsonValidity.get(value);
       if (hit !== undefined) return hit;
       let ok = depth < 200;
+      // Indexed loops: example values are walked cold, once each (docs/design/performance.md#cold-openapi).
       if (ok && Array.isArray(value)) {
-        for (const item of value)
-          if (!isJsonValue(item, depth + 1)) {
-            ok = false;
-            break;
-          }
+        for (let i = 0; ok && i < value.length; i++) ok = isJsonValue(value[i], depth + 1);
       } else if (ok) {
         const proto = Object.getPrototypeOf(value);
         ok = proto === Object.prototype || proto === null;
-        if (ok)
-          for (const key of Object.keys(value))
-            if (!isJsonValue((value as Record<string, unknown>)[key], depth + 1)) {
-              ok = false;
-              break;
-            }
+        const keys = ok ? Object.keys(value) : [];
+        for (let i = 0; ok && i < keys.length; i++)
+          ok = isJsonValue((value as Record<string, unknown>)[keys[i]], depth + 1);
       }
       jsonValidity.set(value, ok);
       return ok;
@@ -59,10 +53,46 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * Equality of two JSON values as their canonical JSON texts compare (key order ignored, `true` ≠ `1`), without
+ * building the texts: a few candidates are compared pairwise (docs/design/performance.md#cold-openapi).
+ */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (!Object.hasOwn(y, k) || !jsonEqual(x[k], y[k])) return false;
+  }
+  return true;
+}
+
+/** Candidates up to this many are de-duplicated pairwise; more by their canonical texts. */
+const PAIRWISE_MAX = 8;
+
 /** Keeps JSON values only, de-duplicated by canonical JSON, in order. */
 export function mergeExamples(candidates: readonly unknown[]): unknown[] {
   const valid = candidates.filter((c) => isJsonValue(c));
   if (valid.length < 2) return valid;
+  if (valid.length <= PAIRWISE_MAX) {
+    const kept: unknown[] = [];
+    for (let i = 0; i < valid.length; i++) {
+      let dup = false;
+      for (let j = 0; j < kept.length && !dup; j++) dup = jsonEqual(kept[j], valid[i]);
+      if (!dup) kept.push(valid[i]);
+    }
+    return kept;
+  }
   const seen = new Set<string>();
   const out: unknown[] = [];
   for (const v of valid) {

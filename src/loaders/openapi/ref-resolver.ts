@@ -50,7 +50,9 @@ export class RefResolver {
     const hit = this.#cache.get(ref);
     if (hit !== undefined) return hit === MISSING ? undefined : hit;
     let node: unknown = this.#doc;
-    for (const segment of pointerSegments(ref)) {
+    const segments = pointerSegments(ref);
+    for (let i = 0; i < segments.length; i++) {
+      const segment = segments[i];
       if (Array.isArray(node)) {
         node = /^(0|[1-9]\d*)$/.test(segment) ? node[Number(segment)] : undefined;
       } else {

@@ -20,7 +20,7 @@ import { pointerSegments, setOwn, type RefResolver } from './ref-resolver.js';
 import { isPlainObject } from '../../core/guards.js';
 import type { ExpansionBudget } from './expansion-budget.js';
 import { mergeExamples } from './merge-examples.js';
-import { ANNOTATIONS, asCount, asNumber, isValidPattern, KEYWORDS } from './schema-keywords.js';
+import { ANNOTATIONS, asCount, asNumber, isValidPattern, JSON_TYPES, KEYWORDS } from './schema-keywords.js';
 import { DROP, finishNode, makeNullable, type SchemaProblems } from './schema-rewrites.js';
 
 interface CacheEntry {
@@ -74,6 +74,8 @@ export class SchemaExpander {
   readonly #defNames = new Map<string, string>();
   readonly #usedNames = new Set<string>();
   readonly #shallow = new Map<string, CacheEntry>();
+  /** `readOnly` for inputs, `writeOnly` for outputs. */
+  readonly #hiddenKey: 'readOnly' | 'writeOnly';
 
   constructor(resolver: RefResolver, options: SchemaExpanderOptions) {
     this.resolver = resolver;
@@ -82,6 +84,7 @@ export class SchemaExpander {
     this.budget = options.budget;
     this.problems = options.problems;
     this.refUses = options.refUses;
+    this.#hiddenKey = options.direction === 'input' ? 'readOnly' : 'writeOnly';
   }
 
   /** Starts a new root schema (one tool's `inputs` or `outputs`). */
@@ -120,7 +123,7 @@ export class SchemaExpander {
 
   /** True when the raw property schema is hidden in this direction (`readOnly` for inputs, `writeOnly` for outputs). */
   hidden(raw: unknown): boolean {
-    const key = this.direction === 'input' ? 'readOnly' : 'writeOnly';
+    const key = this.#hiddenKey;
     let node = raw;
     for (let hops = 0; hops < 8 && isPlainObject(node); hops++) {
       if (node[key] === true) return true;
@@ -129,6 +132,36 @@ export class SchemaExpander {
     }
     return false;
   }
+}
+
+/** True when `finishNode`'s `type` rewrite would leave `type` as it is (docs/design/performance.md#cold-openapi). */
+function isCleanType(t: unknown): boolean {
+  if (typeof t === 'string') return JSON_TYPES.has(t);
+  if (!Array.isArray(t) || t.length === 0) return false;
+  for (let i = 0; i < t.length; i++) {
+    const name: unknown = t[i];
+    if (typeof name !== 'string' || !JSON_TYPES.has(name)) return false;
+    for (let j = 0; j < i; j++) if (t[j] === name) return false;
+  }
+  return true;
+}
+
+/**
+ * True when `required` is a non-empty list of distinct names, which `finishNode` keeps as it is unless a property
+ * was removed (the caller checks that separately).
+ */
+function isCleanRequired(r: unknown): boolean {
+  if (!Array.isArray(r) || r.length === 0) return false;
+  if (r.length > 32) {
+    for (let i = 0; i < r.length; i++) if (typeof r[i] !== 'string') return false;
+    return new Set(r).size === r.length;
+  }
+  for (let i = 0; i < r.length; i++) {
+    const name: unknown = r[i];
+    if (typeof name !== 'string') return false;
+    for (let j = 0; j < i; j++) if (r[j] === name) return false;
+  }
+  return true;
 }
 
 export class SchemaRoot {
@@ -145,6 +178,8 @@ export class SchemaRoot {
   readonly #charged = new Set<string>();
   /** `dependencies` schemas are translated as fresh subschemas (docs/design/openapi.md#schema-translation). */
   readonly #expandDependency = (schema: unknown): unknown => this.#sub(schema, new Set());
+  /** The ref chain of `expand` calls (entered and left on the branch being expanded). */
+  readonly #chain = new Set<string>();
 
   /** `exhausted`: a root whose budget is already spent (every ref becomes a `$defs` reference). */
   constructor(expander: SchemaExpander, exhausted = false) {
@@ -162,7 +197,13 @@ export class SchemaRoot {
    * of this root). `selfRef` names the ref `schema` was reached through, when it is a definition body.
    */
   expand(schema: unknown, selfRef?: string): unknown {
-    const out = this.#sub(schema, selfRef === undefined ? new Set() : new Set([selfRef]));
+    // One chain per root, empty between calls (a throw may leave entries behind): no new set per parameter,
+    // body and response (docs/design/performance.md#cold-openapi).
+    const chain = this.#chain;
+    if (chain.size > 0) chain.clear();
+    if (selfRef !== undefined) chain.add(selfRef);
+    const out = this.#sub(schema, chain);
+    if (selfRef !== undefined) chain.delete(selfRef);
     return out === DROP ? {} : out;
   }
 
@@ -195,7 +236,7 @@ export class SchemaRoot {
       const cached = this.#spent() ? x.shallowDefinition(ref) : full;
       if (cached) {
         if (!(cached === full && this.#charged.has(ref))) this.#reuse(cached);
-        for (const dep of cached.deps) this.#scheduled.add(dep);
+        for (let i = 0; i < cached.deps.length; i++) this.#scheduled.add(cached.deps[i]);
         body = cached.value;
       } else {
         body = this.#expandEntry(ref, x.resolver.resolve(ref), new Set()).value;
@@ -238,7 +279,9 @@ export class SchemaRoot {
     const base = this.#refTarget(ref, chain);
     let siblings: Record<string, unknown> | undefined;
     let nullable = false;
-    for (const key of Object.keys(node)) {
+    const keys = Object.keys(node);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       if (key === '$ref') continue;
       if (key === 'nullable' || key === 'x-nullable') {
         if (node[key] === true) nullable = true;
@@ -311,10 +354,12 @@ export class SchemaRoot {
   /** Bookkeeping for an expansion inlined where it was met: its depth and the `$defs` refs it needs. */
   #inlined(entry: CacheEntry): void {
     this.#noteDepth(entry.depth);
+    const deps = entry.deps;
+    if (deps.length === 0) return;
     const frame = this.#depFrames[this.#depFrames.length - 1];
-    for (const dep of entry.deps) {
-      this.#scheduled.add(dep);
-      frame?.add(dep);
+    for (let i = 0; i < deps.length; i++) {
+      this.#scheduled.add(deps[i]);
+      frame?.add(deps[i]);
     }
   }
 
@@ -375,7 +420,9 @@ export class SchemaRoot {
     removed: string[],
   ): Record<string, unknown> {
     let out: Record<string, unknown> | undefined;
-    for (const key of Object.keys(map)) {
+    const keys = Object.keys(map);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const v = map[key];
       if (hide && this.#x.hidden(v)) {
         out ??= { ...map };
@@ -418,27 +465,38 @@ export class SchemaRoot {
     let out: Record<string, unknown> | undefined;
     let post = false;
     const removed: string[] = [];
-    for (const key of Object.keys(node)) {
+    // Indexed loops here and in #expandMap: no iterator object per schema (docs/design/performance.md#cold-openapi).
+    const keys = Object.keys(node);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const v = node[key];
       const kind = KEYWORDS.get(key);
       let nv: unknown = v;
       let reason = 'invalid value for JSON Schema 2020-12; removed';
       switch (kind) {
-        case undefined:
-          nv = DROP;
-          reason = key.startsWith('x-')
-            ? 'vendor extensions are not JSON Schema; removed'
-            : 'not a JSON Schema 2020-12 keyword; removed';
+        // Cases in order of how often schemas use them: the switch compares kinds one by one until the code is
+        // optimised (docs/design/performance.md#cold-openapi).
+        case 'type':
+          // A lowercase JSON type (or a list of distinct ones) is kept as it is: no copy, no rewrite pass.
+          if (!isCleanType(v)) post = true;
           break;
-        case 'schema':
-          nv = this.#sub(v, chain);
+        case 'string':
+          if (typeof v !== 'string') nv = DROP;
           break;
-        case 'list':
-          nv = Array.isArray(v) && v.length > 0 ? this.#expandList(v, chain, key) : DROP;
-          if (Array.isArray(nv) && nv.length === 0) nv = DROP;
+        case 'example':
+        case 'nullable':
+          post = true;
           break;
         case 'map':
           nv = isPlainObject(v) ? this.#expandMap(v, chain, key, key === 'properties', removed) : DROP;
+          break;
+        case 'enum':
+          if (!Array.isArray(v) || v.length === 0) nv = DROP;
+          break;
+        case 'required':
+          if (!isCleanRequired(v)) post = true;
+          break;
+        case 'any':
           break;
         case 'items':
           if (Array.isArray(v)) {
@@ -448,6 +506,22 @@ export class SchemaRoot {
             nv = this.#sub(v, chain);
           }
           break;
+        case 'list':
+          nv = Array.isArray(v) && v.length > 0 ? this.#expandList(v, chain, key) : DROP;
+          if (Array.isArray(nv) && nv.length === 0) nv = DROP;
+          break;
+        case 'schema':
+          nv = this.#sub(v, chain);
+          break;
+        case 'boolean':
+          nv = typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : DROP;
+          break;
+        case undefined:
+          nv = DROP;
+          reason = key.startsWith('x-')
+            ? 'vendor extensions are not JSON Schema; removed'
+            : 'not a JSON Schema 2020-12 keyword; removed';
+          break;
         case 'additionalItems':
           post = true;
           nv = this.#sub(v, chain);
@@ -455,9 +529,6 @@ export class SchemaRoot {
         case 'dependencies':
           post = true;
           if (!isPlainObject(v)) nv = DROP;
-          break;
-        case 'string':
-          if (typeof v !== 'string') nv = DROP;
           break;
         case 'pattern':
           if (typeof v !== 'string' || !isValidPattern(v)) {
@@ -476,26 +547,12 @@ export class SchemaRoot {
           nv = n !== undefined && n > 0 ? n : DROP;
           break;
         }
-        case 'boolean':
-          nv = typeof v === 'boolean' ? v : v === 'true' ? true : v === 'false' ? false : DROP;
-          break;
         case 'exclusive':
           if (typeof v === 'boolean') post = true;
           else nv = asNumber(v) ?? DROP;
           break;
-        case 'enum':
-          if (!Array.isArray(v) || v.length === 0) nv = DROP;
-          break;
-        case 'type':
-        case 'required':
-        case 'example':
-        case 'nullable':
-          post = true;
-          break;
         case 'examples':
           if (!Array.isArray(v)) post = true;
-          break;
-        case 'any':
           break;
         case 'openapi':
           nv = DROP;

@@ -21,7 +21,16 @@ export interface SchemaProblems {
   changed(construct: string, reason: string): void;
 }
 
-/** Keyword rewrites that need the whole (fresh, caller-owned) object. May return a wrapper. */
+const EXCLUSIVE_BOUNDS = [
+  ['exclusiveMinimum', 'minimum'],
+  ['exclusiveMaximum', 'maximum'],
+] as const;
+const NULLABLE_KEYS = ['nullable', 'x-nullable'] as const;
+
+/**
+ * Keyword rewrites that need the whole (fresh, caller-owned) object. May return a wrapper. Indexed loops over
+ * constant tables: it runs once per rewritten schema, mostly cold (docs/design/performance.md#cold-openapi).
+ */
 export function finishNode(
   s: Record<string, unknown>,
   removed: string[],
@@ -45,10 +54,8 @@ export function finishNode(
     if (merged.length > 0) s.examples = merged;
     else delete s.examples;
   }
-  for (const [ex, bound] of [
-    ['exclusiveMinimum', 'minimum'],
-    ['exclusiveMaximum', 'maximum'],
-  ] as const) {
+  for (let i = 0; i < EXCLUSIVE_BOUNDS.length; i++) {
+    const [ex, bound] = EXCLUSIVE_BOUNDS[i];
     if (typeof s[ex] !== 'boolean') continue;
     // Draft-4 boolean form → 2020-12 numeric form.
     if (s[ex] === true && typeof s[bound] === 'number') {
@@ -84,7 +91,8 @@ export function finishNode(
   }
   if ('dependencies' in s) splitDependencies(s, problems, expandDependency);
   let nullable = false;
-  for (const key of ['nullable', 'x-nullable'] as const) {
+  for (let i = 0; i < NULLABLE_KEYS.length; i++) {
+    const key = NULLABLE_KEYS[i];
     if (!(key in s)) continue;
     if (s[key] === true) nullable = true;
     delete s[key];
