@@ -1,11 +1,14 @@
 import { scopeController } from '../core/deadline.js';
 import { isIP, type Socket } from 'node:net';
-import { Agent, buildConnector, Client, Dispatcher, EnvHttpProxyAgent, Pool } from 'undici';
+import type * as U from 'undici';
 import { UtcpError } from '../core/errors.js';
 import type { TransportContext } from '../core/transport.js';
 import { isLoopbackLike } from '../core/url-policy.js';
 import { assertDialAllowed, guardedLookup, type LookupFunction } from '../net/dial-guard.js';
 import { abortableConnector } from './pending-connects.js';
+import { undici } from './undici.js';
+
+const { Agent, buildConnector, Client, Dispatcher, EnvHttpProxyAgent, Pool } = undici;
 
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
 
@@ -18,7 +21,7 @@ export interface RoutingDispatcherOptions {
   /** Where proxy variables are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** Extra socket/TLS options for every connection (tests use `lookup` and `ca`). */
-  connect?: buildConnector.BuildOptions;
+  connect?: U.buildConnector.BuildOptions;
   /** Resolver for direct connections. @default `connect.lookup`, else dns.lookup */
   lookup?: LookupFunction;
   /**
@@ -37,8 +40,8 @@ export interface RoutingDispatcherOptions {
  * variable is set. TLS uses Node's default trust store, which includes `NODE_EXTRA_CA_CERTS`.
  */
 export class RoutingDispatcher extends Dispatcher {
-  readonly #direct: Agent;
-  readonly #proxy: EnvHttpProxyAgent | undefined;
+  readonly #direct: U.Agent;
+  readonly #proxy: U.EnvHttpProxyAgent | undefined;
   /** Set for a remote pool behind a proxy: resolves a target's name by the dial guard's rule before CONNECT. */
   readonly #proxyTargetCheck: LookupFunction | undefined;
   readonly #closing = scopeController();
@@ -63,12 +66,12 @@ export class RoutingDispatcher extends Dispatcher {
       what: 'HTTP connection',
     });
     const connector = abortableConnector(
-      buildConnector({ ...(options.connect ?? {}), lookup } as buildConnector.BuildOptions),
+      buildConnector({ ...(options.connect ?? {}), lookup } as U.buildConnector.BuildOptions),
       this.#closing.signal,
       'HTTP connection',
     );
     const remote = options.remote === true;
-    const guardedConnect: buildConnector.connector = (connectOptions, callback) => {
+    const guardedConnect: U.buildConnector.connector = (connectOptions, callback) => {
       try {
         assertDialAllowed(connectOptions.hostname, remote, 'HTTP connection');
       } catch (error) {
@@ -90,7 +93,7 @@ export class RoutingDispatcher extends Dispatcher {
     // checked (docs/design/threat-model.md#edges-and-nesting). Its proxy agents use their own tunnel connectors.
     // A remote pool's tunnels are opened to the address the guard checked, not to the name (PinnedTunnels).
     const tunnels = remote
-      ? { clientFactory: (url: URL, opts: Pool.Options) => new PinnedTunnels(url, opts, lookup) }
+      ? { clientFactory: (url: URL, opts: U.Pool.Options) => new PinnedTunnels(url, opts, lookup) }
       : {};
     this.#proxy = proxyConfigured(env)
       ? new EnvHttpProxyAgent({
@@ -111,7 +114,7 @@ export class RoutingDispatcher extends Dispatcher {
     return this.#proxy !== undefined;
   }
 
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+  override dispatch(options: U.Dispatcher.DispatchOptions, handler: U.Dispatcher.DispatchHandler): boolean {
     const origin = options.origin === undefined ? undefined : String(options.origin);
     const direct = !this.#proxy || origin === undefined || isLoopbackLike(origin);
     if (direct) return this.#direct.dispatch(options, handler);
@@ -163,7 +166,7 @@ export class RoutingDispatcher extends Dispatcher {
     return done;
   }
 
-  async #shutdown(how: (d: Dispatcher) => Promise<void>): Promise<void> {
+  async #shutdown(how: (d: U.Dispatcher) => Promise<void>): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
@@ -181,13 +184,13 @@ export class RoutingDispatcher extends Dispatcher {
 class PinnedTunnels extends Pool {
   readonly #lookup: LookupFunction;
 
-  constructor(url: URL, options: Pool.Options, lookup: LookupFunction) {
+  constructor(url: URL, options: U.Pool.Options, lookup: LookupFunction) {
     super(url, options);
     this.#lookup = lookup;
   }
 
   // undici declares a promise overload and a callback overload; this one serves both.
-  override connect(options: Dispatcher.ConnectOptions, callback?: (...args: any[]) => void): any {
+  override connect(options: U.Dispatcher.ConnectOptions, callback?: (...args: any[]) => void): any {
     const pinned = checkedTarget(this.#lookup, String(options.path)).then((path) => ({ ...options, path }));
     if (!callback) return pinned.then((o) => super.connect(o));
     pinned.then(
@@ -221,7 +224,7 @@ function checkedTarget(lookup: LookupFunction, target: string): Promise<string> 
  * undici's pool factory (its default: a Client for one connection, else a Pool) with the connector wrapped by
  * `resetFailsBody`. Every agent of the dispatcher passes a connector function, never an options object.
  */
-function poolFactory(origin: string | URL, options: Pool.Options): Dispatcher {
+function poolFactory(origin: string | URL, options: U.Pool.Options): U.Dispatcher {
   const connect = typeof options.connect === 'function' ? resetFailsBody(options.connect) : options.connect;
   const opts = { ...options, connect };
   return options.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
@@ -233,7 +236,7 @@ function poolFactory(origin: string | URL, options: Pool.Options): Dispatcher {
  * short body as whole; this renames the reset, before undici's listener sees it, to `UND_ERR_SOCKET` (undici's
  * own "socket failed" code), so the request fails instead (docs/design/threat-model.md#edges-and-nesting).
  */
-function resetFailsBody(connect: buildConnector.connector): buildConnector.connector {
+function resetFailsBody(connect: U.buildConnector.connector): U.buildConnector.connector {
   return (options, callback) =>
     connect(options, (error, socket) => {
       socket?.prependListener('error', renameReset);
@@ -246,7 +249,7 @@ function renameReset(error: NodeJS.ErrnoException): void {
 }
 
 /** Delivers a dispatch failure to an undici handler of either API generation. */
-function failHandler(handler: Dispatcher.DispatchHandler, error: Error): void {
+function failHandler(handler: U.Dispatcher.DispatchHandler, error: Error): void {
   const h = handler as {
     onError?: (error: Error) => void;
     onResponseError?: (controller: unknown, error: Error) => void;
@@ -274,7 +277,7 @@ export function httpDispatcher(ctx: TransportContext, remote = false): RoutingDi
  * options on a slow path that cost about 25 µs of CPU per tool call.
  */
 export function exchangeDefaults(ctx: TransportContext): {
-  dispatcher: (remote: boolean) => Dispatcher;
+  dispatcher: (remote: boolean) => U.Dispatcher;
   maxRedirects: number;
   logger: TransportContext['logger'];
 } {

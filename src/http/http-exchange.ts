@@ -9,7 +9,7 @@
  * - response size caps (buffered mode), abort/timeout and the mapping of failures to typed errors.
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import {
   abortError,
   asSignal,
@@ -32,6 +32,7 @@ import {
   ERROR_BODY_BYTES,
 } from './http-body.js';
 import { markResponseStarted } from './http-retry.js';
+import { undici } from './undici.js';
 import { errorMessage } from '../core/guards.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -168,7 +169,7 @@ async function streamHop(
   isRedirect: IsRedirect,
 ): Promise<Hop<ResponseBody>> {
   const signal = source && asSignal(source);
-  const pending = request(hop.url, {
+  const pending = undici.request(hop.url, {
     method: hop.method as Dispatcher.HttpMethod,
     headers: hop.headers,
     body: hop.body,
@@ -176,7 +177,7 @@ async function streamHop(
     signal,
     headersTimeout: 0,
     bodyTimeout: 0,
-  }) as Promise<Dispatcher.ResponseData>;
+  });
   const response = signal ? await raceAbort(pending, signal, (reason) => reason, dropResponse) : await pending;
   const redirect = isRedirect(response.statusCode, response.headers);
   if (redirect) await discardBody(response.body);
