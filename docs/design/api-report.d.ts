@@ -1819,7 +1819,7 @@ export declare class RoutingDispatcher extends Dispatcher {
     #private;
     constructor(options?: RoutingDispatcherOptions);
     get proxied(): boolean;
-    dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
+    dispatch(options: U.Dispatcher.DispatchOptions, handler: U.Dispatcher.DispatchHandler): boolean;
     close(): Promise<void>;
     close(callback: () => void): void;
     destroy(): Promise<void>;
@@ -1830,7 +1830,7 @@ export declare class RoutingDispatcher extends Dispatcher {
 // RoutingDispatcherOptions
 export interface RoutingDispatcherOptions {
     env?: NodeJS.ProcessEnv;
-    connect?: buildConnector.BuildOptions;
+    connect?: U.buildConnector.BuildOptions;
     lookup?: LookupFunction;
     remote?: boolean;
     connections?: number;
