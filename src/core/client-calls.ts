@@ -265,7 +265,7 @@ async function runCall<T>(
   try {
     if (call.aborted) throw abortError(call, `Tool ${name}`, timeoutMs);
     if (resilience.maxConcurrency !== undefined) release = await takeSlot(core, manualName, resilience, call, name);
-    const callOptions = transportOptions(call, options, tool, manualName, remoteSource, resilience);
+    const callOptions = new CallOptionsOfCall(call, options, tool, manualName, remoteSource, resilience);
     result = await (trace
       ? trace.run(() => transport.callTool(tool, callArgs, substituted, callOptions))
       : transport.callTool(tool, callArgs, substituted, callOptions));
@@ -314,17 +314,6 @@ class CallOptionsOfCall extends CallScopeCarrier implements CallOptions {
   }
 }
 
-function transportOptions(
-  call: Deadline,
-  options: CallToolOptions,
-  tool: Tool,
-  manualName: string,
-  remoteSource: boolean,
-  resilience: ResolvedResilience,
-): CallOptions {
-  return new CallOptionsOfCall(call, options, tool, manualName, remoteSource, resilience);
-}
-
 /**
  * Calls a tool and yields its results as they arrive. One-shot protocols yield exactly one item.
  * Breaking out of the loop cancels the call.
@@ -365,7 +354,7 @@ async function* streamCall<T>(
   noteTransport(trace, substituted.call_template_type);
   const call = openCall(core, options, name);
   const { timeoutMs } = call;
-  const callOptions = transportOptions(call, options, tool, manualName, remoteSource, resilience);
+  const callOptions = new CallOptionsOfCall(call, options, tool, manualName, remoteSource, resilience);
   let release: (() => void) | undefined;
   try {
     if (resilience.maxConcurrency !== undefined) release = await takeSlot(core, manualName, resilience, call, name);
