@@ -188,6 +188,14 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
       path: 'tool_search_strategy.index_cache_dir',
       message: 'expected a folder path (a nonempty string)',
     });
+  } else if (raw.tool_search_strategy?.index_cache_dir !== undefined) {
+    // Only the in-memory repository's bm25 search builds an index in this process (docs/design/manual-format.md#index-cache).
+    const strategy = raw.tool_search_strategy.tool_search_strategy_type;
+    const repository = isObj(raw.tool_repository) ? raw.tool_repository.tool_repository_type : 'in_memory';
+    if (strategy !== 'bm25' || repository !== 'in_memory')
+      warnings.push(
+        `tool_search_strategy.index_cache_dir is ignored: it applies to the bm25 search of the in_memory repository (here ${String(strategy)} on ${String(repository)})`,
+      );
   }
   if (
     raw.tool_repository !== undefined &&

@@ -193,6 +193,17 @@ describe('index_cache_dir in the client config', () => {
     expect(warnings.some((w) => w.includes('search index cache could not be written'))).toBe(true);
   });
 
+  it('warns that index_cache_dir is ignored for another search strategy', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (...a: unknown[]) => warnings.push(JSON.stringify(a)), debug() {}, info() {}, error() {} };
+    const client = await UtcpClient.create(
+      { tool_search_strategy: { tool_search_strategy_type: 'tag_and_description_word_match', index_cache_dir: 'x' } },
+      { rootDir: tempDir(), logger },
+    );
+    await client.close();
+    expect(warnings.some((w) => w.includes('index_cache_dir is ignored'))).toBe(true);
+  });
+
   it('refuses an index_cache_dir that is not a folder path, naming the field', async () => {
     const error = await UtcpClient.create({
       tool_search_strategy: { tool_search_strategy_type: 'bm25', index_cache_dir: 5 },
