@@ -5,10 +5,11 @@
  * Every server listens on 127.0.0.1; "remote" names are resolved to it by the client's `lookup` option.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type LookupFunction, type Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UtcpClient } from './packed.js';
 import { connectionCounter, listen } from '../helpers/listeners.js';
+import { registerRemoteManual } from './remote-manual.js';
 
 /** Resolves every name to 127.0.0.1: plays DNS entries (or /etc/hosts aliases) that point at loopback. */
 const toLoopback: LookupFunction = (_host, options, callback) => {
@@ -22,38 +23,11 @@ const toLoopback: LookupFunction = (_host, options, callback) => {
 /** A resolver that never answers: a blackholed DNS server. */
 const neverAnswers: LookupFunction = () => {};
 
-/**
- * A TCP server that answers the UTCP discovery request with `manual` (NDJSON framing): registered
- * under a host name resolved by `lookup`, it is a REMOTE manual source.
- */
-async function tcpManualServer(manual: unknown): Promise<number> {
-  const server = createTcpServer((socket) => {
-    socket.on('error', () => {});
-    let buffered = '';
-    socket.on('data', (chunk) => {
-      buffered += chunk.toString();
-      if (buffered.includes('\n')) socket.end(`${JSON.stringify(manual)}\n`);
-    });
+/** The tools as a REMOTE manual (or, with `remote: false`, the same server registered as a local one). */
+function remoteManualClient(tools: unknown[], options: { remote?: boolean } = {}) {
+  return registerRemoteManual(tools, toLoopback, ['tcp', 'udp', 'http', 'websocket'], {
+    ...(options.remote === false ? { host: '127.0.0.1' } : {}),
   });
-  return listen(server);
-}
-
-async function remoteManualClient(tools: unknown[], options: { remote?: boolean } = {}) {
-  const port = await tcpManualServer({ utcp_version: '1.0.0', manual_version: '1.0.0', tools });
-  const client = await UtcpClient.create({}, { lookup: toLoopback });
-  onTestFinished(() => client.close());
-  const result = await client.registerManual({
-    name: 'm',
-    call_template_type: 'tcp',
-    host: options.remote === false ? '127.0.0.1' : 'manuals.example.test',
-    port,
-    framing_strategy: 'delimiter',
-    message_delimiter: '\\n',
-    timeout: 5000,
-    allowed_communication_protocols: ['tcp', 'udp', 'http', 'websocket'],
-  });
-  expect(result.errors).toEqual([]);
-  return { client, result };
 }
 
 const open = { type: 'object' } as const;

@@ -11,6 +11,8 @@ export async function registerRemoteManual(
   tools: unknown[],
   lookup: LookupFunction,
   protocols: readonly string[],
+  /** `host: '127.0.0.1'` registers the same server as a LOCAL source, for the contrast. */
+  options: { host?: string } = {},
 ): Promise<{ client: UtcpClient; result: Awaited<ReturnType<UtcpClient['registerManual']>> }> {
   const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools };
   const server = createTcpServer((socket) => {
@@ -27,7 +29,7 @@ export async function registerRemoteManual(
   const result = await client.registerManual({
     name: 'm',
     call_template_type: 'tcp',
-    host: 'manuals.example.test',
+    host: options.host ?? 'manuals.example.test',
     port,
     framing_strategy: 'delimiter',
     message_delimiter: '\\n',
