@@ -18,7 +18,7 @@ import {
   type ApprovalRequest,
   type ChatModel,
 } from '../agent/index.js';
-import { UsageError, EXIT, type Common } from './commands.js';
+import { UsageError, EXIT, clientOptions, type Common } from './commands.js';
 import { cyan, dim, formatError, green, red } from './output.js';
 import { createCliClient } from './sources.js';
 
@@ -120,14 +120,7 @@ export async function chatCommand(
 ): Promise<number> {
   const model = modelFromEnv({ provider: opts.provider, model: opts.model, stream: opts.stream === true });
   const interactive = Boolean(process.stdin.isTTY) && opts.prompt === undefined;
-  const { client, results } = await createCliClient({
-    cwd: c.cwd,
-    sources: c.sources,
-    configPath: c.config,
-    timeoutMs: c.timeoutMs,
-    baseUrl: c.baseUrl,
-    name: c.name,
-  });
+  const { client, results } = await createCliClient(clientOptions(c));
   for (const r of results)
     if (!r.success) c.out.info(`${red(c.out, '✗')} ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   let rl: Interface | undefined;

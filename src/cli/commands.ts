@@ -17,7 +17,7 @@ import {
   yellow,
   type Out,
 } from './output.js';
-import { createCliClient } from './sources.js';
+import { type CliClientOptions, createCliClient } from './sources.js';
 
 import { EXIT, SourceError, UsageError } from './cli-errors.js';
 
@@ -31,6 +31,18 @@ export interface Common {
   timeoutMs?: number;
   baseUrl?: string;
   name?: string;
+}
+
+/** What every command gives the client from the common flags (sources, --config, --timeout, --base-url, --name). */
+export function clientOptions(c: Common): CliClientOptions {
+  return {
+    cwd: c.cwd,
+    sources: c.sources,
+    configPath: c.config,
+    timeoutMs: c.timeoutMs,
+    baseUrl: c.baseUrl,
+    name: c.name,
+  };
 }
 
 function firstLine(s: string, max = 100): string {
@@ -69,12 +81,7 @@ async function withClient<T>(
   options: { runWhenAllFailed?: boolean; listsWarnings?: boolean } = {},
 ): Promise<{ value: T; failure: SourceError | undefined }> {
   const { client, results, origins } = await createCliClient({
-    cwd: c.cwd,
-    sources: c.sources,
-    configPath: c.config,
-    timeoutMs: c.timeoutMs,
-    baseUrl: c.baseUrl,
-    name: c.name,
+    ...clientOptions(c),
     onResult: (r) => reportRegistration(c.out, r, options.listsWarnings ?? false),
   });
   try {

@@ -1,7 +1,7 @@
 /** `utcp serve-mcp`: expose the tools of the given sources as an MCP server (stdio or streamable HTTP). */
 import { resolve } from 'node:path';
 import { serveMcp } from '../mcp/index.js';
-import { EXIT, UsageError, sourceFailure, type Common } from './commands.js';
+import { EXIT, UsageError, clientOptions, sourceFailure, type Common } from './commands.js';
 import { dim, green, yellow } from './output.js';
 import { createCliClient } from './sources.js';
 
@@ -50,14 +50,7 @@ function checkHttpOptions(opts: ServeMcpCommandOptions): void {
 export async function serveMcpCommand(c: Common, opts: ServeMcpCommandOptions): Promise<number> {
   checkHttpOptions(opts);
   const envToken = opts.http ? tokenFromEnvironment(opts) : undefined;
-  const { client, results } = await createCliClient({
-    cwd: c.cwd,
-    sources: c.sources,
-    configPath: c.config,
-    timeoutMs: c.timeoutMs,
-    baseUrl: c.baseUrl,
-    name: c.name,
-  });
+  const { client, results } = await createCliClient(clientOptions(c));
   for (const r of results) if (!r.success) c.out.info(`✗ ${r.manualCallTemplate?.name}: ${r.errors.join('; ')}`);
   const failure = sourceFailure(results);
   if (failure && results.every((r) => !r.success) && opts.codeTools === undefined) {
