@@ -308,9 +308,6 @@ export function remainingMs(options: { readonly deadline?: number }): number | u
   return at === undefined ? undefined : Math.max(0, at - Date.now());
 }
 
-/** The client's per-call deadline of each `CallOptions` object it built (a copy of the object has none). */
-const callScopes = new WeakMap<object, Deadline>();
-
 /** The `signal` accessor of every `CallScopeCarrier`: own and enumerable, as on an object literal. */
 const CARRIED_SIGNAL: PropertyDescriptor = { enumerable: true, configurable: true };
 
@@ -338,18 +335,9 @@ export class CallScopeCarrier {
   }
 }
 
-/**
- * Attaches the client's per-call deadline to a transport's `CallOptions`. A spread copy, which may carry
- * another signal, does not inherit it. `signal` stays the public way to follow the call.
- */
-export function attachCallScope<T extends object>(options: T, deadline: Deadline): T {
-  callScopes.set(options, deadline);
-  return options;
-}
-
-/** The call's deadline when the client attached one to these options, else their `signal`. */
+/** The call's deadline when the client built these options (a `CallScopeCarrier`), else their `signal`. */
 export function callScope(options: { readonly signal: AbortSignal }): AbortSource {
-  return CallScopeCarrier.scopeOf(options) ?? callScopes.get(options) ?? options.signal;
+  return CallScopeCarrier.scopeOf(options) ?? options.signal;
 }
 
 /** The `AbortSignal` of a source (a deadline builds it now). */
