@@ -220,11 +220,12 @@ class SegmentWriter {
   /** Raw word → term id, or -1 for a word that is not indexed. */
   readonly #words = new Map<string, number>();
   /** Per term: the last document that used it and where that posting is. */
-  #lastDoc = new Int32Array(1024).fill(-1);
-  #slot = new Int32Array(1024);
-  #pTerm = new Int32Array(4096);
-  #pDoc = new Int32Array(4096);
-  #pTf = new Float64Array(4096);
+  #lastDoc: Int32Array;
+  #slot: Int32Array;
+  /** Postings in the order they were made: term, document, weighted frequency. */
+  #pTerm: Int32Array;
+  #pDoc: Int32Array;
+  #pTf: Float64Array;
   #n = 0;
   #doc = 0;
   #len = 0;
@@ -232,9 +233,21 @@ class SegmentWriter {
   #counts = true;
   readonly #lens: Float32Array;
   readonly #onWord = (raw: string) => this.#word(raw);
-
-  constructor(docs: number) {
+  /**
+   * `chars` is the length of all the texts the segment will index. The arrays are sized from it up front so that they
+   * almost never grow while V8 is still optimising the writer: a resize assigns a field the optimising compiler took as
+   * constant, which threw away the compile in progress and kept a cold build in unoptimised code twice as long
+   * (docs/design/performance.md#cold-index). Both corpora of the benchmark make one posting per 15–17 characters.
+   */
+  constructor(docs: number, chars: number) {
     this.#lens = new Float32Array(docs);
+    const postings = Math.max(4096, Math.ceil(chars / 8));
+    const terms = Math.min(postings, docs * 2 + 1024);
+    this.#lastDoc = new Int32Array(terms).fill(-1);
+    this.#slot = new Int32Array(terms);
+    this.#pTerm = new Int32Array(postings);
+    this.#pDoc = new Int32Array(postings);
+    this.#pTf = new Float64Array(postings);
   }
 
   startDoc(d: number): void {
@@ -321,6 +334,18 @@ class SegmentWriter {
     }
     return { lens: this.#lens, terms, offsets, ids, tfs };
   }
+}
+
+/** The length of every text `#build` indexes for `docs` (what SegmentWriter sizes its arrays from). */
+function textLength(docs: readonly Tool[]): number {
+  let chars = 0;
+  for (let d = 0; d < docs.length; d++) {
+    const tool = docs[d];
+    chars += tool.name.length + (tool.description?.length ?? 0);
+    const tags = tool.tags;
+    for (let i = 0; i < tags.length; i++) chars += tags[i].length;
+  }
+  return chars;
 }
 
 export class Bm25Search implements ToolSearchStrategy {
@@ -415,7 +440,7 @@ export class Bm25Search implements ToolSearchStrategy {
 
   #build(docs: readonly Tool[]): Segment {
     const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#opts;
-    const w = new SegmentWriter(docs.length);
+    const w = new SegmentWriter(docs.length, textLength(docs));
     for (let d = 0; d < docs.length; d++) {
       const tool = docs[d];
       w.startDoc(d);
