@@ -10,6 +10,7 @@ const { UtcpClient } = kit;
 import { stats, type Row } from './lib.js';
 
 const PLAIN = 'utcp-kit, pidNamespaces: false';
+const EXEC_ONLY = 'spawn in setsid through unshare, no namespace';
 
 /**
  * The same wrapper utcp-kit starts a bash call in as root (src/process/pid-namespace.ts): `unshare` forks bash as the
@@ -17,11 +18,20 @@ const PLAIN = 'utcp-kit, pidNamespaces: false';
  */
 const CONTAINED = ['--pid', '--fork', '--kill-child', '--mount-proc', '--propagation', 'slave'];
 
-function rawSpawn(contained = false): Promise<string> {
+/**
+ * A bare spawn of bash; `contained`: the same inside utcp-kit's wrapper; `execOnly`: through `unshare` with no
+ * namespace at all (what the wrapper's own exec costs).
+ */
+function rawSpawn(mode: 'bare' | 'contained' | 'execOnly' = 'bare'): Promise<string> {
   return new Promise((resolve, reject) => {
     const bash = ['/bin/bash', '-c', 'echo "$1"', 'bash', 'hello world'];
-    const [file, args] = contained ? ['unshare', [...CONTAINED, ...bash]] : [bash[0], bash.slice(1)];
-    const child = spawn(file, args as string[], { stdio: ['ignore', 'pipe', 'pipe'], detached: contained });
+    const [file, args] =
+      mode === 'contained'
+        ? ['unshare', [...CONTAINED, ...bash]]
+        : mode === 'execOnly'
+          ? ['unshare', bash]
+          : [bash[0], bash.slice(1)];
+    const child = spawn(file, args as string[], { stdio: ['ignore', 'pipe', 'pipe'], detached: mode !== 'bare' });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
@@ -56,11 +66,14 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
     [PLAIN]: () => plain.callTool('bench.echo', { text: 'hello world' }),
   };
   // Where the machine lets this process make a PID namespace as utcp-kit does (root), the same spawn inside one.
-  const contained = await rawSpawn(true).then(
+  const contained = await rawSpawn('contained').then(
     (out) => out === 'hello world',
     () => false,
   );
-  if (contained) subjects['spawn in setsid + PID namespace'] = () => rawSpawn(true);
+  if (contained) {
+    subjects['spawn in setsid + PID namespace'] = () => rawSpawn('contained');
+    subjects[EXEC_ONLY] = () => rawSpawn('execOnly');
+  }
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
   for (const call of Object.values(subjects)) for (let i = 0; i < 10; i++) await call();
   for (let i = 0; i < rounds; i++) {
@@ -87,6 +100,7 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
   const ours = rows.find((r) => r.subject === 'utcp-kit')!;
   const bare = rows.find((r) => r.subject === 'child_process.spawn')!;
   const walled = rows.find((r) => r.subject === 'spawn in setsid + PID namespace');
+  const execOnly = rows.find((r) => r.subject === EXEC_ONLY);
   const opted = rows.find((r) => r.subject === PLAIN)!;
   opted.note = `the same call with pidNamespaces: false (process group and marker scan only): ${(opted.value / bare.value).toFixed(2)}× the bare spawn`;
   ours.vs = 'child_process.spawn';
@@ -96,9 +110,13 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
   ours.note =
     'one bash, started as a session and process-group leader inside a PID namespace where the machine allows; a one-step call has no temp dir and no acknowledgement pipe; env allowlist' +
     (walled
-      ? `. The same bash spawned in the same containment without utcp-kit took ${walled.value.toFixed(2)} ms (${(walled.value / bare.value).toFixed(2)}× the bare spawn): utcp-kit adds ${(ours.value - walled.value).toFixed(2)} ms to it; the rest of the gap is the wrapper's exec and the kernel work of the namespaces (unshare, a fresh /proc), kept for process-tree containment (docs/design/threat-model.md#process-trees)`
+      ? `. The same bash spawned in the same containment without utcp-kit took ${walled.value.toFixed(2)} ms (${(walled.value / bare.value).toFixed(2)}× the bare spawn): utcp-kit adds ${(ours.value - walled.value).toFixed(2)} ms to it; the rest of the gap is the wrapper, kept for process-tree containment (docs/design/threat-model.md#process-trees)` +
+        (execOnly
+          ? `: its exec alone (unshare with no namespace) took ${(execOnly.value - bare.value).toFixed(2)} ms more than the bare spawn, its fork of bash as PID 1 of new PID and mount namespaces with a fresh /proc ${(walled.value - execOnly.value).toFixed(2)} ms more again`
+          : '')
       : '');
   if (walled) walled.note = 'unshare --pid --fork --kill-child --mount-proc, bash as the init; detached (setsid)';
+  if (execOnly) execOnly.note = 'unshare with no namespace option: it only execs bash; detached (setsid)';
   return rows;
 }
 

@@ -9,6 +9,7 @@ import { kit } from './kit.js';
 
 const { UtcpClient } = kit;
 import { fmt, measure, stats, type Row } from './lib.js';
+import { type Phase, profilePhases } from './profile-phases.js';
 
 const WORDS =
   'account order invoice customer payment refund shipment product catalog inventory warehouse user profile email message calendar event weather forecast repository issue pull request branch commit file folder document report chart metric alert incident deploy build test release tag label comment review search index query cache queue topic stream'.split(
@@ -197,17 +198,44 @@ async function coldChild(
   subject: 'kit' | 'sdk' | 'parse',
   source: string,
   cacheDir?: string,
+  nodeFlags: string[] = [],
 ): Promise<Record<string, number>> {
   const { execFile } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const script = fileURLToPath(new URL('./cold-register.mjs', import.meta.url));
   return new Promise((resolve, reject) => {
-    const args = [script, subject, source, ...(cacheDir === undefined ? [] : [cacheDir])];
+    const args = [...nodeFlags, script, subject, source, ...(cacheDir === undefined ? [] : [cacheDir])];
     execFile(process.execPath, args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${subject} cold run failed: ${stderr || error.message}`));
       else resolve(JSON.parse(stdout.trim().split('\n').pop()!));
     });
   });
+}
+
+/** Where the time of registration goes, by function: what the cold-registration row's note reports. */
+const COLD_PHASES: Phase[] = [
+  { label: 'JSON.parse of the text', fn: 'parseDocumentText', url: 'core/document.js' },
+  { label: 'normalising', fn: 'normalizeManual', url: 'core/legacy.js' },
+  { label: 'checking and naming the tools', fn: 'validateTool', url: 'core/validate.js' },
+  { label: 'checking and naming the tools', fn: '', url: 'core/client-registration.js' },
+  { label: 'building the search index', fn: '#build', url: 'repository/bm25-search.js' },
+];
+
+/** One more cold registration, under the CPU profiler: its phases, as a sentence for the row's note. */
+async function profiledColdRun(file: string, profileDir: string): Promise<string> {
+  const { readdirSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const run = await coldChild('kit', file, undefined, [
+    '--cpu-prof',
+    '--cpu-prof-interval',
+    '100',
+    '--cpu-prof-dir',
+    profileDir,
+  ]);
+  const [profile] = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
+  const ms = profilePhases(join(profileDir, profile), COLD_PHASES);
+  const parts = Object.entries(ms).map(([label, v]) => `${label} ${v.toFixed(0)} ms`);
+  return `A CPU profile of one more cold run in this benchmark (node --cpu-prof, 100 µs samples; the profiler slows it, its registration took ${run.register.toFixed(0)} ms) splits it into ${parts.join(', ')} (other: module loading, storing, waits)`;
 }
 
 /**
@@ -237,6 +265,7 @@ async function cold(rows: Row[], rounds: number) {
       sdkRuns.push(await coldChild('sdk', server.url));
       parseRuns.push(await coldChild('parse', file));
     }
+    const profiled = await profiledColdRun(file, join(dir, 'profile'));
     const med = (runs: Record<string, number>[], k: string) => stats(runs.map((r) => r[k]));
     const reg = med(kitRuns, 'register');
     const first = med(kitRuns, 'firstSearch');
@@ -258,7 +287,8 @@ async function cold(rows: Row[], rounds: number) {
         `text manual (${(content.length / 1e6).toFixed(1)} MB); includes loading the modules registration needs (the text transport and the http template validator, generated at build time: Ajv is not loaded) and JSON.parse of the text, which alone takes ${parse.toFixed(0)} ms in a fresh process (median of ${parseRuns.length}), and building the search index of the 10,000 tools` +
         (reg.median < 100
           ? ''
-          : `. Where the rest goes (CPU profiles, docs/design/performance.md#cold-registration): the garbage collection of the parsed document (every object survives into the old generation), and the per-tool normalisation, validation and storing of 10,000 tools running as not-yet-optimised code the first time; a registration of the same manual later in the process takes about half as long`),
+          : `. Where the rest goes (docs/design/performance.md#cold-registration): the garbage collection of the parsed document (every object survives into the old generation), and the per-tool normalisation, validation, storing and indexing of 10,000 tools running as not-yet-optimised code the first time; a registration of the same manual later in the process takes about half as long`) +
+        `. ${profiled}`,
     });
     rows.push({
       suite: 'search',
