@@ -144,7 +144,11 @@ function pushTerm(out: string[], raw: string): void {
   if (term !== undefined) out.push(term);
 }
 
-/** Min-heap of (score, id) keeping the best `k`; ties prefer the lower id (registration order). */
+/**
+ * Min-heap of (score, id) keeping the best `k`; ties prefer the lower id (registration order). Plain loops only, no
+ * callbacks into array built-ins: `sorted()` used `map` and `sort` with closures, which V8's optimised search code
+ * deoptimised on in a loop (a "wrong map" bailout on most calls of the first few hundred searches).
+ */
 class TopK {
   readonly scores: number[] = [];
   readonly ids: number[] = [];
@@ -155,8 +159,25 @@ class TopK {
     return a < b || (a === b && this.ids[i] > this.ids[j]);
   }
   #swap(i: number, j: number): void {
-    [this.scores[i], this.scores[j]] = [this.scores[j], this.scores[i]];
-    [this.ids[i], this.ids[j]] = [this.ids[j], this.ids[i]];
+    const score = this.scores[i];
+    this.scores[i] = this.scores[j];
+    this.scores[j] = score;
+    const id = this.ids[i];
+    this.ids[i] = this.ids[j];
+    this.ids[j] = id;
+  }
+  /** Restores the heap below `i` within the first `size` entries. */
+  #siftDown(i: number, size: number): void {
+    for (;;) {
+      const l = 2 * i + 1,
+        r = l + 1;
+      let m = i;
+      if (l < size && this.#worse(l, m)) m = l;
+      if (r < size && this.#worse(r, m)) m = r;
+      if (m === i) return;
+      this.#swap(i, m);
+      i = m;
+    }
   }
   push(score: number, id: number): void {
     if (this.scores.length < this.k) {
@@ -175,22 +196,19 @@ class TopK {
     if (score < rootScore || (score === rootScore && id > this.ids[0])) return;
     this.scores[0] = score;
     this.ids[0] = id;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1,
-        r = l + 1;
-      let m = i;
-      if (l < this.scores.length && this.#worse(l, m)) m = l;
-      if (r < this.scores.length && this.#worse(r, m)) m = r;
-      if (m === i) break;
-      this.#swap(i, m);
-      i = m;
-    }
+    this.#siftDown(0, this.scores.length);
   }
+  /** The kept ids, best first (higher score, then lower id). Heap sort in place: the heap is used up. */
   sorted(): number[] {
-    const idx = this.ids.map((_, i) => i);
-    idx.sort((a, b) => this.scores[b] - this.scores[a] || this.ids[a] - this.ids[b]);
-    return idx.map((i) => this.ids[i]);
+    const out: number[] = [];
+    for (let size = this.ids.length; size > 0; size--) {
+      // The root is the worst entry left: it goes after every entry still in the heap.
+      out.push(this.ids[0]);
+      this.#swap(0, size - 1);
+      this.#siftDown(0, size - 1);
+    }
+    out.reverse();
+    return out;
   }
 }
 
@@ -521,7 +539,10 @@ export class Bm25Search implements ToolSearchStrategy {
       all.sort((x, y) => y[0] - x[0] || x[1] - y[1]);
       return all.map((e) => e[2]);
     }
-    return heap.sorted().map((id) => this.#docAt(id));
+    const best = heap.sorted();
+    const out: Tool[] = [];
+    for (let i = 0; i < best.length; i++) out.push(this.#docAt(best[i]));
+    return out;
   }
 
   #docAt(globalId: number): Tool {

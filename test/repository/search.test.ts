@@ -87,6 +87,20 @@ describe('BM25 search', () => {
     expect(s.search('common', 0)).toHaveLength(1100);
   });
 
+  it('returns the same best k as ranking every match and cutting it, ties in registration order', () => {
+    // Few distinct words, so most scores tie: the heap's order must match the full sort's (score, then registration).
+    const words = ['alpha', 'beta', 'gamma', 'delta', 'omega'];
+    const many = Array.from({ length: 1500 }, (_, i) =>
+      t(`ties.tool_${i}`, `${words[i % 5]} ${words[(i * 3) % 5]} ${i % 7 === 0 ? words[(i * 2) % 5] : ''}`),
+    );
+    const s = new Bm25Search();
+    s.add(many);
+    for (const query of ['alpha', 'beta gamma', 'omega delta alpha', 'gamma gamma', 'delta']) {
+      const all = s.search(query, 0).map((x) => x.name);
+      for (const k of [1, 2, 3, 10, 57, 1000]) expect(s.search(query, k).map((x) => x.name)).toEqual(all.slice(0, k));
+    }
+  });
+
   it('tokenizes camelCase, snake_case and plurals', () => {
     expect(tokenize('getWeatherForecasts for_the_cities')).toEqual(['get', 'weather', 'forecast', 'city']);
   });
