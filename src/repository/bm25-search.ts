@@ -255,11 +255,13 @@ class SegmentWriter {
    * `chars` is the length of all the texts the segment will index. The arrays are sized from it up front so that they
    * almost never grow while V8 is still optimising the writer: a resize assigns a field the optimising compiler took as
    * constant, which threw away the compile in progress and kept a cold build in unoptimised code twice as long
-   * (docs/design/performance.md#cold-index). Both corpora of the benchmark make one posting per 15–17 characters.
+   * (docs/design/performance.md#cold-index). Both corpora of the benchmark make one posting per 15–17 characters and
+   * 8–31 postings per tool. The first size is capped at 64 postings per tool: a tool's repeated words share one
+   * posting, so long repetitive descriptions would otherwise reserve far more than they use.
    */
   constructor(docs: number, chars: number) {
     this.#lens = new Float32Array(docs);
-    const postings = Math.max(4096, Math.ceil(chars / 8));
+    const postings = Math.max(4096, Math.min(Math.ceil(chars / 8), docs * 64));
     const terms = Math.min(postings, docs * 2 + 1024);
     this.#lastDoc = new Int32Array(terms).fill(-1);
     this.#slot = new Int32Array(terms);
