@@ -13,6 +13,19 @@ export interface ParseDocumentOptions {
   limits?: Pick<Limits, 'max_document_bytes' | 'max_yaml_aliases'>;
 }
 
+/**
+ * Documents parsed here from JSON text, with the most objects and arrays they can hold (half the text's length: each
+ * takes two characters at least). Such a document is a tree, no object in two places, so a walk over all of it needs
+ * no set of visited objects (docs/design/performance.md#cold-openapi). The bound keeps that safe if code changed the
+ * document afterwards: a walk that meets more containers than this is not over a tree any more.
+ */
+const jsonTrees = new WeakMap<object, number>();
+
+/** How many objects and arrays `doc` holds at most, when parseDocumentText made it from JSON; else undefined. */
+export function jsonTreeBound(doc: unknown): number | undefined {
+  return typeof doc === 'object' && doc !== null ? jsonTrees.get(doc) : undefined;
+}
+
 /** Parses JSON or YAML text into a value. Throws `UtcpError('INVALID_MANUAL')` naming the document. */
 export async function parseDocumentText(text: string, options: ParseDocumentOptions = {}): Promise<unknown> {
   const what = options.what ?? 'document';
@@ -28,7 +41,9 @@ export async function parseDocumentText(text: string, options: ParseDocumentOpti
   let jsonError: UtcpError | undefined;
   if (format !== 'yaml') {
     try {
-      return JSON.parse(body);
+      const value: unknown = JSON.parse(body);
+      if (typeof value === 'object' && value !== null) jsonTrees.set(value, body.length >> 1);
+      return value;
     } catch (cause) {
       jsonError = new UtcpError(
         'INVALID_MANUAL',

@@ -4,6 +4,8 @@
  * de-duplicated pairwise agree with de-duplication by canonical JSON text.
  */
 import { describe, expect, it } from 'vitest';
+import { jsonTreeBound, parseDocumentText } from '../../src/core/document.js';
+import { surveyDocument } from '../../src/loaders/openapi/expansion-budget.js';
 import { mergeExamples } from '../../src/loaders/openapi/merge-examples.js';
 import { convert, oas3, op } from './openapi-helpers.js';
 
@@ -126,5 +128,61 @@ describe('example de-duplication (docs/design/performance.md#cold-openapi)', () 
     const merged = mergeExamples([first, { b: 2, a: 1 }, 'x']);
     expect(merged).toEqual([first, 'x']);
     expect(merged[0]).toBe(first);
+  });
+});
+
+describe('the document survey of a document parsed from JSON (docs/design/performance.md#cold-openapi)', () => {
+  const text = JSON.stringify(
+    oas3({
+      '/a': {
+        get: op('a', {
+          responses: {
+            '200': {
+              description: 'ok',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } },
+            },
+          },
+        }),
+      },
+      '/b': {
+        get: op('b', {
+          responses: {
+            '200': {
+              description: 'ok',
+              content: {
+                'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } },
+              },
+            },
+          },
+        }),
+      },
+    }),
+  ).replace(
+    '"paths"',
+    '"components":{"schemas":{"Pet":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}}},"paths"',
+  );
+
+  it('counts the same objects and refs as the walk with a visited set', async () => {
+    const parsed = await parseDocumentText(text);
+    const copy = structuredClone(parsed); // the same tree, not marked as parsed here: walked with the set
+    // Marked as a tree with its bound (half the text's length); a YAML document or a caller's object is not.
+    expect(jsonTreeBound(parsed)).toBe(text.length >> 1);
+    expect(jsonTreeBound(copy)).toBeUndefined();
+    expect(jsonTreeBound(await parseDocumentText('openapi: 3.0.0\npaths: {}\n'))).toBeUndefined();
+    const fast = surveyDocument(parsed);
+    const slow = surveyDocument(copy);
+    expect(fast.nodes).toBe(slow.nodes);
+    expect([...fast.refUses]).toEqual([...slow.refUses]);
+    expect(fast.refUses.get('#/components/schemas/Pet')).toBe(2);
+  });
+
+  it('still counts a shared object once, and ends on a cycle, when the parsed document was changed afterwards', async () => {
+    const parsed = (await parseDocumentText(text)) as any;
+    const before = surveyDocument(parsed).nodes;
+    const pet = parsed.components.schemas.Pet;
+    parsed.components.schemas.Alias = pet; // one object in two places
+    pet.properties.self = pet; // and a cycle
+    const after = surveyDocument(parsed);
+    expect(after.nodes).toBe(before);
   });
 });

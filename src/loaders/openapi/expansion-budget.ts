@@ -2,6 +2,7 @@
  * The per-document bound on schema translation (docs/design/openapi.md#expansion-limits) and the one walk over a
  * parsed document that sizes it. Split from schema-expander.ts.
  */
+import { jsonTreeBound } from '../../core/document.js';
 import { UtcpLimitError } from '../../core/errors.js';
 
 /** Per-document bound on translation work and output size (docs/design/openapi.md#expansion-limits). */
@@ -59,11 +60,22 @@ export interface DocumentSurvey {
   refUses: Map<string, number>;
 }
 
-/** One walk over a parsed document: its object count and how often each `$ref` is written. */
+/**
+ * One walk over a parsed document: its object count and how often each `$ref` is written. A document parsed from JSON
+ * text is a tree, walked without a set of visited objects (a third of the walk's time cold); any other document, or
+ * one changed after parsing so that the walk meets more containers than its text could hold, keeps the set: a YAML
+ * alias or a caller's object may share one object between places (each counted once) or even form a cycle.
+ */
 export function surveyDocument(doc: unknown): DocumentSurvey {
+  const bound = jsonTreeBound(doc);
+  return (bound !== undefined ? walk(doc, undefined, bound) : undefined) ?? walk(doc, new Set(), Infinity)!;
+}
+
+/** The survey, or undefined once more than `maxContainers` objects and arrays were met. */
+function walk(doc: unknown, seen: Set<object> | undefined, maxContainers: number): DocumentSurvey | undefined {
   let nodes = 0;
+  let containers = 0;
   const refUses = new Map<string, number>();
-  const seen = new Set<object>();
   const stack: unknown[] = [doc];
   // Indexed loops, no iterator objects: this walk visits every object of the document once, mostly before the
   // code is optimised (docs/design/performance.md#cold-openapi).
@@ -71,8 +83,10 @@ export function surveyDocument(doc: unknown): DocumentSurvey {
     const x = stack.pop();
     if (typeof x !== 'object' || x === null) continue;
     if (Array.isArray(x)) {
-      if (seen.has(x)) continue;
-      seen.add(x);
+      if (seen) {
+        if (seen.has(x)) continue;
+        seen.add(x);
+      } else if (++containers > maxContainers) return undefined;
       for (let i = 0; i < x.length; i++) {
         const v: unknown = x[i];
         if (typeof v === 'object' && v !== null) stack.push(v);
@@ -83,8 +97,10 @@ export function surveyDocument(doc: unknown): DocumentSurvey {
     const ref = obj.$ref;
     // A YAML alias shares one object between places: each place uses its ref.
     if (typeof ref === 'string') refUses.set(ref, (refUses.get(ref) ?? 0) + 1);
-    if (seen.has(obj)) continue;
-    seen.add(obj);
+    if (seen) {
+      if (seen.has(obj)) continue;
+      seen.add(obj);
+    } else if (++containers > maxContainers) return undefined;
     nodes++;
     const keys = Object.keys(obj);
     for (let i = 0; i < keys.length; i++) {
