@@ -4,9 +4,11 @@
  * resolves to loopback, a frame declaring gigabytes, a server that never finishes. Every listener is on 127.0.0.1.
  */
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type LookupFunction, type Server, type Socket } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { connectionCounter, listen } from '../helpers/listeners.js';
 import { UtcpClient, UtcpTimeoutError } from './packed.js';
+import { registerRemoteManual } from './remote-manual.js';
 
 /** Resolves every name to 127.0.0.1 (the DNS record or /etc/hosts alias of the attack). */
 const toLoopback: LookupFunction = (_host, options, callback) => {
@@ -16,24 +18,6 @@ const toLoopback: LookupFunction = (_host, options, callback) => {
     ]);
   else callback(null, '127.0.0.1', 4);
 };
-
-async function listen(server: Server | ReturnType<typeof createHttpServer>): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return (server.address() as { port: number }).port;
-}
-
-/** A TCP listener that counts connections and drops them. */
-async function connectionCounter(): Promise<{ port: number; count(): number }> {
-  let n = 0;
-  const server = createTcpServer((socket) => {
-    n += 1;
-    socket.on('error', () => {});
-    socket.destroy();
-  });
-  const port = await listen(server);
-  onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
-  return { port, count: () => n };
-}
 
 /** An HTTP server answering every request with `answer`; open responses are destroyed after the test. */
 async function hostileHttp(answer: (res: ServerResponse) => void): Promise<number> {
@@ -57,39 +41,7 @@ async function hostileHttp(answer: (res: ServerResponse) => void): Promise<numbe
 
 /** Serves `tools` as a UTCP manual over TCP; registered under a name, it is a REMOTE manual source. */
 async function remoteManualClient(tools: unknown[]): Promise<UtcpClient> {
-  const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools };
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    let buffered = '';
-    socket.on('data', (chunk) => {
-      buffered += chunk.toString();
-      if (buffered.includes('\n')) socket.end(`${JSON.stringify(manual)}\n`);
-    });
-  });
-  const port = await listen(server);
-  onTestFinished(
-    () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  );
-  const client = await UtcpClient.create({}, { lookup: toLoopback });
-  onTestFinished(() => client.close());
-  const result = await client.registerManual({
-    name: 'm',
-    call_template_type: 'tcp',
-    host: 'manuals.example.test',
-    port,
-    framing_strategy: 'delimiter',
-    message_delimiter: '\\n',
-    timeout: 5000,
-    allowed_communication_protocols: ['tcp', 'grpc'],
-  });
-  expect(result.errors).toEqual([]);
-  return client;
+  return (await registerRemoteManual(tools, toLoopback, ['tcp', 'grpc'])).client;
 }
 
 /** The same tools from a local (inline) manual. */
