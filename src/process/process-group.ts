@@ -18,6 +18,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { environValue, lastPid, processStart, readProcTable } from './proc-table.js';
+import type { RandomTokens } from './random-tokens.js';
 
 /** Grace period between SIGTERM and SIGKILL, in milliseconds. */
 export const KILL_GRACE_MS = 2000;
@@ -28,9 +29,12 @@ const PID_RANGE_MS = 10_000;
 /** Name of the environment variable that marks every process of one tree. */
 export const TREE_MARKER_NAME = '__UTCP_PROCESS_TREE';
 
-/** A fresh marker for one child: add `{ [name]: value }` to its environment and pass it to `ProcessGroup`. */
-export function processTreeMarker(): { name: string; value: string } {
-  return { name: TREE_MARKER_NAME, value: randomBytes(12).toString('hex') };
+/**
+ * A fresh marker for one child: add `{ [name]: value }` to its environment and pass it to `ProcessGroup`. Drawn from
+ * `tokens` when the caller keeps a source (random-tokens.ts), else from `randomBytes`.
+ */
+export function processTreeMarker(tokens?: RandomTokens): { name: string; value: string } {
+  return { name: TREE_MARKER_NAME, value: tokens ? tokens.hex(12) : randomBytes(12).toString('hex') };
 }
 
 /** Sends `signal` to process group `pgid`; false when the group is gone. */

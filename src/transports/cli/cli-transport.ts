@@ -1,5 +1,4 @@
 import { createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat, chmod, writeFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
@@ -15,10 +14,18 @@ import { buildChildEnv } from '../../process/child-env.js';
 import { parseCallOutput, parseDiscoveryOutput } from './parse-output.js';
 import { processTreeMarker, type ProcessGroup } from '../../process/process-group.js';
 import { clientPidNamespace } from '../../process/pid-namespace.js';
-import { argEnvName, rewritePlaceholders, varEnvName, type ShellDialect } from './rewrite-placeholders.js';
+import { RandomTokens } from '../../process/random-tokens.js';
+import {
+  argEnvName,
+  type PlaceholderPlan,
+  planPlaceholders,
+  renderPlan,
+  varEnvName,
+  type ShellDialect,
+} from './rewrite-placeholders.js';
 import { deferredVariables } from '../../core/variables.js';
 import { runProcess, type RunProcessOptions } from './run-process.js';
-import { checkBashContexts, checkPowerShellContexts } from './shell-contexts.js';
+import { checkBashContexts, checkPowerShellContexts, type ContextReport } from './shell-contexts.js';
 
 /** Call timeout when the template sets none, in milliseconds. */
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
@@ -27,6 +34,20 @@ export const DISCOVERY_TIMEOUT_MS = 60_000;
 const OUTPUT_TAIL_BYTES = 4096;
 /** The only values allowed where the shell evaluates text as arithmetic or as a name. */
 const INTEGER_LITERAL = /^[+-]?[0-9]{1,19}$/;
+/** Distinct command lists whose reading one transport keeps (the oldest goes first). */
+export const PLAN_CACHE_SIZE = 256;
+
+/**
+ * What a call needs from its template's commands, read once per distinct list of command texts
+ * (docs/design/transports.md#cli-fast-path): the placeholders of each step and where their values land.
+ */
+interface CommandsPlan {
+  readonly steps: readonly PlaceholderPlan[];
+  /** Argument names, de-duplicated over all steps, in first-seen order. */
+  readonly names: readonly string[];
+  readonly variables: readonly string[];
+  readonly contexts: ContextReport;
+}
 
 export interface CliTransportOptions {
   /** Selects bash or PowerShell. @default process.platform */
@@ -55,6 +76,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
   readonly #closing = scopeController();
   readonly #running = new Set<Promise<unknown>>();
   readonly #lingering = new Set<ProcessGroup>();
+  readonly #plans = new Map<string, CommandsPlan>();
+  readonly #tokens = new RandomTokens();
 
   constructor(ctx: TransportContext, options: CliTransportOptions = {}) {
     this.#ctx = ctx;
@@ -131,15 +154,13 @@ export class CliTransport implements Transport<CliCallTemplate> {
     if (this.#closing.signal.aborted) throw new UtcpError('CLIENT_CLOSED', `${run.what}: the cli transport is closed`);
     const commands = checkCommands(template);
     const dialect: ShellDialect = this.#platform === 'win32' ? 'powershell' : 'bash';
-    const nonce = randomBytes(8).toString('hex');
-    const rewritten = commands.map((step) => rewritePlaceholders(step.command, dialect, nonce));
-    // Where each value would land, read from the template before anything runs (docs/design/threat-model.md#cli-evaluating-contexts).
-    const texts = commands.map((step) => step.command);
-    const contexts = dialect === 'bash' ? checkBashContexts(texts) : checkPowerShellContexts(texts);
+    const plan = this.#plan(commands, dialect);
+    const nonce = this.#tokens.hex(8);
+    const texts = plan.steps.map((step) => renderPlan(step, nonce));
     const internal: Record<string, string> = {};
-    for (const name of new Set(rewritten.flatMap((r) => r.names))) {
+    for (const name of plan.names) {
       const text = argumentText(args, name, run);
-      const construct = contexts.integers.get(name);
+      const construct = plan.contexts.integers.get(name);
       if (construct !== undefined && !INTEGER_LITERAL.test(text)) {
         throw new UtcpArgumentsError(run.tool ?? run.what, [
           {
@@ -151,15 +172,15 @@ export class CliTransport implements Transport<CliCallTemplate> {
       internal[argEnvName(nonce, name)] = text;
     }
     // Config variables in the command text travel like arguments: through the environment, never in the script.
-    const variables = deferredVariables(template);
-    for (const name of new Set(rewritten.flatMap((r) => r.variables))) {
+    const variables = plan.variables.length > 0 ? deferredVariables(template) : undefined;
+    for (const name of plan.variables) {
       const value = variables?.get(name);
       if (value === undefined) throw new UtcpError('INVALID_MANUAL', `${run.what}: no value for variable \${${name}}`);
       if (value.includes('\0'))
         throw new UtcpError('INVALID_MANUAL', `${run.what}: variable ${name} contains a NUL character`);
       internal[varEnvName(nonce, name)] = value;
     }
-    const marker = processTreeMarker();
+    const marker = processTreeMarker(this.#tokens);
     internal[marker.name] = marker.value;
     const appended = commands.map((step, i) => step.append_to_final_output ?? i === commands.length - 1);
     const cwd = await this.#workingDir(template, run.what);
@@ -171,10 +192,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     try {
       if (dialect === 'powershell') {
         const env = this.#env(template, internal);
-        const script = buildPowerShellScript(
-          rewritten.map((r) => r.text),
-          appended,
-        );
+        const script = buildPowerShellScript(texts, appended);
         const result = await this.#spawn(
           'powershell.exe',
           ['-NoProfile', '-NonInteractive', '-Command', script],
@@ -199,17 +217,13 @@ export class CliTransport implements Transport<CliCallTemplate> {
           await chmod(outDir, 0o700);
           internal[outDirEnvName(nonce)] = outDir;
         }
-        const stepToken = randomBytes(16).toString('hex');
+        const stepToken = this.#tokens.hex(16);
         internal[markEnvName(nonce)] = stepToken;
         const env = this.#env(template, internal);
         // The shell itself is the namespace's init where the wrapper allows: no /bin/sh between (about 3 ms per
         // call; docs/design/transports.md#cli-fast-path).
         const asInit = pidNamespace?.commandCanBeInit === true;
-        const script = buildBashScript(
-          rewritten.map((r) => r.text),
-          nonce,
-          asInit,
-        );
+        const script = buildBashScript(texts, nonce, asInit);
         this.#ctx.logger.debug?.('cli: running', { what: run.what, steps: commands.length, cwd });
         // Step outputs stream through the shell's stdout, capped while they arrive; the transport writes each
         // step's file for CMD_<i>_OUTPUT and then lets the shell go on (build-script.ts).
@@ -304,6 +318,31 @@ export class CliTransport implements Transport<CliCallTemplate> {
         this.#lingering.add(group);
       },
     });
+  }
+
+  /**
+   * The reading of `commands` (placeholders, evaluating contexts), kept per distinct list of texts: a template's
+   * commands are read once, not on every call. A command that cannot be run safely throws each time it is asked
+   * for, and is not kept.
+   */
+  #plan(commands: readonly { command: string }[], dialect: ShellDialect): CommandsPlan {
+    // A command holds no NUL (checkCommands), so NUL joins the texts into a key no other list makes.
+    const key = commands.length === 1 ? commands[0].command : commands.map((step) => step.command).join('\0');
+    let plan = this.#plans.get(key);
+    if (plan !== undefined) return plan;
+    const steps = commands.map((step) => planPlaceholders(step.command, dialect));
+    // Where each value would land, read from the template before anything runs (docs/design/threat-model.md#cli-evaluating-contexts).
+    const texts = commands.map((step) => step.command);
+    const contexts = dialect === 'bash' ? checkBashContexts(texts) : checkPowerShellContexts(texts);
+    plan = {
+      steps,
+      names: [...new Set(steps.flatMap((step) => step.names))],
+      variables: [...new Set(steps.flatMap((step) => step.variables))],
+      contexts,
+    };
+    if (this.#plans.size >= PLAN_CACHE_SIZE) this.#plans.delete(this.#plans.keys().next().value!);
+    this.#plans.set(key, plan);
+    return plan;
   }
 
   #env(template: CliCallTemplate, internal: Record<string, string>): Record<string, string> {

@@ -48,21 +48,62 @@ function placeholderText(name: string): string {
 }
 
 /**
+ * One command read once (docs/design/transports.md#cli-fast-path): its text cut at each placeholder, so that a call
+ * only joins the pieces with the references of its own nonce instead of reading the command again.
+ * `text = parts[0] + ref(tagged[0]) + parts[1] + … + parts[n]`, with `tagged[i]` `ARG:<name>` or `VAR:<name>`.
+ */
+export interface PlaceholderPlan {
+  readonly parts: readonly string[];
+  readonly tagged: readonly string[];
+  /** Argument names referenced, de-duplicated, in first-seen order. */
+  readonly names: readonly string[];
+  /** Config variable names referenced, de-duplicated, in first-seen order. */
+  readonly variables: readonly string[];
+}
+
+/**
+ * Reads one command template: where each placeholder goes and in which quoting context (no nonce yet).
+ * Throws `UtcpError('INVALID_MANUAL')` for a placeholder that cannot be referenced safely
+ * (PowerShell single quotes, a bash here-document with a quoted delimiter).
+ */
+export function planPlaceholders(command: string, dialect: ShellDialect): PlaceholderPlan {
+  const names: string[] = [];
+  const variables: string[] = [];
+  const tagged: string[] = [];
+  // A command holds no NUL (the transport refuses one), so NUL can stand for each reference while reading.
+  const ref = (tag: string) => {
+    const name = tag.slice(4);
+    const list = tag.startsWith('ARG:') ? names : variables;
+    if (!list.includes(name)) list.push(name);
+    tagged.push(tag);
+    return '\0';
+  };
+  const text = dialect === 'bash' ? rewriteBash(command, ref) : rewritePowerShell(command, ref);
+  const parts = text.split('\0');
+  if (parts.length !== tagged.length + 1)
+    throw new UtcpError('INVALID_MANUAL', 'cli: a command contains a NUL character');
+  return { parts, tagged, names, variables };
+}
+
+/** The command text of `plan` for one call: each reference names the environment variable of `nonce`. */
+export function renderPlan(plan: PlaceholderPlan, nonce: string): string {
+  let text = plan.parts[0];
+  for (let i = 0; i < plan.tagged.length; i++) {
+    const tag = plan.tagged[i];
+    const name = tag.slice(4);
+    text += (tag.startsWith('ARG:') ? argEnvName(nonce, name) : varEnvName(nonce, name)) + plan.parts[i + 1];
+  }
+  return text;
+}
+
+/**
  * Replaces the placeholders of one command with quote-aware references to `__UTCP_ARG_<nonce>_<name>`.
  * Throws `UtcpError('INVALID_MANUAL')` for a placeholder that cannot be referenced safely
  * (PowerShell single quotes, a bash here-document with a quoted delimiter).
  */
 export function rewritePlaceholders(command: string, dialect: ShellDialect, nonce: string): RewriteResult {
-  const names: string[] = [];
-  const variables: string[] = [];
-  const ref = (tagged: string) => {
-    const name = tagged.slice(4);
-    const list = tagged.startsWith('ARG:') ? names : variables;
-    if (!list.includes(name)) list.push(name);
-    return tagged.startsWith('ARG:') ? argEnvName(nonce, name) : varEnvName(nonce, name);
-  };
-  const text = dialect === 'bash' ? rewriteBash(command, ref) : rewritePowerShell(command, ref);
-  return { text, names, variables };
+  const plan = planPlaceholders(command, dialect);
+  return { text: renderPlan(plan, nonce), names: [...plan.names], variables: [...plan.variables] };
 }
 
 // ------------------------------------------------------------------------------------------ bash
