@@ -275,13 +275,15 @@ async function discover(
   const protocolFix = `add them to the manual template's allowed_communication_protocols`;
   const validation = { templates: core.templates };
   const prefix = `${name}.`;
-  (doc.tools as unknown[]).forEach((value, i) => {
+  const listed = doc.tools as unknown[];
+  for (let i = 0; i < listed.length; i++) {
+    const value = listed[i];
     const { tool, issues } = validateTool(value, i, validation);
     if (!tool) {
       warnings.push(
         `Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`,
       );
-      return;
+      continue;
     }
     const type = tool.tool_call_template.call_template_type;
     const full = tool.name.startsWith(prefix) ? tool.name : prefix + tool.name;
@@ -289,16 +291,16 @@ async function discover(
       const reason = `protocol "${type}" is not in allowed_communication_protocols [${[...allowed].join(', ')}] of manual ${name}`;
       warnings.push(`Dropped tool ${tool.name}: ${reason}; to keep such tools, ${protocolFix}`);
       dropped.set(full, `it was dropped when manual ${name} registered: ${reason}`);
-      return;
+      continue;
     }
     if (seen.has(full)) {
       warnings.push(`Duplicate tool name ${full}: the first definition wins`);
-      return;
+      continue;
     }
     seen.add(full);
     tool.name = full; // validateTool returned a fresh object
     tools.push(tool);
-  });
+  }
   const manual: UtcpManual = {
     utcp_version: typeof doc.utcp_version === 'string' ? doc.utcp_version : '1.0.0',
     manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',

@@ -258,7 +258,7 @@ export interface ToolValidationResult {
 
 /** Validates one tool and fills its defaults (description "", inputs {}, outputs {}, tags []). Does not mutate the input. */
 export function validateTool(value: unknown, index: number, options: TemplateValidationOptions): ToolValidationResult {
-  const shape = shapeIssues(value, `tools[${index}]`);
+  const shape = shapeIssues(value, index);
   if (shape) return { issues: shape };
   // The usual tool passes the direct checks of plainTool (named property reads, no loop over field specs, no path
   // strings), and only its template's own schema runs; any other tool, or one with issues, gets the full checks
@@ -282,7 +282,7 @@ export function validateTool(value: unknown, index: number, options: TemplateVal
  * string) is an issue here rather than a surprise for every later consumer of the schema
  * (docs/design/threat-model.md#edges-and-nesting). One property read on the usual tool.
  */
-function shapeIssues(value: unknown, path: string): ValidationIssue[] | undefined {
+function shapeIssues(value: unknown, index: number): ValidationIssue[] | undefined {
   const required = (value as { inputs?: { required?: unknown } } | null)?.inputs?.required;
   if (required === undefined || !isPlainObject((value as { inputs: unknown }).inputs)) return undefined;
   if (Array.isArray(required)) {
@@ -290,7 +290,7 @@ function shapeIssues(value: unknown, path: string): ValidationIssue[] | undefine
     for (let i = 0; i < required.length && names; i++) names = typeof required[i] === 'string';
     if (names) return undefined;
   }
-  return [{ path: `${path}.inputs.required`, message: 'expected an array of property names (strings)' }];
+  return [{ path: `tools[${index}].inputs.required`, message: 'expected an array of property names (strings)' }];
 }
 
 /** A fresh tool object with the defaults filled in (the input is not mutated). */
