@@ -32,8 +32,10 @@ function createSearch(config: UtcpClientConfig, context: RepositoryContext): Too
   const type = s?.tool_search_strategy_type ?? 'bm25';
   if (type === 'bm25') {
     const dir = s?.index_cache_dir;
-    if (typeof dir !== 'string') return new Bm25Search();
+    const indexOnFirstSearch = s?.index_on_first_search === true;
+    if (typeof dir !== 'string') return new Bm25Search({ indexOnFirstSearch });
     return new Bm25Search({
+      indexOnFirstSearch,
       indexCacheDir: resolve(context.rootDir, dir),
       onIndexCacheError: (error) =>
         context.logger.warn('The search index cache could not be written; indexes are built as usual', {

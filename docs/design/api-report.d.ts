@@ -29,6 +29,7 @@ export interface Bm25Options {
     b?: number;
     indexCacheDir?: string;
     onIndexCacheError?: (error: Error) => void;
+    indexOnFirstSearch?: boolean;
 }
 // Bm25Search
 export declare class Bm25Search implements ToolSearchStrategy {
@@ -507,6 +508,7 @@ export interface ToolSearchStrategyConfig {
     description_weight?: number;
     tag_weight?: number;
     index_cache_dir?: string;
+    index_on_first_search?: boolean;
     [option: string]: unknown;
 }
 // Transport

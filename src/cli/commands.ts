@@ -78,11 +78,12 @@ export function sourceFailure(results: readonly RegisterManualResult[]): SourceE
 async function withClient<T>(
   c: Common,
   run: (client: UtcpClient, results: RegisterManualResult[], origins: Map<string, string>) => Promise<T>,
-  options: { runWhenAllFailed?: boolean; listsWarnings?: boolean } = {},
+  options: { runWhenAllFailed?: boolean; listsWarnings?: boolean; searches?: boolean } = {},
 ): Promise<{ value: T; failure: SourceError | undefined }> {
   const { client, results, origins } = await createCliClient({
     ...clientOptions(c),
     onResult: (r) => reportRegistration(c.out, r, options.listsWarnings ?? false),
+    searches: options.searches ?? true,
   });
   try {
     if (results.length === 0)
@@ -129,12 +130,16 @@ function toolJson(t: Tool) {
 }
 
 export async function toolsCommand(c: Common, opts: { tag?: string[] }): Promise<number> {
-  const { value: tools, failure } = await withClient(c, async (client) => {
-    const all = await client.getTools();
-    if (!opts.tag?.length) return all;
-    const tags = new Set(opts.tag.map((t) => t.toLowerCase()));
-    return all.filter((t) => t.tags.some((x) => tags.has(x.toLowerCase())));
-  });
+  const { value: tools, failure } = await withClient(
+    c,
+    async (client) => {
+      const all = await client.getTools();
+      if (!opts.tag?.length) return all;
+      const tags = new Set(opts.tag.map((t) => t.toLowerCase()));
+      return all.filter((t) => t.tags.some((x) => tags.has(x.toLowerCase())));
+    },
+    { searches: false },
+  );
   return finishList(c, 'tools', tools, toolJson, failure, () => {
     if (tools.length)
       c.out.print(
@@ -280,37 +285,43 @@ export async function callCommand(
   const onSigint = () => controller.abort(new Error('Interrupted'));
   process.once('SIGINT', onSigint);
   try {
-    const { value: code } = await withClient(c, async (client, results) => {
-      const tool = await findTool(client, toolName);
-      const failure = sourceFailure(results);
-      // The tool probably lived in the source that failed: say that rather than "not found".
-      if (!tool && failure) throw failure;
-      const args = parseArgPairs(opts.arg ?? [], tool, baseArgs);
-      const onProgress = c.out.json
-        ? undefined
-        : (p: { progress: number; total?: number; message?: string }) =>
-            c.out.info(dim(c.out, `… ${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`));
-      const name = tool?.name ?? toolName;
-      const notice = slowCallNotice(c.out, name);
-      try {
-        if (opts.stream) {
-          for await (const item of client.callToolStreaming(name, args, { signal: controller.signal, onProgress })) {
+    const { value: code } = await withClient(
+      c,
+      async (client, results) => {
+        const tool = await findTool(client, toolName);
+        const failure = sourceFailure(results);
+        // The tool probably lived in the source that failed: say that rather than "not found".
+        if (!tool && failure) throw failure;
+        const args = parseArgPairs(opts.arg ?? [], tool, baseArgs);
+        const onProgress = c.out.json
+          ? undefined
+          : (p: { progress: number; total?: number; message?: string }) =>
+              c.out.info(
+                dim(c.out, `… ${p.progress}${p.total ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),
+              );
+        const name = tool?.name ?? toolName;
+        const notice = slowCallNotice(c.out, name);
+        try {
+          if (opts.stream) {
+            for await (const item of client.callToolStreaming(name, args, { signal: controller.signal, onProgress })) {
+              notice.stop();
+              printResult(c.out, item, true);
+            }
+          } else {
+            const result = await client.callTool(name, args, { signal: controller.signal, onProgress });
             notice.stop();
-            printResult(c.out, item, true);
+            printResult(c.out, result);
           }
-        } else {
-          const result = await client.callTool(name, args, { signal: controller.signal, onProgress });
+          return EXIT.OK;
+        } catch (error) {
           notice.stop();
-          printResult(c.out, result);
+          if (c.out.json) printJsonError(c.out, error, EXIT.FAILED);
+          c.out.info(formatError(c.out, error));
+          return EXIT.FAILED;
         }
-        return EXIT.OK;
-      } catch (error) {
-        notice.stop();
-        if (c.out.json) printJsonError(c.out, error, EXIT.FAILED);
-        c.out.info(formatError(c.out, error));
-        return EXIT.FAILED;
-      }
-    });
+      },
+      { searches: false },
+    );
     return code;
   } finally {
     process.off('SIGINT', onSigint);
@@ -363,7 +374,7 @@ export async function inspectCommand(c: Common): Promise<number> {
       }
       return manuals;
     },
-    { runWhenAllFailed: true, listsWarnings: true },
+    { runWhenAllFailed: true, listsWarnings: true, searches: false },
   );
   const missing = report.some((m) => m.variables.some((v) => !v.set));
   const code = failure ? EXIT.SOURCE : missing ? EXIT.FAILED : EXIT.OK;

@@ -155,6 +155,23 @@ export interface CliClientOptions {
   baseUrl?: string;
   name?: string;
   onResult?: (result: RegisterManualResult) => void;
+  /**
+   * False for a command that never searches (tools, call, inspect): the search index is then built only if a search
+   * comes, so such a run does not pay for indexing every tool (docs/design/manual-format.md#search-index). @default true
+   */
+  searches?: boolean;
+}
+
+/**
+ * For a command that does not search: the in-memory bm25 index is built on a first search instead of at registration,
+ * unless the config says otherwise (`index_on_first_search`).
+ */
+function deferIndex(config: UtcpClientConfig): void {
+  const repository = config.tool_repository?.tool_repository_type ?? 'in_memory';
+  const strategy = config.tool_search_strategy ?? { tool_search_strategy_type: 'bm25' };
+  if (repository !== 'in_memory' || strategy.tool_search_strategy_type !== 'bm25') return;
+  if (strategy.index_on_first_search !== undefined) return;
+  config.tool_search_strategy = { ...strategy, index_on_first_search: true };
 }
 
 /** Finds the config (`--config`, else utcp.config.{json,yaml,yml} in cwd), adds `.env`, registers everything. */
@@ -211,6 +228,7 @@ export async function createCliClient(
     for (const key of ['post_processing', 'tool_search_strategy', 'limits', 'resilience', 'tool_repository'] as const)
       if (config[key] !== undefined) (merged as Record<string, unknown>)[key] = config[key];
   }
+  if (options.searches === false) deferIndex(merged);
   if (existsSync(resolve(options.cwd, '.env')))
     merged.load_variables_from!.push({ variable_loader_type: 'dotenv', env_file_path: resolve(options.cwd, '.env') });
   for (const t of merged.manual_call_templates!) if (typeof t.name === 'string') used.add(t.name);

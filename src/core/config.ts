@@ -29,6 +29,11 @@ export interface ToolSearchStrategyConfig {
    * kept, so a fresh process registering the same tools reads it (docs/design/manual-format.md#index-cache).
    */
   index_cache_dir?: string;
+  /**
+   * *ext.* bm25: index each registration on the first search after it instead of when it registers, for a process
+   * that calls tools by name and may never search (docs/design/manual-format.md#search-index). @default false
+   */
+  index_on_first_search?: boolean;
   [option: string]: unknown;
 }
 
@@ -195,6 +200,18 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
     if (strategy !== 'bm25' || repository !== 'in_memory')
       warnings.push(
         `tool_search_strategy.index_cache_dir is ignored: it applies to the bm25 search of the in_memory repository (here ${String(strategy)} on ${String(repository)})`,
+      );
+  }
+  const search = isObj(raw.tool_search_strategy) ? (raw.tool_search_strategy as ToolSearchStrategyConfig) : undefined;
+  const deferIndex = search?.index_on_first_search;
+  if (deferIndex !== undefined && typeof deferIndex !== 'boolean') {
+    issues.push({ path: 'tool_search_strategy.index_on_first_search', message: 'expected true or false' });
+  } else if (deferIndex !== undefined) {
+    const strategy = search!.tool_search_strategy_type;
+    const repository = isObj(raw.tool_repository) ? raw.tool_repository.tool_repository_type : 'in_memory';
+    if (strategy !== 'bm25' || repository !== 'in_memory')
+      warnings.push(
+        `tool_search_strategy.index_on_first_search is ignored: it applies to the bm25 search of the in_memory repository (here ${String(strategy)} on ${String(repository)})`,
       );
   }
   if (

@@ -27,6 +27,12 @@ export interface Bm25Options {
   indexCacheDir?: string;
   /** Told when the index cache cannot be written (the index is then built as usual). */
   onIndexCacheError?: (error: Error) => void;
+  /**
+   * Index every registration on the first search after it, not when it registers: for a process that registers
+   * manuals to call tools by name and may never search (a `utcp call` on the command line), which then never pays
+   * for the index (docs/design/manual-format.md#search-index). The first search pays instead. @default false
+   */
+  indexOnFirstSearch?: boolean;
 }
 
 const STOPWORDS = new Set([
@@ -369,9 +375,10 @@ function textLength(docs: readonly Tool[]): number {
 }
 
 export class Bm25Search implements ToolSearchStrategy {
-  readonly #opts: Required<Omit<Bm25Options, 'indexCacheDir' | 'onIndexCacheError'>>;
+  readonly #opts: Required<Omit<Bm25Options, 'indexCacheDir' | 'onIndexCacheError' | 'indexOnFirstSearch'>>;
   readonly #cacheDir: string | undefined;
   readonly #onCacheError: ((error: Error) => void) | undefined;
+  readonly #deferred: boolean;
   /** Small registrations not indexed yet: merged into one segment on the next search or large registration. */
   #pending: (readonly Tool[])[] = [];
   #segments: Segment[] = [];
@@ -380,27 +387,41 @@ export class Bm25Search implements ToolSearchStrategy {
   #scratch = new Float64Array(0);
 
   constructor(options: Bm25Options = {}) {
-    const { indexCacheDir, onIndexCacheError, ...weights } = options;
+    const { indexCacheDir, onIndexCacheError, indexOnFirstSearch, ...weights } = options;
     this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...weights };
     this.#cacheDir = indexCacheDir;
     this.#onCacheError = onIndexCacheError;
+    this.#deferred = indexOnFirstSearch === true;
   }
 
   /**
    * Indexes a large registration at once, so the first search after it does not pay for it; small ones are queued and
-   * merged into one segment later (docs/design/manual-format.md#search-index).
+   * merged into one segment later (docs/design/manual-format.md#search-index). With `indexOnFirstSearch` every
+   * registration is queued.
    */
   add(tools: readonly Tool[]): void {
     if (tools.length === 0) return;
-    if (tools.length < SMALL_BATCH) {
-      this.#pending.push(tools);
-      return;
+    this.#pending.push(tools);
+    if (tools.length >= SMALL_BATCH && !this.#deferred) this.#indexPending();
+  }
+
+  /**
+   * Indexes the queued registrations in registration order (which breaks ties): runs of small ones merged into one
+   * segment, each large one a segment of its own (read from or written to the index cache when there is one).
+   */
+  #indexPending(): void {
+    let small: Tool[] = [];
+    for (const tools of this.#pending) {
+      if (tools.length < SMALL_BATCH) {
+        small.push(...tools);
+        continue;
+      }
+      if (small.length > 0) this.#segments.push(this.#build(small));
+      small = [];
+      this.#segments.push(this.#cacheDir === undefined ? this.#build(tools) : this.#buildCached(tools, this.#cacheDir));
     }
-    // Earlier small registrations go first: segments keep registration order, which breaks ties.
-    const small = this.#pending.flat();
-    this.#pending = [];
     if (small.length > 0) this.#segments.push(this.#build(small));
-    this.#segments.push(this.#cacheDir === undefined ? this.#build(tools) : this.#buildCached(tools, this.#cacheDir));
+    this.#pending = [];
   }
 
   /** A large registration's segment from the index cache, or built and then written to it. */
@@ -452,10 +473,8 @@ export class Bm25Search implements ToolSearchStrategy {
       for (let i = 0; i < seg.docs.length; i++) if (seg.alive[i] === 1) this.#totalLen -= seg.lens[i];
       if (live.length > 0) rebuilt.push(this.#build(live));
     }
-    const small = this.#pending.flat();
-    if (small.length > 0) rebuilt.push(this.#build(small));
-    this.#pending = [];
     this.#segments = rebuilt;
+    this.#indexPending();
   }
 
   #build(docs: readonly Tool[]): Segment {

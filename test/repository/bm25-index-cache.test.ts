@@ -212,3 +212,64 @@ describe('index_cache_dir in the client config', () => {
     expect(JSON.stringify((error as UtcpValidationError).issues)).toContain('tool_search_strategy.index_cache_dir');
   });
 });
+
+describe('index_on_first_search (docs/design/manual-format.md#search-index)', () => {
+  /** The same registrations and removals, with the index built at registration or on the first search. */
+  function history(options: ConstructorParameters<typeof Bm25Search>[0]): { search: Bm25Search; big: Tool[] } {
+    const search = new Bm25Search(options);
+    const small = tools(40, 'small ');
+    const big = tools(1500);
+    const other = tools(1100, 'other ').map((t) => ({ ...t, name: t.name.replace('m.', 'o.') }));
+    search.add(small.slice(0, 20));
+    search.add(big);
+    search.add(small.slice(20));
+    search.remove(small.slice(0, 5));
+    search.add(other);
+    search.remove(big.slice(0, 900));
+    return { search, big };
+  }
+
+  it('ranks exactly as the index built at registration, ties, removals and segment order included', () => {
+    const eager = ranking(history({}).search);
+    expect(eager.flat().length).toBeGreaterThan(0);
+    expect(ranking(history({ indexOnFirstSearch: true }).search)).toEqual(eager);
+  });
+
+  it('builds nothing until the first search: the index cache stays empty, then holds each large registration', () => {
+    const dir = tempDir();
+    const { search } = history({ indexOnFirstSearch: true, indexCacheDir: dir });
+    expect(cacheFiles(dir)).toHaveLength(0);
+    const eager = ranking(history({}).search);
+    expect(ranking(search)).toEqual(eager);
+    // Each registration still of 1,024 tools or more at that search is a segment of its own, read from or written to
+    // the cache: `other` (1,100). `big` lost 900 of its 1,500 tools before any search, so it is indexed with the
+    // small ones, as a segment mostly of removed tools is rebuilt when indexed at registration.
+    expect(cacheFiles(dir)).toHaveLength(1);
+    const { search: again } = history({ indexOnFirstSearch: true, indexCacheDir: dir });
+    expect(ranking(again)).toEqual(eager);
+    expect(cacheFiles(dir)).toHaveLength(1);
+  });
+
+  it('refuses a value that is not a boolean, naming the field, and warns where it does not apply', async () => {
+    const error = await UtcpClient.create({
+      tool_search_strategy: { tool_search_strategy_type: 'bm25', index_on_first_search: 'yes' },
+    } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UtcpValidationError);
+    expect(JSON.stringify((error as UtcpValidationError).issues)).toContain(
+      'tool_search_strategy.index_on_first_search',
+    );
+    const warnings: string[] = [];
+    const logger = { warn: (...a: unknown[]) => warnings.push(JSON.stringify(a)), debug() {}, info() {}, error() {} };
+    const client = await UtcpClient.create(
+      {
+        tool_search_strategy: {
+          tool_search_strategy_type: 'tag_and_description_word_match',
+          index_on_first_search: true,
+        },
+      },
+      { rootDir: tempDir(), logger },
+    );
+    await client.close();
+    expect(warnings.some((w) => w.includes('index_on_first_search is ignored'))).toBe(true);
+  });
+});
