@@ -379,7 +379,10 @@ export class Bm25Search implements ToolSearchStrategy {
   readonly #cacheDir: string | undefined;
   readonly #onCacheError: ((error: Error) => void) | undefined;
   readonly #deferred: boolean;
-  /** Small registrations not indexed yet: merged into one segment on the next search or large registration. */
+  /**
+   * Registrations not indexed yet, in order: small ones (merged into one segment on the next search or large
+   * registration), or every one with `indexOnFirstSearch`.
+   */
   #pending: (readonly Tool[])[] = [];
   #segments: Segment[] = [];
   #alive = 0;
