@@ -11,6 +11,7 @@ import { stats, type Row } from './lib.js';
 
 const PLAIN = 'utcp-kit, pidNamespaces: false';
 const EXEC_ONLY = 'spawn in setsid through unshare, no namespace';
+const CONTAINED_ONLY = 'spawn in setsid + PID namespace';
 
 /**
  * The same wrapper utcp-kit starts a bash call in as root (src/process/pid-namespace.ts): `unshare` forks bash as the
@@ -39,8 +40,11 @@ function rawSpawn(mode: 'bare' | 'contained' | 'execOnly' = 'bare'): Promise<str
   });
 }
 
-export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]> {
-  const rounds = options.quick ? 30 : 150;
+/**
+ * The CLI call's subjects, measured interleaved in this process: utcp-kit (with and without the PID namespace) and
+ * the raw spawns it is compared with. Medians in ms by subject.
+ */
+async function measureCalls(rounds: number): Promise<Record<string, number[]>> {
   const client = await UtcpClient.create();
   const manual = {
     name: 'bench',
@@ -71,7 +75,7 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
     () => false,
   );
   if (contained) {
-    subjects['spawn in setsid + PID namespace'] = () => rawSpawn('contained');
+    subjects[CONTAINED_ONLY] = () => rawSpawn('contained');
     subjects[EXEC_ONLY] = () => rawSpawn('execOnly');
   }
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
@@ -85,6 +89,41 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
   }
   await client.close();
   await plain.close();
+  return samples;
+}
+
+/**
+ * The same measurement in a fresh Node process. Node forks itself for every spawn, and a fork costs more the more
+ * memory the forking process maps: the benchmark's own process, after the search suites, spawns a bare bash in about
+ * twice the time a fresh process does, which shrinks every ratio to the bare spawn. The note gives both.
+ */
+async function measureInFreshProcess(rounds: number): Promise<{ medians: Record<string, number>; rssMB: number }> {
+  const { execFile } = await import('node:child_process');
+  const args = [
+    ...process.execArgv.filter((a) => a !== '--expose-gc'),
+    fileURLToPath(import.meta.url),
+    '--fresh',
+    String(rounds),
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 1 << 20, timeout: 300_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`fresh CLI run failed: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').pop()!));
+    });
+  });
+}
+
+if (process.argv[2] === '--fresh') {
+  const samples = await measureCalls(Number(process.argv[3]));
+  const medians = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v).median]));
+  process.stdout.write(`${JSON.stringify({ medians, rssMB: process.memoryUsage().rss / 2 ** 20 })}\n`);
+}
+
+export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]> {
+  const rounds = options.quick ? 30 : 150;
+  const samples = await measureCalls(rounds);
+  const rssMB = process.memoryUsage().rss / 2 ** 20;
+  const fresh = await measureInFreshProcess(options.quick ? 30 : 100);
   const rows: Row[] = Object.entries(samples).map(([subject, s]) => {
     const st = stats(s);
     return {
@@ -99,7 +138,7 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
   });
   const ours = rows.find((r) => r.subject === 'utcp-kit')!;
   const bare = rows.find((r) => r.subject === 'child_process.spawn')!;
-  const walled = rows.find((r) => r.subject === 'spawn in setsid + PID namespace');
+  const walled = rows.find((r) => r.subject === CONTAINED_ONLY);
   const execOnly = rows.find((r) => r.subject === EXEC_ONLY);
   const opted = rows.find((r) => r.subject === PLAIN)!;
   opted.note = `the same call with pidNamespaces: false (process group and marker scan only): ${(opted.value / bare.value).toFixed(2)}× the bare spawn`;
@@ -114,10 +153,20 @@ export async function benchCli(options: { quick?: boolean } = {}): Promise<Row[]
         (execOnly
           ? `: its exec alone (unshare with no namespace) took ${(execOnly.value - bare.value).toFixed(2)} ms more than the bare spawn, its fork of bash as PID 1 of new PID and mount namespaces with a fresh /proc ${(walled.value - execOnly.value).toFixed(2)} ms more again`
           : '')
-      : '');
+      : '') +
+    freshNote(fresh, rssMB, bare.value);
   if (walled) walled.note = 'unshare --pid --fork --kill-child --mount-proc, bash as the init; detached (setsid)';
   if (execOnly) execOnly.note = 'unshare with no namespace option: it only execs bash; detached (setsid)';
   return rows;
+}
+
+/** What the same calls measured in a fresh process, for the row's note. */
+function freshNote(fresh: { medians: Record<string, number>; rssMB: number }, rssMB: number, bareHere: number): string {
+  const m = fresh.medians;
+  const bare = m['child_process.spawn'];
+  const ratio = (subject: string) => (m[subject] === undefined ? undefined : (m[subject] / bare).toFixed(2));
+  const contained = ratio(CONTAINED_ONLY);
+  return `. A spawn forks this process, and a fork costs more the more memory it maps: this benchmark's process (${rssMB.toFixed(0)} MB resident here) spawned the bare bash in ${bareHere.toFixed(2)} ms, a fresh Node process (${fresh.rssMB.toFixed(0)} MB) in ${bare.toFixed(2)} ms, where utcp-kit's call took ${ratio('utcp-kit')}× the bare spawn${contained === undefined ? '' : ` and the containment alone ${contained}×`} (${Object.keys(m).length} subjects interleaved, medians)`;
 }
 
 function importOnce(specifier: string): Promise<number> {
