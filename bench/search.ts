@@ -217,7 +217,7 @@ const COLD_PHASES: Phase[] = [
   { label: 'JSON.parse of the text', fn: 'parseDocumentText', url: 'core/document.js' },
   { label: 'normalising', fn: 'normalizeManual', url: 'core/legacy.js' },
   { label: 'checking and naming the tools', fn: 'validateTool', url: 'core/validate.js' },
-  { label: 'checking and naming the tools', fn: '', url: 'core/client-registration.js' },
+  { label: 'checking and naming the tools', fn: 'keepTools', url: 'core/client-registration.js' },
   { label: 'building the search index', fn: '#build', url: 'repository/bm25-search.js' },
 ];
 

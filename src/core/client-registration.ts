@@ -269,13 +269,40 @@ async function discover(
     throw new UtcpValidationError('manual', [{ path: 'tools', message: 'required (an array of tools)' }]);
   }
   const allowed = core.allowedProtocols(raw, result.openapi === true);
+  const { tools, dropped } = keepTools(doc.tools as unknown[], name, allowed, { templates: core.templates }, warnings);
+  const manual: UtcpManual = {
+    utcp_version: typeof doc.utcp_version === 'string' ? doc.utcp_version : '1.0.0',
+    manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',
+    tools,
+  };
+  return {
+    manual,
+    warnings,
+    allowed,
+    dropped,
+    offered: (doc.tools as unknown[]).length,
+    remoteSource: result.remoteSource ?? remoteTemplate(raw),
+  };
+}
+
+/**
+ * The tools of a discovered document that the manual keeps: each checked (validateTool) and named `<manual>.<name>`;
+ * invalid ones skipped, ones of a protocol the manual does not allow dropped (`dropped`: full name → why), repeated
+ * names kept once, each with a warning. A plain loop in a function of its own: V8 optimises it while it runs on a
+ * large manual (docs/design/performance.md#cold-registration).
+ */
+function keepTools(
+  listed: readonly unknown[],
+  name: string,
+  allowed: ReadonlySet<string>,
+  validation: { templates: ClientCore['templates'] },
+  warnings: string[],
+): { tools: Tool[]; dropped: Map<string, string> } {
   const tools: Tool[] = [];
   const seen = new Set<string>();
   const dropped = new Map<string, string>();
   const protocolFix = `add them to the manual template's allowed_communication_protocols`;
-  const validation = { templates: core.templates };
   const prefix = `${name}.`;
-  const listed = doc.tools as unknown[];
   for (let i = 0; i < listed.length; i++) {
     const value = listed[i];
     const { tool, issues } = validateTool(value, i, validation);
@@ -301,19 +328,7 @@ async function discover(
     tool.name = full; // validateTool returned a fresh object
     tools.push(tool);
   }
-  const manual: UtcpManual = {
-    utcp_version: typeof doc.utcp_version === 'string' ? doc.utcp_version : '1.0.0',
-    manual_version: typeof doc.manual_version === 'string' ? doc.manual_version : '1.0.0',
-    tools,
-  };
-  return {
-    manual,
-    warnings,
-    allowed,
-    dropped,
-    offered: (doc.tools as unknown[]).length,
-    remoteSource: result.remoteSource ?? remoteTemplate(raw),
-  };
+  return { tools, dropped };
 }
 
 /** Remembers dropped tools and says loudly (logger warn) when a manual keeps fewer tools than it offered. */
