@@ -4,6 +4,7 @@
  * Flags: --quick (fewer rounds), --only=<suite,...> (search, http, openapi, mcp, cli, import, postgres, tracing,
  * bridge-scale, code-mode, install),
  * --write-docs (with --only: still render docs/benchmarks.md from the suites run).
+ * Environment: BENCH_EXTRA_NODE=<path of another node binary> adds the cold 10,000-tool registration run by it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -199,17 +199,30 @@ async function coldChild(
   source: string,
   cacheDir?: string,
   nodeFlags: string[] = [],
+  node: string = process.execPath,
 ): Promise<Record<string, number>> {
   const { execFile } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const script = fileURLToPath(new URL('./cold-register.mjs', import.meta.url));
   return new Promise((resolve, reject) => {
     const args = [...nodeFlags, script, subject, source, ...(cacheDir === undefined ? [] : [cacheDir])];
-    execFile(process.execPath, args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    execFile(node, args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${subject} cold run failed: ${stderr || error.message}`));
       else resolve(JSON.parse(stdout.trim().split('\n').pop()!));
     });
   });
+}
+
+/** The Node binary named by BENCH_EXTRA_NODE and its version, when it runs. */
+async function extraNode(): Promise<{ path: string; version: string } | undefined> {
+  const path = process.env.BENCH_EXTRA_NODE;
+  if (!path) return undefined;
+  const { execFileSync } = await import('node:child_process');
+  try {
+    return { path, version: execFileSync(path, ['--version'], { encoding: 'utf8' }).trim().replace(/^v/, '') };
+  } catch (error) {
+    throw new Error(`BENCH_EXTRA_NODE=${path} does not run: ${(error as Error).message}`);
+  }
 }
 
 /** Where the time of registration goes, by function: what the cold-registration row's note reports. */
@@ -259,8 +272,12 @@ async function cold(rows: Row[], rounds: number) {
     const cacheDir = join(dir, 'index-cache');
     const cachedRuns: Record<string, number>[] = [];
     await coldChild('kit', file, cacheDir);
+    // BENCH_EXTRA_NODE: another Node binary (say the current LTS) that runs the same cold registration, interleaved.
+    const extra = await extraNode();
+    const extraRuns: Record<string, number>[] = [];
     for (let i = 0; i < rounds; i++) {
       kitRuns.push(await coldChild('kit', file));
+      if (extra) extraRuns.push(await coldChild('kit', file, undefined, [], extra.path));
       cachedRuns.push(await coldChild('kit', file, cacheDir));
       sdkRuns.push(await coldChild('sdk', server.url));
       parseRuns.push(await coldChild('parse', file));
@@ -318,6 +335,23 @@ async function cold(rows: Row[], rounds: number) {
       met: together.median < 120,
       note: 'per fresh process, the sum of the two rows above (module loading excluded)',
     });
+    if (extra) {
+      const extraReg = med(extraRuns, 'register');
+      const extraTogether = med(
+        extraRuns.map((r) => ({ total: r.register + r.firstSearch })),
+        'total',
+      );
+      rows.push({
+        suite: 'search',
+        case: 'register 10000 tools, first time in a fresh process',
+        subject: `utcp-kit on Node ${extra.version}`,
+        unit: 'ms',
+        value: extraReg.median,
+        p90: extraReg.p90,
+        rounds: extraReg.rounds,
+        note: `the same cold registration run by Node ${extra.version} (BENCH_EXTRA_NODE), interleaved with the row above; with the first search ${extraTogether.median.toFixed(0)} ms together`,
+      });
+    }
     const cachedReg = med(cachedRuns, 'register');
     const cachedTogether = med(
       cachedRuns.map((r) => ({ total: r.register + r.firstSearch })),
