@@ -89,3 +89,65 @@ describe('cli through UtcpClient', () => {
     expect(result.errors.join(' ')).toMatch(/exited with code 4/);
   });
 });
+
+/**
+ * Through the client a cli call's own timeout is armed on the client's per-call deadline rather than on a deadline
+ * of the transport's (docs/design/transports.md#cli-fast-path): the template's timeout, the caller's signal and close()
+ * must still end the call, with the same errors.
+ */
+describe('cli deadlines through UtcpClient', () => {
+  async function sleeper(timeout?: number) {
+    const client = await UtcpClient.create({}, { rootDir: FIXTURES });
+    onTestFinished(() => client.close());
+    const tool = {
+      name: 'sleep',
+      tool_call_template: {
+        call_template_type: 'cli',
+        commands: [{ command: 'sleep 30' }],
+        ...(timeout === undefined ? {} : { timeout }),
+      },
+    };
+    const r = await client.registerManual({
+      name: 'd',
+      call_template_type: 'text',
+      content: JSON.stringify({ tools: [tool] }),
+      allowed_communication_protocols: ['cli'],
+    });
+    expect(r.success, r.errors.join()).toBe(true);
+    return client;
+  }
+
+  it('the template timeout ends the call with a TIMEOUT naming the call and the template timeout', async () => {
+    const client = await sleeper(400);
+    const started = performance.now();
+    const error = await client.callTool('d.sleep', {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TIMEOUT', timeoutMs: 400 });
+    expect((error as Error).message).toContain('cli call d.sleep');
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
+
+  it('the caller’s signal aborts the call, and the call after it runs normally', async () => {
+    const client = await sleeper();
+    const controller = new AbortController();
+    const call = client.callTool('d.sleep', {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
+    await client.registerManual({
+      name: 'e',
+      call_template_type: 'text',
+      content: JSON.stringify({
+        tools: [{ name: 'hi', tool_call_template: { call_template_type: 'cli', commands: [{ command: 'echo hi' }] } }],
+      }),
+      allowed_communication_protocols: ['cli'],
+    });
+    expect(await client.callTool('e.hi', {})).toBe('hi');
+  });
+
+  it('close() of the client ends a running call with CLIENT_CLOSED', async () => {
+    const client = await sleeper();
+    const call = client.callTool('d.sleep', {});
+    await new Promise((r) => setTimeout(r, 200));
+    await client.close();
+    await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+});

@@ -1,4 +1,4 @@
-import { createDeadline, type Deadline, scopeController } from '../../core/deadline.js';
+import { type AbortSource, callScope, type Deadline, scopeController, withTimeout } from '../../core/deadline.js';
 import { mkdtemp, rm, stat, chmod, writeFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
@@ -57,7 +57,8 @@ export interface CliTransportOptions {
 }
 
 interface Execution {
-  signal: AbortSignal;
+  /** The caller's signal, or the client's per-call deadline followed without building a signal (`callScope`). */
+  scope: AbortSource;
   callerTimeoutMs?: number;
   ownTimeoutMs: number;
   what: string;
@@ -76,6 +77,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
   readonly #closing = scopeController();
   readonly #running = new Set<Promise<unknown>>();
   readonly #lingering = new Set<ProcessGroup>();
+  /** Aborts one running call's deadline; close() calls every one. */
+  readonly #aborts = new Set<() => void>();
   readonly #plans = new Map<string, CommandsPlan>();
   readonly #tokens = new RandomTokens();
 
@@ -92,7 +95,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
         template,
         {},
         {
-          signal: options.signal,
+          scope: options.signal,
           callerTimeoutMs: options.timeoutMs,
           ownTimeoutMs: DISCOVERY_TIMEOUT_MS,
           what,
@@ -107,7 +110,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
   async callTool(tool: Tool, args: JsonObject, template: CliCallTemplate, options: CallOptions): Promise<unknown> {
     const output = await this.#track(
       this.#execute(template, args, {
-        signal: options.signal,
+        scope: callScope(options),
         callerTimeoutMs: options.timeoutMs,
         ownTimeoutMs: callTimeout(template),
         what: `cli call ${tool.name}`,
@@ -138,6 +141,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     if (!this.#closing.signal.aborted) {
       this.#closing.abort(new UtcpError('CLIENT_CLOSED', 'cli transport was closed'));
     }
+    for (const abort of [...this.#aborts]) abort();
     for (const group of this.#lingering) group.terminate();
     this.#lingering.clear();
     await Promise.allSettled([...this.#running]);
@@ -188,7 +192,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     // Bash calls run in a PID namespace of their own where the machine allows (docs/design/threat-model.md#process-trees).
     const pidNamespace = dialect === 'bash' ? await clientPidNamespace(this.#ctx) : undefined;
 
-    const signal = this.#callSignal(run);
+    const signal = this.#callScope(run);
     try {
       if (dialect === 'powershell') {
         const env = this.#env(template, internal);
@@ -198,7 +202,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
           ['-NoProfile', '-NonInteractive', '-Command', script],
           cwd,
           env,
-          signal.signal,
+          signal.source,
           run,
           run.maxBytes,
           marker.value,
@@ -242,7 +246,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
           ['-c', script],
           cwd,
           env,
-          signal.signal,
+          signal.source,
           run,
           run.maxBytes,
           marker.value,
@@ -293,7 +297,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
     args: string[],
     cwd: string,
     env: Record<string, string>,
-    signal: AbortSignal,
+    signal: AbortSource,
     run: Execution,
     maxStdoutBytes: number,
     treeMarker: string,
@@ -371,9 +375,24 @@ export class CliTransport implements Transport<CliCallTemplate> {
     return full;
   }
 
-  /** Caller signal + template timeout + close(), combined (the one deadline helper); `dispose()` unlinks and stops the timer. */
-  #callSignal(run: Execution): Deadline {
-    return createDeadline([run.signal, this.#closing.signal], run.ownTimeoutMs, run.what);
+  /**
+   * The call's deadline: the template's timeout on top of the caller's scope, which close() of this transport aborts
+   * too. On the client's per-call deadline the timer is armed on that deadline itself (`withTimeout`), so a call builds
+   * no second controller and no `AbortSignal` (docs/design/transports.md#cli-fast-path). `dispose()` stops the timer.
+   */
+  #callScope(run: Execution): { source: Deadline; dispose(): void } {
+    const scope = withTimeout(run.scope, run.ownTimeoutMs, run.what);
+    // withTimeout's source is a deadline: the caller's own when armed on it, else the new one linked to the caller.
+    const source = scope.source as Deadline;
+    const abort = () => source.abort(new UtcpError('CLIENT_CLOSED', 'cli transport was closed'));
+    this.#aborts.add(abort);
+    return {
+      source,
+      dispose: () => {
+        this.#aborts.delete(abort);
+        scope.dispose();
+      },
+    };
   }
 
   #pruneLingering(): void {

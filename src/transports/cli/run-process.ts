@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { TransportError, UtcpError } from '../../core/errors.js';
-import { abortError, onAbort } from '../../core/deadline.js';
+import { type AbortSource, abortError, onAbort } from '../../core/deadline.js';
 import { ProcessGroup } from '../../process/process-group.js';
 import { type PidNamespace, wrappedExitStatus } from '../../process/pid-namespace.js';
 
@@ -18,8 +18,11 @@ export interface RunProcessOptions {
   args: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Aborting kills the whole process group; the promise then rejects with `abortError(signal, what, timeoutMs)`. */
-  signal: AbortSignal;
+  /**
+   * Aborting kills the whole process group; the promise then rejects with `abortError(signal, what, timeoutMs)`. A
+   * signal, or a deadline followed through its hooks without building one.
+   */
+  signal: AbortSource;
   /** Names the operation in errors, e.g. `cli call demo.echo`. */
   what: string;
   /** Caller deadline, for timeout messages. */
