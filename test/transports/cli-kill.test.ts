@@ -4,7 +4,7 @@
  * These tests read the pids the shell prints, so they run without a PID namespace (the fallback containment);
  * test/security/process-namespace.test.ts covers calls inside one.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliExitError, UtcpAbortError, UtcpTimeoutError } from '../../src/core/errors.js';
@@ -85,6 +85,17 @@ describe('cli process groups', () => {
     await h.transport.close();
     await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
     expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('close() while a call is still being prepared (before its spawn) rejects it with CLIENT_CLOSED and runs nothing', async () => {
+    const dir = await tempDir();
+    const h = makeHarness({ rootDir: dir });
+    // The call stops at its first await (before the shell starts); close() runs in that gap.
+    const call = h.call(cliTemplate(`touch ${join(dir, 'ran')}; echo ran`));
+    call.catch(() => {});
+    await h.transport.close();
+    await expect(call).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    expect(existsSync(join(dir, 'ran'))).toBe(false);
   });
 
   it('close() kills background processes left behind by a finished call', async () => {

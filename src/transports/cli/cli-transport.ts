@@ -386,6 +386,8 @@ export class CliTransport implements Transport<CliCallTemplate> {
     const source = scope.source as Deadline;
     const abort = () => source.abort(new UtcpError('CLIENT_CLOSED', 'cli transport was closed'));
     this.#aborts.add(abort);
+    // close() may have come while the call was being prepared (it awaits before this): then nothing is started.
+    if (this.#closing.signal.aborted) abort();
     return {
       source,
       dispose: () => {
