@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { UtcpArgumentsError } from '../../src/core/errors.js';
 import { RandomTokens } from '../../src/process/random-tokens.js';
-import { PLAN_CACHE_SIZE } from '../../src/transports/cli/cli-transport.js';
+import { PLAN_CACHE_MAX_CHARS, PLAN_CACHE_SIZE } from '../../src/transports/cli/cli-transport.js';
 import { planPlaceholders, renderPlan, rewritePlaceholders } from '../../src/transports/cli/rewrite-placeholders.js';
 import { caught, cliTemplate, makeHarness } from '../fixtures/cli/harness.js';
 
@@ -43,6 +43,15 @@ describe('cli: the kept reading of a template', () => {
     expect(await h.call(cliTemplate(['echo a', 'echo b']))).toBe('b');
     expect(await h.call(cliTemplate('echo a\necho b'))).toBe('a\nb');
     expect(await h.call(cliTemplate(['echo a', 'echo b']))).toBe('b');
+  });
+
+  it(`reads a command list longer than ${PLAN_CACHE_MAX_CHARS} characters on every call, with the same results`, async () => {
+    const h = makeHarness();
+    // A long comment line, then a command whose value must be checked on each call.
+    const template = cliTemplate(`# ${'x'.repeat(PLAN_CACHE_MAX_CHARS)}\necho $((UTCP_ARG_n_UTCP_END * 2))`);
+    expect(await h.call(template, { n: 21 })).toBe('42');
+    expect(await caught(h.call(template, { n: 'a[$(id)]' }))).toBeInstanceOf(UtcpArgumentsError);
+    expect(await h.call(template, { n: 5 })).toBe('10');
   });
 
   it(`keeps working past ${PLAN_CACHE_SIZE} distinct templates (the oldest reading is dropped and read again)`, async () => {

@@ -36,6 +36,11 @@ const OUTPUT_TAIL_BYTES = 4096;
 const INTEGER_LITERAL = /^[+-]?[0-9]{1,19}$/;
 /** Distinct command lists whose reading one transport keeps (the oldest goes first). */
 export const PLAN_CACHE_SIZE = 256;
+/**
+ * A command list longer than this (characters, all steps) is read on every call and not kept, so the cache holds at
+ * most 256 × 64 Ki characters of commands and their pieces whatever the manuals hold.
+ */
+export const PLAN_CACHE_MAX_CHARS = 64 * 1024;
 
 /**
  * What a call needs from its template's commands, read once per distinct list of command texts
@@ -344,6 +349,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
       variables: [...new Set(steps.flatMap((step) => step.variables))],
       contexts,
     };
+    if (key.length > PLAN_CACHE_MAX_CHARS) return plan;
     if (this.#plans.size >= PLAN_CACHE_SIZE) this.#plans.delete(this.#plans.keys().next().value!);
     this.#plans.set(key, plan);
     return plan;
