@@ -1,26 +1,13 @@
 /** The `utcp` CLI passes a config file's `resilience` block to its client (docs/design/resilience.md#config). */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
 
-const BIN = resolve(__dirname, '../../dist/cli/main.js');
-
-function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' }, timeout: 20_000 },
-      (error, stdout, stderr) => {
-        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const run = (args: string[], cwd: string) => runCli(args, cwd);
 
 describe('utcp call with a config resilience block', () => {
   it('follows the config: retries 0 sends a failing GET once, retries 1 twice', async () => {

@@ -3,26 +3,13 @@
  * (docs/design/manual-format.md#search-index); `utcp search` builds it. Observed through the index cache of the
  * config: a large registration's index is written there when, and only when, it is built. Runs the built CLI.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
 
-const BIN = resolve(__dirname, '../../dist/cli/main.js');
-
-function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const run = (args: string[], cwd: string) => runCli(args, cwd, 30_000);
 
 /** A folder with a 1,200-tool manual (large enough for the index cache) and a config naming an index cache. */
 function workspace(strategy: Record<string, unknown> = {}): { dir: string; indexed: () => number } {
