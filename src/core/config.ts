@@ -109,6 +109,19 @@ function providerEntries(doc: unknown): unknown[] {
 }
 
 /**
+ * Warns that a search-index option of the config is ignored: only the in-memory repository's bm25 search builds an
+ * index in this process (docs/design/manual-format.md#index-cache).
+ */
+function warnIfNoLocalIndex(raw: UtcpClientConfig, option: string, warnings: string[]): void {
+  const strategy = raw.tool_search_strategy?.tool_search_strategy_type;
+  const repository = isObj(raw.tool_repository) ? raw.tool_repository.tool_repository_type : 'in_memory';
+  if (strategy !== 'bm25' || repository !== 'in_memory')
+    warnings.push(
+      `tool_search_strategy.${option} is ignored: it applies to the bm25 search of the in_memory repository (here ${String(strategy)} on ${String(repository)})`,
+    );
+}
+
+/**
  * Loads and validates a config: an object, or a path to a JSON/YAML file (relative to `rootDir`).
  * Throws `UtcpValidationError` (code INVALID_CONFIG) listing every problem with its path.
  */
@@ -194,25 +207,14 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
       message: 'expected a folder path (a nonempty string)',
     });
   } else if (raw.tool_search_strategy?.index_cache_dir !== undefined) {
-    // Only the in-memory repository's bm25 search builds an index in this process (docs/design/manual-format.md#index-cache).
-    const strategy = raw.tool_search_strategy.tool_search_strategy_type;
-    const repository = isObj(raw.tool_repository) ? raw.tool_repository.tool_repository_type : 'in_memory';
-    if (strategy !== 'bm25' || repository !== 'in_memory')
-      warnings.push(
-        `tool_search_strategy.index_cache_dir is ignored: it applies to the bm25 search of the in_memory repository (here ${String(strategy)} on ${String(repository)})`,
-      );
+    warnIfNoLocalIndex(raw, 'index_cache_dir', warnings);
   }
   const search = isObj(raw.tool_search_strategy) ? (raw.tool_search_strategy as ToolSearchStrategyConfig) : undefined;
   const deferIndex = search?.index_on_first_search;
   if (deferIndex !== undefined && typeof deferIndex !== 'boolean') {
     issues.push({ path: 'tool_search_strategy.index_on_first_search', message: 'expected true or false' });
   } else if (deferIndex !== undefined) {
-    const strategy = search!.tool_search_strategy_type;
-    const repository = isObj(raw.tool_repository) ? raw.tool_repository.tool_repository_type : 'in_memory';
-    if (strategy !== 'bm25' || repository !== 'in_memory')
-      warnings.push(
-        `tool_search_strategy.index_on_first_search is ignored: it applies to the bm25 search of the in_memory repository (here ${String(strategy)} on ${String(repository)})`,
-      );
+    warnIfNoLocalIndex(raw, 'index_on_first_search', warnings);
   }
   if (
     raw.tool_repository !== undefined &&
