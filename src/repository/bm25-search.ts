@@ -104,38 +104,53 @@ export function splitDescription(description: string): [head: string, rest: stri
  */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  forEachWord(text, (raw) => pushTerm(out, raw));
+  if (!text) return out;
+  const bounds = new Int32Array(text.length * 2);
+  const count = wordBounds(text, bounds);
+  for (let k = 0; k < count; k += 2) pushTerm(out, text.slice(bounds[k], bounds[k + 1]));
   return out;
 }
 
+/** The class of each ASCII character: 0 not in a word, 1 a lower-case letter or a digit, 2 an upper-case letter. */
+const ASCII_CLASS = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) ASCII_CLASS[c] = 1;
+for (let c = 97; c <= 122; c++) ASCII_CLASS[c] = 1;
+for (let c = 65; c <= 90; c++) ASCII_CLASS[c] = 2;
+
+/** The class (as ASCII_CLASS) of a character outside ASCII: Unicode letters and digits are word characters. */
+function unicodeClass(ch: string): number {
+  if (!/[\p{L}\p{N}]/u.test(ch)) return 0;
+  return ch.toLowerCase() !== ch ? 2 : 1;
+}
+
 /**
- * Calls `onWord` with each raw word of `text`, in order: runs of letters and digits, split at lower→Upper (camelCase)
- * boundaries. `tokenize` and the index writer share it, so both split text the same way.
+ * Finds the raw words of `text`, in order: runs of letters and digits, split at lower→Upper (camelCase) boundaries.
+ * Writes each word's start and end into `bounds` (which holds `2 × text.length` numbers at least) and returns how
+ * many numbers it wrote. `tokenize` and the index writer share it, so both split text the same way; it calls nothing
+ * per word, so the writer's per-word work runs in the writer's own loop (docs/design/performance.md#cold-index).
  */
-function forEachWord(text: string, onWord: (raw: string) => void): void {
-  if (!text) return;
+function wordBounds(text: string, bounds: Int32Array): number {
+  let count = 0;
   let start = -1;
-  let prevLowerOrDigit = false;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i < text.length ? text.charCodeAt(i) : 32;
-    let isWordChar: boolean;
-    let isUpper = false;
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) isWordChar = true;
-    else if (c >= 65 && c <= 90) isWordChar = isUpper = true;
-    else if (c < 128) isWordChar = false;
-    else {
-      const ch = text[i];
-      isWordChar = /[\p{L}\p{N}]/u.test(ch);
-      isUpper = isWordChar && ch.toLowerCase() !== ch;
-    }
+  let prev = 0;
+  const end = text.length;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    const cls = c < 128 ? ASCII_CLASS[c] : unicodeClass(text[i]);
     // A word ends at a non-word character or at a lower→Upper (camelCase) boundary.
-    if (start !== -1 && (!isWordChar || (isUpper && prevLowerOrDigit))) {
-      onWord(text.slice(start, i));
+    if (start !== -1 && (cls === 0 || (cls === 2 && prev === 1))) {
+      bounds[count++] = start;
+      bounds[count++] = i;
       start = -1;
     }
-    if (isWordChar && start === -1) start = i;
-    prevLowerOrDigit = isWordChar && !isUpper;
+    if (cls !== 0 && start === -1) start = i;
+    prev = cls;
   }
+  if (start !== -1) {
+    bounds[count++] = start;
+    bounds[count++] = end;
+  }
+  return count;
 }
 
 /** The term a raw word indexes as, or `undefined` for a word search ignores (too short, a stop word). */
@@ -246,6 +261,8 @@ class SegmentWriter {
   /** Per term: the last document that used it and where that posting is. */
   #lastDoc: Int32Array;
   #slot: Int32Array;
+  /** Per term: how many documents use it (its postings). */
+  #df: Int32Array;
   /** Postings in the order they were made: term, document, weighted frequency. */
   #pTerm: Int32Array;
   #pDoc: Int32Array;
@@ -253,10 +270,9 @@ class SegmentWriter {
   #n = 0;
   #doc = 0;
   #len = 0;
-  #weight = 0;
-  #counts = true;
   readonly #lens: Float32Array;
-  readonly #onWord = (raw: string) => this.#word(raw);
+  /** Where `wordBounds` writes the words of each text (reused, grown for a longer text). */
+  #bounds = new Int32Array(256);
   /**
    * `chars` is the length of all the texts the segment will index. The arrays are sized from it up front so that they
    * almost never grow while V8 is still optimising the writer: a resize assigns a field the optimising compiler took as
@@ -271,6 +287,7 @@ class SegmentWriter {
     const terms = Math.min(postings, docs * 2 + 1024);
     this.#lastDoc = new Int32Array(terms).fill(-1);
     this.#slot = new Int32Array(terms);
+    this.#df = new Int32Array(terms);
     this.#pTerm = new Int32Array(postings);
     this.#pDoc = new Int32Array(postings);
     this.#pTf = new Float64Array(postings);
@@ -287,47 +304,85 @@ class SegmentWriter {
     return this.#lens[this.#doc];
   }
 
+  /**
+   * Indexes the words of `text` for the current document. The per-word work is this one loop, over the word bounds
+   * `wordBounds` wrote, with the tables in local variables: a callback per word (the scanner calling the writer) kept
+   * a cold build in calls between functions not yet optimised, and its closure, new with each writer, made V8 throw
+   * away the optimised scanner at the next writer (docs/design/performance.md#cold-index).
+   */
   addText(text: string, weight: number, counts: boolean): void {
-    this.#weight = weight;
-    this.#counts = counts;
-    forEachWord(text, this.#onWord);
+    if (!text) return;
+    if (text.length * 2 > this.#bounds.length) this.#bounds = new Int32Array(text.length * 2);
+    const bounds = this.#bounds;
+    const count = wordBounds(text, bounds);
+    const words = this.#words;
+    const doc = this.#doc;
+    let lastDoc = this.#lastDoc;
+    let slot = this.#slot;
+    let df = this.#df;
+    let pTerm = this.#pTerm;
+    let pDoc = this.#pDoc;
+    let pTf = this.#pTf;
+    let n = this.#n;
+    let len = this.#len;
+    for (let k = 0; k < count; k += 2) {
+      const raw = text.slice(bounds[k], bounds[k + 1]);
+      let t = words.get(raw);
+      if (t === undefined) {
+        t = this.#newWord(raw);
+        lastDoc = this.#lastDoc;
+        slot = this.#slot;
+        df = this.#df;
+      }
+      if (t < 0) continue;
+      if (counts) len += weight;
+      if (lastDoc[t] === doc) {
+        pTf[slot[t]] += weight;
+        continue;
+      }
+      if (n >= pTerm.length) {
+        this.#grow();
+        pTerm = this.#pTerm;
+        pDoc = this.#pDoc;
+        pTf = this.#pTf;
+      }
+      lastDoc[t] = doc;
+      slot[t] = n;
+      df[t]++;
+      pTerm[n] = t;
+      pDoc[n] = doc;
+      pTf[n] = weight;
+      n++;
+    }
+    this.#n = n;
+    this.#len = len;
   }
 
-  #word(raw: string): void {
-    let t = this.#words.get(raw);
-    if (t === undefined) {
-      const term = termOf(raw);
-      if (term === undefined) t = -1;
-      else {
-        t = this.#terms.get(term);
-        if (t === undefined) {
-          t = this.#terms.size;
-          this.#terms.set(term, t);
-          if (t >= this.#lastDoc.length) {
-            const lastDoc = new Int32Array(t * 2).fill(-1);
-            lastDoc.set(this.#lastDoc);
-            this.#lastDoc = lastDoc;
-            const slot = new Int32Array(t * 2);
-            slot.set(this.#slot);
-            this.#slot = slot;
-          }
+  /** Looks up a raw word seen for the first time in this segment: its term id, or -1 for a word not indexed. */
+  #newWord(raw: string): number {
+    let t: number | undefined;
+    const term = termOf(raw);
+    if (term === undefined) t = -1;
+    else {
+      t = this.#terms.get(term);
+      if (t === undefined) {
+        t = this.#terms.size;
+        this.#terms.set(term, t);
+        if (t >= this.#lastDoc.length) {
+          const lastDoc = new Int32Array(t * 2).fill(-1);
+          lastDoc.set(this.#lastDoc);
+          this.#lastDoc = lastDoc;
+          const slot = new Int32Array(t * 2);
+          slot.set(this.#slot);
+          this.#slot = slot;
+          const df = new Int32Array(t * 2);
+          df.set(this.#df);
+          this.#df = df;
         }
       }
-      this.#words.set(raw, t);
     }
-    if (t < 0) return;
-    if (this.#counts) this.#len += this.#weight;
-    if (this.#lastDoc[t] === this.#doc) {
-      this.#pTf[this.#slot[t]] += this.#weight;
-      return;
-    }
-    const n = this.#n++;
-    if (n >= this.#pTerm.length) this.#grow();
-    this.#lastDoc[t] = this.#doc;
-    this.#slot[t] = n;
-    this.#pTerm[n] = t;
-    this.#pDoc[n] = this.#doc;
-    this.#pTf[n] = this.#weight;
+    this.#words.set(raw, t);
+    return t;
   }
 
   #grow(): void {
@@ -346,19 +401,37 @@ class SegmentWriter {
   /** Lays the postings out per term (compressed sparse rows), in document order within each term. */
   finish(): SegmentData {
     const terms = this.#terms;
+    const termCount = terms.size;
     const count = this.#n;
-    const offsets = new Uint32Array(terms.size + 1);
-    for (let i = 0; i < count; i++) offsets[this.#pTerm[i] + 1]++;
-    for (let t = 0; t < terms.size; t++) offsets[t + 1] += offsets[t];
-    const cursor = offsets.slice(0, terms.size);
+    // Each term's postings start where the previous term's end (its document frequency, counted as they were made).
+    const offsets = new Uint32Array(termCount + 1);
+    const df = this.#df;
+    for (let t = 0; t < termCount; t++) offsets[t + 1] = offsets[t] + df[t];
     const ids = this.#lens.length <= 0xffff ? new Uint16Array(count) : new Uint32Array(count);
     const tfs = new Float32Array(count);
-    for (let i = 0; i < count; i++) {
-      const at = cursor[this.#pTerm[i]]++;
-      ids[at] = this.#pDoc[i];
-      tfs[at] = this.#pTf[i];
-    }
+    layOut(this.#pTerm, this.#pDoc, this.#pTf, count, offsets.slice(0, termCount), ids, tfs);
     return { lens: this.#lens, terms, offsets, ids, tfs };
+  }
+}
+
+/**
+ * Moves `count` postings, in the order they were made, to their term's rows (`cursor`: where each term's next posting
+ * goes). A function of its own with one loop: V8 compiles it on-stack while it runs, with no other loop in it that
+ * has not run yet (which would throw that compile away).
+ */
+function layOut(
+  pTerm: Int32Array,
+  pDoc: Int32Array,
+  pTf: Float64Array,
+  count: number,
+  cursor: Uint32Array,
+  ids: Uint16Array | Uint32Array,
+  tfs: Float32Array,
+): void {
+  for (let i = 0; i < count; i++) {
+    const at = cursor[pTerm[i]]++;
+    ids[at] = pDoc[i];
+    tfs[at] = pTf[i];
   }
 }
 
@@ -489,11 +562,18 @@ export class Bm25Search implements ToolSearchStrategy {
       const dot = tool.name.indexOf('.');
       w.addText(dot === -1 ? tool.name : tool.name.slice(dot + 1), nameWeight, true);
       if (dot !== -1) w.addText(tool.name.slice(0, dot), manualWeight, true);
-      const [head, rest] = splitDescription(tool.description ?? '');
-      w.addText(head, descriptionWeight, true);
-      // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
-      if (rest) w.addText(rest, descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
-      for (const tag of tool.tags) w.addText(tag, tagWeight, true);
+      // As splitDescription, without an array per tool (destructured through the iterator protocol while cold).
+      const description = tool.description ?? '';
+      const cut = description.indexOf('\n\n');
+      if (cut === -1) w.addText(description, descriptionWeight, true);
+      else {
+        w.addText(description.slice(0, cut), descriptionWeight, true);
+        // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
+        const rest = description.slice(cut + 2);
+        if (rest) w.addText(rest, descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
+      }
+      const tags = tool.tags;
+      for (let i = 0; i < tags.length; i++) w.addText(tags[i], tagWeight, true);
       this.#totalLen += w.endDoc();
     }
     this.#alive += docs.length;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Tool } from '../../src/core/types.js';
 import { Bm25Search, tokenize } from '../../src/repository/bm25-search.js';
 import { WordMatchSearch } from '../../src/repository/word-match-search.js';
 import { InMemoryToolRepository } from '../../src/repository/in-memory-repository.js';
@@ -103,6 +104,126 @@ describe('BM25 search', () => {
 
   it('tokenizes camelCase, snake_case and plurals', () => {
     expect(tokenize('getWeatherForecasts for_the_cities')).toEqual(['get', 'weather', 'forecast', 'city']);
+  });
+
+  it('splits words at non-letters and lower→Upper only, Unicode letters and digits included', () => {
+    expect(tokenize('HTTPServer getHTTP v2Api')).toEqual(['httpserver', 'get', 'http', 'v2', 'api']);
+    expect(tokenize('ÉcoleNormale straße ΩmegaΣigma 日本語')).toEqual([
+      'école',
+      'normale',
+      'straße',
+      'ωmega',
+      'σigma',
+      '日本語',
+    ]);
+    expect(tokenize('x-y_z a1B2 ǅemo')).toEqual(['a1', 'b2', 'ǆemo']);
+    expect(tokenize('')).toEqual([]);
+  });
+
+  it('scores as BM25F computed from tokenize() field by field, for small and large registrations', () => {
+    // An independent reference: every field tokenized on its own with the public tokenizer, weighted term
+    // frequencies and lengths summed in the writer's order and kept as 32-bit floats, as the index keeps them.
+    const pieces = [
+      'alpha',
+      'Beta',
+      'gammaDelta',
+      'ÉCOLE',
+      'école',
+      'straße',
+      'Ωmega',
+      '日本',
+      'x2',
+      'forecasts',
+      'forecast',
+      'the',
+      'a',
+      'HTTPServer',
+      'getHTTP',
+      'ǅemo',
+      '—',
+      '42',
+      'snake_case',
+      'İstanbul',
+    ];
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const text = (n: number) =>
+      Array.from({ length: n }, () => pieces[Math.floor(next() * pieces.length)]).join(next() < 0.2 ? '' : ' ');
+    const tool = (i: number) =>
+      t(
+        `m${i % 3}.${text(2)}_${i}`,
+        next() < 0.3 ? `${text(4)}\n\n${text(12)}` : text(1 + Math.floor(next() * 8)),
+        Array.from({ length: Math.floor(next() * 3) }, () => text(1)),
+      );
+    const small = Array.from({ length: 300 }, (_, i) => tool(i));
+    const large = Array.from({ length: 1100 }, (_, i) => tool(300 + i));
+    const docs = [...small, ...large];
+    const s = new Bm25Search();
+    s.add(small);
+    s.add(large);
+    const fields = (x: Tool): [string, number, boolean][] => {
+      const dot = x.name.indexOf('.');
+      const cut = x.description.indexOf('\n\n');
+      return [
+        [x.name.slice(dot + 1), 3, true],
+        [x.name.slice(0, dot), 0.5, true],
+        [cut === -1 ? x.description : x.description.slice(0, cut), 1, true],
+        [cut === -1 ? '' : x.description.slice(cut + 2), 0.1, false],
+        ...x.tags.map((tag): [string, number, boolean] => [tag, 3, true]),
+      ];
+    };
+    const tf = docs.map((x) => {
+      const m = new Map<string, number>();
+      let len = 0;
+      for (const [field, weight, counts] of fields(x))
+        for (const term of tokenize(field)) {
+          m.set(term, (m.get(term) ?? 0) + weight);
+          if (counts) len += weight;
+        }
+      for (const [term, f] of m) m.set(term, Math.fround(f));
+      return { m, len: Math.fround(len) };
+    });
+    let total = 0;
+    for (const d of tf) total += d.len;
+    const avg = total / docs.length;
+    const reference = (query: string) => {
+      const terms = [...new Set(tokenize(query))];
+      const scores = new Map<number, number>();
+      for (const term of terms) {
+        const df = tf.filter((d) => d.m.has(term)).length;
+        if (df === 0) continue;
+        const idf = Math.log(1 + (docs.length - df + 0.5) / (df + 0.5));
+        tf.forEach((d, id) => {
+          const f = d.m.get(term);
+          if (f === undefined) return;
+          const score = (idf * f * 2.2) / (f + 1.2 * (1 - 0.75 + (0.75 * d.len) / avg));
+          scores.set(id, (scores.get(id) ?? 0) + score);
+        });
+      }
+      return [...scores].sort((x, y) => y[1] - x[1] || x[0] - y[0]).map(([id]) => docs[id].name);
+    };
+    for (const query of [
+      'alpha',
+      'beta gamma',
+      'école',
+      'ecole',
+      'forecast',
+      'straße ωmega',
+      '日本',
+      'x2 42',
+      'http server',
+      'httpserver get',
+      'ǆemo',
+      'snake case',
+      'istanbul',
+      'i̇stanbul',
+      'm1',
+      'delta',
+    ])
+      expect(
+        s.search(query, 0).map((x) => x.name),
+        query,
+      ).toEqual(reference(query));
   });
 });
 
