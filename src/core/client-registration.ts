@@ -14,7 +14,7 @@ import { documentType, normalizeManual } from './legacy.js';
 import { openTrace, tracing, type TraceStart } from './tracing.js';
 import type { CallOptions, Transport } from './transport.js';
 import type { CallTemplateBase, RegisterManualResult, Tool, UtcpManual } from './types.js';
-import { validateCallTemplate, validateTool } from './validate.js';
+import { plainValidTool, validateCallTemplate, validateToolFully } from './validate.js';
 import { collectTemplateVariables, sanitizeManualName } from './variables.js';
 import { errorMessage } from './guards.js';
 
@@ -41,9 +41,10 @@ function namedTypes(doc: unknown): Set<unknown> {
   const types = new Set<unknown>([documentType(doc)]);
   const tools = (doc as { tools?: unknown } | null)?.tools;
   if (Array.isArray(tools))
-    for (const t of tools)
+    for (let i = 0; i < tools.length; i++)
       types.add(
-        (t as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template?.call_template_type,
+        (tools[i] as { tool_call_template?: { call_template_type?: unknown } } | null)?.tool_call_template
+          ?.call_template_type,
       );
   return types;
 }
@@ -305,12 +306,16 @@ function keepTools(
   const prefix = `${name}.`;
   for (let i = 0; i < listed.length; i++) {
     const value = listed[i];
-    const { tool, issues } = validateTool(value, i, validation);
+    let tool = plainValidTool(value, validation);
     if (!tool) {
-      warnings.push(
-        `Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(issues)}`,
-      );
-      continue;
+      const checked = validateToolFully(value, i, validation);
+      if (!checked.tool) {
+        warnings.push(
+          `Skipped tool ${i}${typeof (value as Tool)?.name === 'string' ? ` (${(value as Tool).name})` : ''}: ${formatIssues(checked.issues)}`,
+        );
+        continue;
+      }
+      tool = checked.tool;
     }
     const type = tool.tool_call_template.call_template_type;
     const full = tool.name.startsWith(prefix) ? tool.name : prefix + tool.name;
@@ -325,7 +330,7 @@ function keepTools(
       continue;
     }
     seen.add(full);
-    tool.name = full; // validateTool returned a fresh object
+    tool.name = full; // plainValidTool and validateTool return a fresh object
     tools.push(tool);
   }
   return { tools, dropped };

@@ -45,12 +45,12 @@ export function normalizeCallTemplate(
   hooks?: LegacyHooks,
 ): unknown {
   if (!isObj(value)) return value;
+  // No closure per call (a manual normalises every tool's template): `out` becomes a copy at the first change.
   let out: Obj = value;
-  const copy = () => (out === value ? (out = { ...value }) : out);
   if (out.call_template_type === undefined) {
     const alias = out.provider_type !== undefined ? 'provider_type' : out.type !== undefined ? 'type' : undefined;
     if (alias) {
-      copy();
+      out = { ...value };
       out.call_template_type = out[alias];
       delete out[alias];
       notes.push(`${where}: legacy "${alias}" renamed to "call_template_type"`);
@@ -59,7 +59,7 @@ export function normalizeCallTemplate(
   const type = out.call_template_type;
   const current = typeof type === 'string' ? hooks?.typeAliases?.[type] : undefined;
   if (current !== undefined) {
-    copy();
+    if (out === value) out = { ...value };
     out.call_template_type = current;
     notes.push(`${where}: legacy type "${String(type)}" mapped to "${current}"`);
   }
@@ -75,7 +75,7 @@ export function normalizeCallTemplate(
   if (out.auth !== undefined) {
     const auth = normalizeAuth(out.auth, notes, where);
     if (auth !== out.auth) {
-      copy();
+      if (out === value) out = { ...value };
       out.auth = auth;
     }
   }
@@ -88,6 +88,59 @@ export function documentType(doc: unknown): string | undefined {
   for (const key of ['call_template_type', 'provider_type', 'type'])
     if (typeof doc[key] === 'string') return doc[key] as string;
   return undefined;
+}
+
+/** One tool of `normalizeManual`: the input itself when nothing changed, else a copy. */
+function normalizeTool(
+  tool: unknown,
+  i: number,
+  inherit: Obj | undefined,
+  inline: ((tool: Obj) => Obj | undefined) | undefined,
+  hooks: LegacyHooks | undefined,
+  notes: string[],
+  own: string[],
+  toolNotes: [message: string | undefined, note: string][],
+): unknown {
+  if (!isObj(tool)) return tool;
+  let t: Obj = tool;
+  if (t.tool_call_template === undefined) {
+    const alias = t.tool_provider !== undefined ? 'tool_provider' : t.provider !== undefined ? 'provider' : undefined;
+    if (alias) {
+      t = { ...tool };
+      t.tool_call_template = t[alias];
+      delete t[alias];
+    } else if (inherit) {
+      t = { ...tool, tool_call_template: inherit };
+    } else {
+      const template = inline?.(t);
+      if (template) {
+        t = { ...tool, tool_call_template: template };
+        notes.push(
+          `tools[${i}]: call fields written on the tool (${String(template.call_template_type)} provider dialect) read as its tool_call_template`,
+        );
+      }
+    }
+  }
+  if (t.inputs === undefined && t.parameters !== undefined) {
+    if (t === tool) t = { ...tool };
+    t.inputs = t.parameters;
+    delete t.parameters;
+  }
+  const template = t.tool_call_template;
+  if (template !== undefined && template !== inherit) {
+    const where = `tools[${i}].tool_call_template`;
+    own.length = 0;
+    const tpl = normalizeCallTemplate(template, own, where, hooks);
+    for (let k = 0; k < own.length; k++) {
+      const note = own[k];
+      toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
+    }
+    if (tpl !== template) {
+      if (t === tool) t = { ...tool };
+      t.tool_call_template = tpl;
+    }
+  }
+  return t;
 }
 
 /**
@@ -111,48 +164,14 @@ export function normalizeManual(
   // A provider file (go-utcp) names its type at the top and writes each tool's call fields inline.
   const inline = hooks?.spec?.(documentType(out) ?? manualType ?? '')?.inlineToolTemplate;
   const toolNotes: [message: string | undefined, note: string][] = [];
-  out.tools = out.tools.map((tool, i) => {
-    if (!isObj(tool)) return tool;
-    let t: Obj = tool;
-    const copy = () => (t === tool ? (t = { ...tool }) : t);
-    if (t.tool_call_template === undefined) {
-      const alias = t.tool_provider !== undefined ? 'tool_provider' : t.provider !== undefined ? 'provider' : undefined;
-      if (alias) {
-        copy();
-        t.tool_call_template = t[alias];
-        delete t[alias];
-      } else if (inherit) {
-        copy();
-        t.tool_call_template = inherit;
-      } else {
-        const template = inline?.(t);
-        if (template) {
-          copy();
-          t.tool_call_template = template;
-          notes.push(
-            `tools[${i}]: call fields written on the tool (${String(template.call_template_type)} provider dialect) read as its tool_call_template`,
-          );
-        }
-      }
-    }
-    if (t.inputs === undefined && t.parameters !== undefined) {
-      copy();
-      t.inputs = t.parameters;
-      delete t.parameters;
-    }
-    if (t.tool_call_template !== undefined && t.tool_call_template !== inherit) {
-      const where = `tools[${i}].tool_call_template`;
-      const own: string[] = [];
-      const tpl = normalizeCallTemplate(t.tool_call_template, own, where, hooks);
-      for (const note of own)
-        toolNotes.push([note.startsWith(`${where}: `) ? note.slice(where.length + 2) : undefined, note]);
-      if (tpl !== t.tool_call_template) {
-        copy();
-        t.tool_call_template = tpl;
-      }
-    }
-    return t;
-  });
+  // An indexed loop calling one function per tool, with one notes array reused: no callback, closure or array per
+  // tool (docs/design/performance.md#cold-registration).
+  const listed = out.tools;
+  const tools: unknown[] = new Array(listed.length);
+  const own: string[] = [];
+  for (let i = 0; i < listed.length; i++)
+    tools[i] = normalizeTool(listed[i], i, inherit, inline, hooks, notes, own, toolNotes);
+  out.tools = tools;
   // A note repeated by many tools (a converted spec has hundreds) is reported once, with the count.
   const counts = new Map<string, number>();
   for (const [message] of toolNotes) if (message !== undefined) counts.set(message, (counts.get(message) ?? 0) + 1);

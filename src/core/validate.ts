@@ -258,29 +258,96 @@ export interface ToolValidationResult {
 
 /** Validates one tool and fills its defaults (description "", inputs {}, outputs {}, tags []). Does not mutate the input. */
 export function validateTool(value: unknown, index: number, options: TemplateValidationOptions): ToolValidationResult {
+  const plain = plainValidTool(value, options);
+  return plain ? { tool: plain, issues: [] } : validateToolFully(value, index, options);
+}
+
+/** `validateTool` without its fast path: every check, each problem named with its path `tools[i]`. */
+export function validateToolFully(
+  value: unknown,
+  index: number,
+  options: TemplateValidationOptions,
+): ToolValidationResult {
   const shape = shapeIssues(value, index);
   if (shape) return { issues: shape };
-  // The usual tool passes the direct checks of plainTool (named property reads, no loop over field specs, no path
-  // strings), and only its template's own schema runs; any other tool, or one with issues, gets the full checks
-  // with its path `tools[i]` (docs/design/performance.md#cold-registration).
-  if (plainTool(value)) {
-    const template = value.tool_call_template as Record<string, unknown>;
-    const type = template.call_template_type as string;
-    if (options.templates.isKnown(type)) {
-      const issues: ValidationIssue[] = [];
-      options.templates.compiled(type)?.validate(template, 'tool_call_template', issues);
-      if (issues.length === 0) return { tool: withDefaults(value), issues };
-    }
-  }
   const issues: ValidationIssue[] = [];
   checkTool(value, `tools[${index}]`, options, issues);
   return issues.length > 0 ? { issues } : { tool: withDefaults(value as Record<string, unknown>), issues };
 }
 
+/** Where the usual tool's template check writes its issues: always empty between calls. */
+const scratchIssues: ValidationIssue[] = [];
+
+/**
+ * The usual tool, checked and copied with its defaults filled in, or `undefined` when anything about it is unusual or
+ * wrong (then `validateTool` checks it fully and names each problem with its path). The usual tool: a nonempty name,
+ * optional description/inputs/outputs/tags/average_response_size of the right types (`inputs.required` a list of
+ * names), and a template of a known type with a nonempty `call_template_type`, an optional string `name`, an optional
+ * string list of protocols, no `auth` and no `resilience`, which its own spec accepts.
+ *
+ * Straight-line reads in one function, no helper per field and no closure: a registration runs it once per tool, and
+ * most of a large manual's tools pass through it before V8 has optimised it; written with a helper per check it
+ * cost a cold 10,000-tool registration about 9 ms more (docs/design/performance.md#cold-registration).
+ */
+export function plainValidTool(v: unknown, options: TemplateValidationOptions): Tool | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const tool = v as Record<string, unknown>;
+  const name = tool.name;
+  if (typeof name !== 'string' || name.trim() === '') return undefined;
+  const description = tool.description;
+  if (description !== undefined && description !== null && typeof description !== 'string') return undefined;
+  const inputs = tool.inputs as Record<string, unknown> | undefined | null;
+  if (inputs !== undefined && inputs !== null) {
+    if (typeof inputs !== 'object' || Array.isArray(inputs)) return undefined;
+    const required = inputs.required;
+    if (required !== undefined) {
+      if (!Array.isArray(required)) return undefined;
+      for (let i = 0; i < required.length; i++) if (typeof required[i] !== 'string') return undefined;
+    }
+  }
+  const outputs = tool.outputs;
+  if (outputs !== undefined && outputs !== null && (typeof outputs !== 'object' || Array.isArray(outputs)))
+    return undefined;
+  const tags = tool.tags;
+  if (tags !== undefined && tags !== null) {
+    if (!Array.isArray(tags)) return undefined;
+    for (let i = 0; i < tags.length; i++) if (typeof tags[i] !== 'string') return undefined;
+  }
+  const size = tool.average_response_size;
+  if (size !== undefined && size !== null && !(typeof size === 'number' && Number.isInteger(size))) return undefined;
+  const t = tool.tool_call_template as Record<string, unknown> | undefined | null;
+  if (typeof t !== 'object' || t === null || Array.isArray(t)) return undefined;
+  const type = t.call_template_type;
+  if (typeof type !== 'string' || type.trim() === '') return undefined;
+  const templateName = t.name;
+  if (templateName !== undefined && templateName !== null && typeof templateName !== 'string') return undefined;
+  const protocols = t.allowed_communication_protocols;
+  if (protocols !== undefined && protocols !== null) {
+    if (!Array.isArray(protocols)) return undefined;
+    for (let i = 0; i < protocols.length; i++) if (typeof protocols[i] !== 'string') return undefined;
+  }
+  if ((t.auth !== undefined && t.auth !== null) || t.resilience !== undefined) return undefined;
+  if (!options.templates.isKnown(type)) return undefined;
+  options.templates.compiled(type)?.validate(t, 'tool_call_template', scratchIssues);
+  if (scratchIssues.length > 0) {
+    scratchIssues.length = 0;
+    return undefined;
+  }
+  return {
+    ...tool,
+    name,
+    description: (description as string | undefined | null) ?? '',
+    inputs: (inputs as JsonSchema | undefined | null) ?? {},
+    outputs: (outputs as JsonSchema | undefined | null) ?? {},
+    tags: (tags as string[] | undefined | null) ?? [],
+    tool_call_template: t as unknown as CallTemplateBase,
+  };
+}
+
 /**
  * `inputs.required`, when present, must list property names (JSON Schema): anything else (a nested object, a
  * string) is an issue here rather than a surprise for every later consumer of the schema
- * (docs/design/threat-model.md#edges-and-nesting). One property read on the usual tool.
+ * (docs/design/threat-model.md#edges-and-nesting).
  */
 function shapeIssues(value: unknown, index: number): ValidationIssue[] | undefined {
   const required = (value as { inputs?: { required?: unknown } } | null)?.inputs?.required;
@@ -304,35 +371,6 @@ function withDefaults(v: Record<string, unknown>): Tool {
     tags: (v.tags as string[] | undefined) ?? [],
     tool_call_template: v.tool_call_template as CallTemplateBase,
   };
-}
-
-const absent = (v: unknown): boolean => v === undefined || v === null;
-const stringList = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'string');
-
-/**
- * Whether a tool's own fields and its template's base fields are certainly fine (the usual tool): a nonempty name,
- * optional description/inputs/outputs/tags/average_response_size of the right types, and a template with a
- * nonempty `call_template_type`, an optional string `name`, an optional string list of protocols and no `auth`
- * (an auth object goes through the full checks). False means "check fully", not "invalid".
- */
-function plainTool(v: unknown): v is Record<string, unknown> {
-  if (!isPlainObject(v)) return false;
-  const name = v.name;
-  if (typeof name !== 'string' || name.trim() === '') return false;
-  const description = v.description;
-  if (!absent(description) && typeof description !== 'string') return false;
-  if (!absent(v.inputs) && !isPlainObject(v.inputs)) return false;
-  if (!absent(v.outputs) && !isPlainObject(v.outputs)) return false;
-  if (!absent(v.tags) && !stringList(v.tags)) return false;
-  const size = v.average_response_size;
-  if (!absent(size) && !(typeof size === 'number' && Number.isInteger(size))) return false;
-  const t = v.tool_call_template;
-  if (!isPlainObject(t)) return false;
-  const type = t.call_template_type;
-  if (typeof type !== 'string' || type.trim() === '') return false;
-  if (!absent(t.name) && typeof t.name !== 'string') return false;
-  if (!absent(t.allowed_communication_protocols) && !stringList(t.allowed_communication_protocols)) return false;
-  return absent(t.auth) && t.resilience === undefined;
 }
 
 function checkTool(value: unknown, path: string, options: TemplateValidationOptions, issues: ValidationIssue[]): void {

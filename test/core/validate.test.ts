@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateCallTemplate, validateTool } from '../../src/core/validate.js';
+import { plainValidTool, validateCallTemplate, validateTool, validateToolFully } from '../../src/core/validate.js';
 import { TemplateRegistry } from '../../src/core/template-registry.js';
 import { builtinTransports } from '../../src/transports/builtin.js';
 
@@ -110,5 +110,72 @@ describe('validateTool', () => {
       'tools[3].tags: expected an array of strings, got string',
       'tools[3].tool_call_template.url: required',
     ]);
+  });
+
+  it('takes the fast path only for tools the full checks accept, with the same result', () => {
+    // Every field of a usual tool and of its template, set in turn to values of every kind: the fast path must never
+    // accept what the full checks refuse, and what it accepts must come out as the full path makes it.
+    const base = {
+      name: 'get_thing',
+      description: 'Gets a thing',
+      inputs: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      outputs: { type: 'object' },
+      tags: ['things'],
+      tool_call_template: { call_template_type: 'http', url: 'https://api.example.com/x', http_method: 'GET' },
+    };
+    const values: unknown[] = [
+      undefined,
+      null,
+      '',
+      '  ',
+      'x',
+      0,
+      1,
+      1.5,
+      -1,
+      true,
+      [],
+      ['a'],
+      [1],
+      ['a', 2],
+      {},
+      { a: 1 },
+    ];
+    const variants: unknown[] = [base];
+    const fields = ['name', 'description', 'inputs', 'outputs', 'tags', 'average_response_size', 'tool_call_template'];
+    for (const field of fields) for (const v of values) variants.push({ ...base, [field]: v });
+    for (const v of values) variants.push({ ...base, inputs: { ...base.inputs, required: v } });
+    const templateFields = [
+      'call_template_type',
+      'name',
+      'allowed_communication_protocols',
+      'auth',
+      'resilience',
+      'url',
+      'http_method',
+      'headers',
+      'timeout',
+      'body_encoding',
+    ];
+    for (const field of templateFields)
+      for (const v of [...values, 'POST', 'FETCH', 'base64', { auth_type: 'api_key', api_key: 'k', var_name: 'X' }])
+        variants.push({ ...base, tool_call_template: { ...base.tool_call_template, [field]: v } });
+    variants.push({ ...base, tool_call_template: { call_template_type: 'text', content: 'x' } });
+    variants.push({ ...base, tool_call_template: { call_template_type: 'carrier_pigeon' } });
+    variants.push('not a tool', null, [base]);
+    let fast = 0;
+    for (const [i, variant] of variants.entries()) {
+      const plain = plainValidTool(variant, { templates });
+      const full = validateToolFully(variant, i, { templates });
+      if (plain) {
+        fast++;
+        expect(full.issues, JSON.stringify(variant)).toEqual([]);
+        expect(plain).toEqual(full.tool);
+      }
+      expect(validateTool(variant, i, { templates })).toEqual(full);
+    }
+    // The usual variants do take it (the fast path is not simply always declined).
+    expect(fast).toBeGreaterThan(60);
+    expect(plainValidTool(base, { templates })).toBeDefined();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/core/types.js';
-import { Bm25Search, tokenize } from '../../src/repository/bm25-search.js';
+import { Bm25Search } from '../../src/repository/bm25-search.js';
+import { tokenize } from '../../src/repository/bm25-text.js';
 import { WordMatchSearch } from '../../src/repository/word-match-search.js';
 import { InMemoryToolRepository } from '../../src/repository/in-memory-repository.js';
 import { catalog, rankingCases, repositorySearchSuite, t } from './search-suite.js';

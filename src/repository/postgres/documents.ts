@@ -4,7 +4,7 @@
  * as an array literal, and the name's words for the typo vocabulary.
  */
 import type { Tool } from '../../core/types.js';
-import { splitDescription, tokenize } from '../bm25-search.js';
+import { splitDescription, tokenize } from '../bm25-text.js';
 
 /**
  * Version of how tool rows are derived from a tool (terms, weights, literals). A save whose tools are byte for byte

@@ -14,7 +14,7 @@ import type {
   ToolRepository,
 } from '../../core/repository.js';
 import type { CallTemplateBase, Tool, UtcpManual } from '../../core/types.js';
-import { tokenize } from '../bm25-search.js';
+import { tokenize } from '../bm25-text.js';
 import { DEFAULT_DISCOVERY_TTL_MS, type PostgresToolRepositoryOptions } from './postgres-config.js';
 import { createPgliteDriver, createServerDriver, quoteIdent, type SqlDriver } from './driver.js';
 import { duplicateToolName, repositoryError, SecretScrubber, type Operation } from './postgres-errors.js';

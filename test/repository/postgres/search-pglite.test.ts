@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { tokenize } from '../../../src/repository/bm25-search.js';
+import { tokenize } from '../../../src/repository/bm25-text.js';
 import { toolDocument, tsvectorLiteral } from '../../../src/repository/postgres/documents.js';
 import { createPgliteDriver } from '../../../src/repository/postgres/driver.js';
 import { MIGRATIONS } from '../../../src/repository/postgres/migrations.js';
