@@ -28,7 +28,8 @@ export class InMemoryToolRepository implements ToolRepository {
       savedAt: Date.now(),
       ...(info?.allowedProtocols ? { allowedProtocols: [...info.allowedProtocols] } : {}),
     });
-    for (const tool of manual.tools) this.#tools.set(tool.name, tool);
+    const tools = manual.tools;
+    for (let i = 0; i < tools.length; i++) this.#tools.set(tools[i].name, tools[i]);
     this.#search.add(manual.tools);
     this.#emit({ kind: 'saved', manualName: name, local: true });
   }
