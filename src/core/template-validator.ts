@@ -21,7 +21,7 @@ interface AjvError {
   data?: unknown;
   parentSchema?: Record<string, unknown>;
 }
-type ValidateFn = ((value: unknown) => boolean) & { errors?: AjvError[] | null };
+type ValidateFn = ((value: unknown, options?: object) => boolean) & { errors?: AjvError[] | null };
 interface AjvLike {
   compile(schema: object): ValidateFn;
   addKeyword(definition: { keyword: string; schemaType?: string }): unknown;
@@ -94,19 +94,29 @@ export function compileTemplate(
   return entry;
 }
 
+/**
+ * The options every call of an Ajv validator gets: the values its parameter defaults would make. Ajv's validators
+ * destructure their second argument with defaults, so a call without it builds two objects; a registration calls
+ * one per tool (docs/design/performance.md#cold-registration). Frozen, and given only to validators of schemas
+ * without dynamic anchors (the only thing a validator writes into it).
+ */
+const VALIDATE_OPTIONS = Object.freeze({ instancePath: '', dynamicAnchors: Object.freeze({}) });
+
 function build(spec: CallTemplateSpec, fn: ValidateFn): CompiledTemplate {
   const properties = (spec.schema as { properties?: Record<string, Record<string, unknown>> }).properties ?? {};
   const authKeys = Object.keys(properties).filter((k) => properties[k][AUTH_FIELD] === true);
+  const options = JSON.stringify(spec.schema).includes('"$dynamicAnchor"') ? undefined : VALIDATE_OPTIONS;
   return {
     spec,
     validate(template, path, issues) {
-      const at = (key: string) => (path ? `${path}.${key}` : key);
-      if (!fn(template)) issues.push(...toIssues(fn.errors ?? [], spec, path));
-      for (const key of authKeys) {
+      if (!fn(template, options)) issues.push(...toIssues(fn.errors ?? [], spec, path));
+      for (let i = 0; i < authKeys.length; i++) {
+        const key = authKeys[i];
         const value = template[key];
-        if (value !== undefined && value !== null) validateAuth(value, at(key), issues);
+        if (value !== undefined && value !== null) validateAuth(value, path ? `${path}.${key}` : key, issues);
       }
-      if (spec.check && issues.length === 0) spec.check(template as never, at, issues);
+      if (spec.check && issues.length === 0)
+        spec.check(template as never, (key: string) => (path ? `${path}.${key}` : key), issues);
     },
   };
 }

@@ -88,3 +88,44 @@ describe.runIf(built)('precompiled template validators (built package)', async (
     expect(out.ajv).toBe(0);
   });
 });
+
+describe('template validators and their call options', () => {
+  it('keeps dynamic scope for a schema with dynamic anchors (the shared call options are not given to it)', async () => {
+    const { compileTemplate } = await import('../../src/core/template-validator.js');
+    // JSON Schema's extension pattern: "strict-tree" extends "tree", and the items of `children` are resolved through
+    // the dynamic scope to "strict-tree", so unknown properties are refused at every depth. The validator records the
+    // scope in its call options; with frozen shared options it would fall back to "tree" and accept them.
+    const spec = {
+      type: 'tree',
+      schema: {
+        $id: 'https://example.test/strict-tree',
+        $dynamicAnchor: 'node',
+        type: 'object',
+        $ref: 'tree',
+        unevaluatedProperties: false,
+        $defs: {
+          tree: {
+            $id: 'https://example.test/tree',
+            $dynamicAnchor: 'node',
+            type: 'object',
+            properties: {
+              call_template_type: true,
+              data: true,
+              children: { type: 'array', items: { $dynamicRef: '#node' } },
+            },
+          },
+        },
+      },
+    };
+    const compiled = await compileTemplate(spec as never);
+    const issues = (t: object) => {
+      const out: { path: string; message: string }[] = [];
+      compiled.validate(t as never, 'tpl', out);
+      return out.length;
+    };
+    for (let round = 0; round < 3; round++) {
+      expect(issues({ call_template_type: 'tree', data: 1, children: [{ data: 2 }] })).toBe(0);
+      expect(issues({ call_template_type: 'tree', children: [{ daat: 2 }] })).toBeGreaterThan(0);
+    }
+  });
+});
