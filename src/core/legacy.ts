@@ -37,6 +37,18 @@ function normalizeAuth(auth: unknown, notes: string[], where: string): unknown {
   return out;
 }
 
+/** The first of two keys that `o` has a value for, or undefined. */
+function firstPresent(o: Obj, a: string, b: string): string | undefined {
+  return o[a] !== undefined ? a : o[b] !== undefined ? b : undefined;
+}
+
+/** A copy of `o` with the key `from` renamed to `to` (a legacy field name); `o` itself is not changed. */
+function renamed(o: Obj, from: string, to: string): Obj {
+  const out: Obj = { ...o, [to]: o[from] };
+  delete out[from];
+  return out;
+}
+
 /** Normalises one call template / v0.1 provider object. Returns the input itself when nothing changed. */
 export function normalizeCallTemplate(
   value: unknown,
@@ -48,11 +60,9 @@ export function normalizeCallTemplate(
   // No closure per call (a manual normalises every tool's template): `out` becomes a copy at the first change.
   let out: Obj = value;
   if (out.call_template_type === undefined) {
-    const alias = out.provider_type !== undefined ? 'provider_type' : out.type !== undefined ? 'type' : undefined;
+    const alias = firstPresent(out, 'provider_type', 'type');
     if (alias) {
-      out = { ...value };
-      out.call_template_type = out[alias];
-      delete out[alias];
+      out = renamed(value, alias, 'call_template_type');
       notes.push(`${where}: legacy "${alias}" renamed to "call_template_type"`);
     }
   }
@@ -104,11 +114,9 @@ function normalizeTool(
   if (!isObj(tool)) return tool;
   let t: Obj = tool;
   if (t.tool_call_template === undefined) {
-    const alias = t.tool_provider !== undefined ? 'tool_provider' : t.provider !== undefined ? 'provider' : undefined;
+    const alias = firstPresent(t, 'tool_provider', 'provider');
     if (alias) {
-      t = { ...tool };
-      t.tool_call_template = t[alias];
-      delete t[alias];
+      t = renamed(tool, alias, 'tool_call_template');
     } else if (inherit) {
       t = { ...tool, tool_call_template: inherit };
     } else {
@@ -121,11 +129,7 @@ function normalizeTool(
       }
     }
   }
-  if (t.inputs === undefined && t.parameters !== undefined) {
-    if (t === tool) t = { ...tool };
-    t.inputs = t.parameters;
-    delete t.parameters;
-  }
+  if (t.inputs === undefined && t.parameters !== undefined) t = renamed(t, 'parameters', 'inputs');
   const template = t.tool_call_template;
   if (template !== undefined && template !== inherit) {
     const where = `tools[${i}].tool_call_template`;
