@@ -287,7 +287,8 @@ async function discover(
 }
 
 /**
- * The tools of a discovered document that the manual keeps: each checked (validateTool) and named `<manual>.<name>`;
+ * The tools of a discovered document that the manual keeps: each checked (plainValidTool for the usual tool, else
+ * validateToolFully, which names each problem) and named `<manual>.<name>`;
  * invalid ones skipped, ones of a protocol the manual does not allow dropped (`dropped`: full name → why), repeated
  * names kept once, each with a warning. A plain loop in a function of its own: V8 optimises it while it runs on a
  * large manual (docs/design/performance.md#cold-registration).
@@ -330,7 +331,7 @@ function keepTools(
       continue;
     }
     seen.add(full);
-    tool.name = full; // plainValidTool and validateTool return a fresh object
+    tool.name = full; // plainValidTool and validateToolFully return a fresh object
     tools.push(tool);
   }
   return { tools, dropped };
