@@ -1,17 +1,22 @@
 // One cold registration in a fresh process (spawned by bench/search.ts): plain JavaScript, no loader hooks,
 // so module loading is what a user's process sees. Prints {"register": ms, "firstSearch": ms} on stdout.
-// argv: <kit|sdk|parse> <manual URL or path of a file holding the manual text> [kit: index_cache_dir]
+// argv: <kit|kit-whole|sdk|parse> <manual URL or path of a file holding the manual text> [kit: index_cache_dir]
+//       (kit-whole: the whole search index built during registration, no index budget)
 //       <kit-url|sdk-url> <URL of a manual or an OpenAPI spec>: registered through the client's http template
 import { readFileSync } from 'node:fs';
 
 const [subject, source, cacheDir] = process.argv.slice(2);
 const out = {};
-if (subject === 'kit') {
+if (subject === 'kit' || subject === 'kit-whole') {
   const content = readFileSync(source, 'utf8');
   const t0 = performance.now();
   const { UtcpClient } = await import(new URL('../dist/index.js', import.meta.url).href);
   const client = await UtcpClient.create(
-    cacheDir ? { tool_search_strategy: { tool_search_strategy_type: 'bm25', index_cache_dir: cacheDir } } : {},
+    cacheDir
+      ? { tool_search_strategy: { tool_search_strategy_type: 'bm25', index_cache_dir: cacheDir } }
+      : subject === 'kit-whole'
+        ? { tool_search_strategy: { tool_search_strategy_type: 'bm25', index_budget_ms: 1e9 } }
+        : {},
   );
   const t1 = performance.now();
   const r = await client.registerManual({

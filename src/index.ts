@@ -33,9 +33,11 @@ function createSearch(config: UtcpClientConfig, context: RepositoryContext): Too
   if (type === 'bm25') {
     const dir = s?.index_cache_dir;
     const indexOnFirstSearch = s?.index_on_first_search === true;
-    if (typeof dir !== 'string') return new Bm25Search({ indexOnFirstSearch });
+    const indexBudgetMs = s?.index_budget_ms;
+    if (typeof dir !== 'string') return new Bm25Search({ indexOnFirstSearch, indexBudgetMs });
     return new Bm25Search({
       indexOnFirstSearch,
+      indexBudgetMs,
       indexCacheDir: resolve(context.rootDir, dir),
       onIndexCacheError: (error) =>
         context.logger.warn('The search index cache could not be written; indexes are built as usual', {

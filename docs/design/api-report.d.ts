@@ -30,12 +30,14 @@ export interface Bm25Options {
     indexCacheDir?: string;
     onIndexCacheError?: (error: Error) => void;
     indexOnFirstSearch?: boolean;
+    indexBudgetMs?: number;
 }
 // Bm25Search
 export declare class Bm25Search implements ToolSearchStrategy {
     #private;
     constructor(options?: Bm25Options);
     add(tools: readonly Tool[]): void;
+    close(): void;
     remove(tools: readonly Tool[]): void;
     search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[];
 }
@@ -226,6 +228,7 @@ export declare class InMemoryToolRepository implements ToolRepository {
     searchTools(query: string, options: SearchOptions & {
         limit: number;
     }): Promise<Tool[]>;
+    close(): Promise<void>;
 }
 // isUtcpError
 export declare function isUtcpError(value: unknown): value is UtcpError;
@@ -501,6 +504,7 @@ export interface ToolSearchStrategy {
     add(tools: readonly Tool[]): void;
     remove(tools: readonly Tool[]): void;
     search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[];
+    close?(): void;
 }
 // ToolSearchStrategyConfig
 export interface ToolSearchStrategyConfig {
@@ -509,6 +513,7 @@ export interface ToolSearchStrategyConfig {
     tag_weight?: number;
     index_cache_dir?: string;
     index_on_first_search?: boolean;
+    index_budget_ms?: number;
     [option: string]: unknown;
 }
 // Transport

@@ -34,6 +34,12 @@ export interface ToolSearchStrategyConfig {
    * that calls tools by name and may never search (docs/design/manual-format.md#search-index). @default false
    */
   index_on_first_search?: boolean;
+  /**
+   * *ext.* bm25: how many milliseconds a registration of 1,024 tools or more spends indexing before it returns; the
+   * rest is indexed while the process is idle or by the next search (docs/design/manual-format.md#index-in-steps).
+   * @default 25
+   */
+  index_budget_ms?: number;
   [option: string]: unknown;
 }
 
@@ -215,6 +221,12 @@ export async function loadConfig(input: UtcpClientConfig | string | undefined, r
     issues.push({ path: 'tool_search_strategy.index_on_first_search', message: 'expected true or false' });
   } else if (deferIndex !== undefined) {
     warnIfNoLocalIndex(raw, 'index_on_first_search', warnings);
+  }
+  const budget = search?.index_budget_ms;
+  if (budget !== undefined && !(typeof budget === 'number' && Number.isFinite(budget) && budget >= 0)) {
+    issues.push({ path: 'tool_search_strategy.index_budget_ms', message: 'expected a number of milliseconds ≥ 0' });
+  } else if (budget !== undefined) {
+    warnIfNoLocalIndex(raw, 'index_budget_ms', warnings);
   }
   if (
     raw.tool_repository !== undefined &&

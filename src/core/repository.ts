@@ -72,4 +72,6 @@ export interface ToolSearchStrategy {
   remove(tools: readonly Tool[]): void;
   /** `limit` 0 means all matches. */
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[];
+  /** Stops work the index does in the background (the repository's `close` calls it). Searching still works after. */
+  close?(): void;
 }

@@ -5,7 +5,8 @@
 import type { ToolSearchStrategy } from '../core/repository.js';
 import type { Tool } from '../core/types.js';
 import { cacheKey, readCachedSegment, type SegmentData, writeCachedSegment } from './bm25-index-cache.js';
-import { DESCRIPTION_REST_WEIGHT, termOf, tokenize, wordBounds } from './bm25-text.js';
+import { SegmentBuild } from './bm25-segment.js';
+import { DESCRIPTION_REST_WEIGHT, tokenize } from './bm25-text.js';
 
 export interface Bm25Options {
   /** Weight of a term in the tool name (after the manual prefix). @default 3 */
@@ -34,7 +35,19 @@ export interface Bm25Options {
    * for the index (docs/design/manual-format.md#search-index). The first search pays instead. @default false
    */
   indexOnFirstSearch?: boolean;
+  /**
+   * How long, in milliseconds, a large registration (1,024 tools or more) indexes its tools before it returns. The
+   * tools it has not reached are indexed in short steps while the process is idle, and the next search (or change of
+   * the index) finishes whatever is left first, so every search sees every registered tool
+   * (docs/design/manual-format.md#index-in-steps). `Infinity` indexes every tool during registration. @default 25
+   */
+  indexBudgetMs?: number;
 }
+
+/** The default `indexBudgetMs`: see docs/design/performance.md#cold-index for how it was chosen. */
+const DEFAULT_INDEX_BUDGET_MS = 25;
+/** How long one idle step of an unfinished build may run before it lets the event loop go on. */
+const IDLE_STEP_MS = 4;
 
 /**
  * Min-heap of (score, id) keeping the best `k`; ties prefer the lower id (registration order). Plain loops only, no
@@ -120,221 +133,38 @@ interface Segment extends SegmentData {
 /** Registrations smaller than this are merged into one segment when the index is built. */
 const SMALL_BATCH = 1024;
 
-/**
- * Builds one segment in a single pass (docs/design/manual-format.md#search-index): each distinct raw word is lowered,
- * stop-word checked and stemmed once per segment, and a tool's repeated terms add to its posting in place, so indexing
- * allocates little besides the word slices and the postings themselves.
- */
-class SegmentWriter {
-  readonly #terms = new Map<string, number>();
-  /** Raw word → term id, or -1 for a word that is not indexed. */
-  readonly #words = new Map<string, number>();
-  /** Per term: the last document that used it and where that posting is. */
-  #lastDoc: Int32Array;
-  #slot: Int32Array;
-  /** Per term: how many documents use it (its postings). */
-  #df: Int32Array;
-  /** Postings in the order they were made: term, document, weighted frequency. */
-  #pTerm: Int32Array;
-  #pDoc: Int32Array;
-  #pTf: Float64Array;
-  #n = 0;
-  #doc = 0;
-  #len = 0;
-  readonly #lens: Float32Array;
-  /** Where `wordBounds` writes the words of each text (reused, grown for a longer text). */
-  #bounds = new Int32Array(256);
-  /**
-   * `chars` is the length of all the texts the segment will index. The arrays are sized from it up front so that they
-   * almost never grow while V8 is still optimising the writer: a resize assigns a field the optimising compiler took as
-   * constant, which threw away the compile in progress and kept a cold build in unoptimised code twice as long
-   * (docs/design/performance.md#cold-index). Both corpora of the benchmark make one posting per 15–17 characters and
-   * 8–31 postings per tool. The first size is capped at 64 postings per tool: a tool's repeated words share one
-   * posting, so long repetitive descriptions would otherwise reserve far more than they use.
-   */
-  constructor(docs: number, chars: number) {
-    this.#lens = new Float32Array(docs);
-    const postings = Math.max(4096, Math.min(Math.ceil(chars / 8), docs * 64));
-    const terms = Math.min(postings, docs * 2 + 1024);
-    this.#lastDoc = new Int32Array(terms).fill(-1);
-    this.#slot = new Int32Array(terms);
-    this.#df = new Int32Array(terms);
-    this.#pTerm = new Int32Array(postings);
-    this.#pDoc = new Int32Array(postings);
-    this.#pTf = new Float64Array(postings);
-  }
-
-  startDoc(d: number): void {
-    this.#doc = d;
-    this.#len = 0;
-  }
-
-  /** Ends the current document; returns its length as stored (what removal subtracts again). */
-  endDoc(): number {
-    this.#lens[this.#doc] = this.#len;
-    return this.#lens[this.#doc];
-  }
-
-  /**
-   * Indexes the words of `text` for the current document. The per-word work is this one loop, over the word bounds
-   * `wordBounds` wrote, with the tables in local variables: a callback per word (the scanner calling the writer) kept
-   * a cold build in calls between functions not yet optimised, and its closure, new with each writer, made V8 throw
-   * away the optimised scanner at the next writer (docs/design/performance.md#cold-index).
-   */
-  addText(text: string, weight: number, counts: boolean): void {
-    if (!text) return;
-    if (text.length * 2 > this.#bounds.length) this.#bounds = new Int32Array(text.length * 2);
-    const bounds = this.#bounds;
-    const count = wordBounds(text, bounds);
-    const words = this.#words;
-    const doc = this.#doc;
-    let lastDoc = this.#lastDoc;
-    let slot = this.#slot;
-    let df = this.#df;
-    let pTerm = this.#pTerm;
-    let pDoc = this.#pDoc;
-    let pTf = this.#pTf;
-    let n = this.#n;
-    let len = this.#len;
-    for (let k = 0; k < count; k += 2) {
-      const raw = text.slice(bounds[k], bounds[k + 1]);
-      let t = words.get(raw);
-      if (t === undefined) {
-        t = this.#newWord(raw);
-        lastDoc = this.#lastDoc;
-        slot = this.#slot;
-        df = this.#df;
-      }
-      if (t < 0) continue;
-      if (counts) len += weight;
-      if (lastDoc[t] === doc) {
-        pTf[slot[t]] += weight;
-        continue;
-      }
-      if (n >= pTerm.length) {
-        this.#grow();
-        pTerm = this.#pTerm;
-        pDoc = this.#pDoc;
-        pTf = this.#pTf;
-      }
-      lastDoc[t] = doc;
-      slot[t] = n;
-      df[t]++;
-      pTerm[n] = t;
-      pDoc[n] = doc;
-      pTf[n] = weight;
-      n++;
-    }
-    this.#n = n;
-    this.#len = len;
-  }
-
-  /** Looks up a raw word seen for the first time in this segment: its term id, or -1 for a word not indexed. */
-  #newWord(raw: string): number {
-    let t: number | undefined;
-    const term = termOf(raw);
-    if (term === undefined) t = -1;
-    else {
-      t = this.#terms.get(term);
-      if (t === undefined) {
-        t = this.#terms.size;
-        this.#terms.set(term, t);
-        if (t >= this.#lastDoc.length) {
-          const lastDoc = new Int32Array(t * 2).fill(-1);
-          lastDoc.set(this.#lastDoc);
-          this.#lastDoc = lastDoc;
-          const slot = new Int32Array(t * 2);
-          slot.set(this.#slot);
-          this.#slot = slot;
-          const df = new Int32Array(t * 2);
-          df.set(this.#df);
-          this.#df = df;
-        }
-      }
-    }
-    this.#words.set(raw, t);
-    return t;
-  }
-
-  #grow(): void {
-    const size = this.#pTerm.length * 2;
-    const pTerm = new Int32Array(size);
-    pTerm.set(this.#pTerm);
-    this.#pTerm = pTerm;
-    const pDoc = new Int32Array(size);
-    pDoc.set(this.#pDoc);
-    this.#pDoc = pDoc;
-    const pTf = new Float64Array(size);
-    pTf.set(this.#pTf);
-    this.#pTf = pTf;
-  }
-
-  /** Lays the postings out per term (compressed sparse rows), in document order within each term. */
-  finish(): SegmentData {
-    const terms = this.#terms;
-    const termCount = terms.size;
-    const count = this.#n;
-    // Each term's postings start where the previous term's end (its document frequency, counted as they were made).
-    const offsets = new Uint32Array(termCount + 1);
-    const df = this.#df;
-    for (let t = 0; t < termCount; t++) offsets[t + 1] = offsets[t] + df[t];
-    const ids = this.#lens.length <= 0xffff ? new Uint16Array(count) : new Uint32Array(count);
-    const tfs = new Float32Array(count);
-    layOut(this.#pTerm, this.#pDoc, this.#pTf, count, offsets.slice(0, termCount), ids, tfs);
-    return { lens: this.#lens, terms, offsets, ids, tfs };
-  }
-}
-
-/**
- * Moves `count` postings, in the order they were made, to their term's rows (`cursor`: where each term's next posting
- * goes). A function of its own with one loop: V8 compiles it on-stack while it runs, with no other loop in it that
- * has not run yet (which would throw that compile away).
- */
-function layOut(
-  pTerm: Int32Array,
-  pDoc: Int32Array,
-  pTf: Float64Array,
-  count: number,
-  cursor: Uint32Array,
-  ids: Uint16Array | Uint32Array,
-  tfs: Float32Array,
-): void {
-  for (let i = 0; i < count; i++) {
-    const at = cursor[pTerm[i]]++;
-    ids[at] = pDoc[i];
-    tfs[at] = pTf[i];
-  }
-}
-
-/** The length of every text `#build` indexes for `docs` (what SegmentWriter sizes its arrays from). */
-function textLength(docs: readonly Tool[]): number {
-  let chars = 0;
-  for (let d = 0; d < docs.length; d++) {
-    const tool = docs[d];
-    chars += tool.name.length + (tool.description?.length ?? 0);
-    const tags = tool.tags;
-    for (let i = 0; i < tags.length; i++) chars += tags[i].length;
-  }
-  return chars;
-}
-
 export class Bm25Search implements ToolSearchStrategy {
-  readonly #opts: Required<Omit<Bm25Options, 'indexCacheDir' | 'onIndexCacheError' | 'indexOnFirstSearch'>>;
+  readonly #opts: Required<
+    Omit<Bm25Options, 'indexCacheDir' | 'onIndexCacheError' | 'indexOnFirstSearch' | 'indexBudgetMs'>
+  >;
   readonly #cacheDir: string | undefined;
   readonly #onCacheError: ((error: Error) => void) | undefined;
   readonly #deferred: boolean;
+  readonly #budgetMs: number;
   /**
    * Registrations not indexed yet, in order: small ones (merged into one segment on the next search or large
    * registration), or every one with `indexOnFirstSearch`.
    */
   #pending: (readonly Tool[])[] = [];
   #segments: Segment[] = [];
+  /**
+   * The segment of the last large registration while its build is unfinished (its budget ran out). It is not in
+   * `#segments` and counts in no total until it is finished, by idle steps or by the next call that reads or changes
+   * the index.
+   */
+  #building: SegmentBuild | undefined;
+  #idle: ReturnType<typeof setImmediate> | undefined;
   #alive = 0;
   #totalLen = 0;
   #scratch = new Float64Array(0);
 
   constructor(options: Bm25Options = {}) {
-    const { indexCacheDir, onIndexCacheError, indexOnFirstSearch, ...weights } = options;
+    const { indexCacheDir, onIndexCacheError, indexOnFirstSearch, indexBudgetMs, ...weights } = options;
+    if (indexBudgetMs !== undefined && !(typeof indexBudgetMs === 'number' && indexBudgetMs >= 0))
+      throw new RangeError(
+        `Bm25Options.indexBudgetMs must be a number of milliseconds ≥ 0, got ${String(indexBudgetMs)}`,
+      );
+    this.#budgetMs = indexBudgetMs ?? DEFAULT_INDEX_BUDGET_MS;
     this.#opts = { nameWeight: 3, descriptionWeight: 1, tagWeight: 3, manualWeight: 0.5, k1: 1.2, b: 0.75, ...weights };
     this.#cacheDir = indexCacheDir;
     this.#onCacheError = onIndexCacheError;
@@ -342,33 +172,82 @@ export class Bm25Search implements ToolSearchStrategy {
   }
 
   /**
-   * Indexes a large registration at once, so the first search after it does not pay for it; small ones are queued and
-   * merged into one segment later (docs/design/manual-format.md#search-index). With `indexOnFirstSearch` every
-   * registration is queued.
+   * Indexes a large registration as it registers, for up to `indexBudgetMs` (the rest in idle steps or on the next
+   * search), so the first search after it does not pay for all of it; small ones are queued and merged into one
+   * segment later (docs/design/manual-format.md#search-index). With `indexOnFirstSearch` every registration is queued.
    */
   add(tools: readonly Tool[]): void {
     if (tools.length === 0) return;
     this.#pending.push(tools);
-    if (tools.length >= SMALL_BATCH && !this.#deferred) this.#indexPending();
+    if (tools.length >= SMALL_BATCH && !this.#deferred) this.#indexPending(performance.now() + this.#budgetMs);
+  }
+
+  /** Stops the idle steps of an unfinished build (the next search still finishes it). */
+  close(): void {
+    if (this.#idle !== undefined) clearImmediate(this.#idle);
+    this.#idle = undefined;
   }
 
   /**
    * Indexes the queued registrations in registration order (which breaks ties): runs of small ones merged into one
-   * segment, each large one a segment of its own (read from or written to the index cache when there is one).
+   * segment, each large one a segment of its own (read from or written to the index cache when there is one). An
+   * unfinished build is finished first. With a `deadline` (`performance.now()` time), the last registration, when it
+   * is large and not cached, is indexed until then and left to `#building` if unfinished.
    */
-  #indexPending(): void {
+  #indexPending(deadline = Infinity): void {
+    this.#finishBuilding();
+    const pending = this.#pending;
     let small: Tool[] = [];
-    for (const tools of this.#pending) {
+    for (let i = 0; i < pending.length; i++) {
+      const tools = pending[i];
       if (tools.length < SMALL_BATCH) {
         small.push(...tools);
         continue;
       }
       if (small.length > 0) this.#segments.push(this.#build(small));
       small = [];
-      this.#segments.push(this.#cacheDir === undefined ? this.#build(tools) : this.#buildCached(tools, this.#cacheDir));
+      if (this.#cacheDir !== undefined) this.#segments.push(this.#buildCached(tools, this.#cacheDir));
+      else if (i === pending.length - 1 && deadline !== Infinity) this.#startBuilding(tools, deadline);
+      else this.#segments.push(this.#build(tools));
     }
     if (small.length > 0) this.#segments.push(this.#build(small));
     this.#pending = [];
+  }
+
+  /** Indexes `tools` until `deadline`; what is left is indexed in idle steps (or by the next call that needs it). */
+  #startBuilding(tools: readonly Tool[], deadline: number): void {
+    const build = new SegmentBuild(tools, this.#opts);
+    if (build.advance(deadline)) {
+      this.#segments.push(this.#adopt(tools, build.finish()));
+      return;
+    }
+    this.#building = build;
+    this.#scheduleIdleStep();
+  }
+
+  /**
+   * The next idle step: `setImmediate` runs it once the event loop has handled what is waiting (I/O, timers), and it
+   * is unref'd, so an unfinished build never keeps the process alive.
+   */
+  #scheduleIdleStep(): void {
+    this.#idle = setImmediate(() => {
+      this.#idle = undefined;
+      const build = this.#building;
+      if (build === undefined) return;
+      if (build.advance(performance.now() + IDLE_STEP_MS)) this.#finishBuilding();
+      else this.#scheduleIdleStep();
+    });
+    this.#idle.unref();
+  }
+
+  /** Finishes the unfinished build, if any, and adds its segment after every other. */
+  #finishBuilding(): void {
+    const build = this.#building;
+    if (build === undefined) return;
+    this.close();
+    this.#building = undefined;
+    if (!build.done) build.advance(Infinity);
+    this.#segments.push(this.#adopt(build.docs, build.finish()));
   }
 
   /** A large registration's segment from the index cache, or built and then written to it. */
@@ -383,8 +262,8 @@ export class Bm25Search implements ToolSearchStrategy {
     return segment;
   }
 
+  /** A segment of `docs` from its data, counted in the totals (each tool's length added in order, built or read). */
   #adopt(docs: readonly Tool[], data: SegmentData): Segment {
-    // Summed as #build sums them, so a cached segment ranks exactly as a built one.
     for (let d = 0; d < docs.length; d++) this.#totalLen += data.lens[d];
     this.#alive += docs.length;
     return { ...data, docs, alive: new Uint8Array(docs.length).fill(1), dead: 0 };
@@ -392,6 +271,7 @@ export class Bm25Search implements ToolSearchStrategy {
 
   remove(tools: readonly Tool[]): void {
     if (tools.length === 0) return;
+    this.#finishBuilding();
     const gone = new Set(tools);
     this.#pending = this.#pending
       .map((batch) => (batch.some((t) => gone.has(t)) ? batch.filter((t) => !gone.has(t)) : batch))
@@ -409,6 +289,7 @@ export class Bm25Search implements ToolSearchStrategy {
 
   /** Indexes pending small registrations and rebuilds segments that are mostly removed tools, keeping registration order. */
   #flush(): void {
+    this.#finishBuilding();
     const rebuilt: Segment[] = [];
     for (const seg of this.#segments) {
       if (seg.dead === 0 || seg.dead * 2 <= seg.docs.length) {
@@ -425,34 +306,18 @@ export class Bm25Search implements ToolSearchStrategy {
   }
 
   #build(docs: readonly Tool[]): Segment {
-    const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#opts;
-    const w = new SegmentWriter(docs.length, textLength(docs));
-    for (let d = 0; d < docs.length; d++) {
-      const tool = docs[d];
-      w.startDoc(d);
-      const dot = tool.name.indexOf('.');
-      w.addText(dot === -1 ? tool.name : tool.name.slice(dot + 1), nameWeight, true);
-      if (dot !== -1) w.addText(tool.name.slice(0, dot), manualWeight, true);
-      // As splitDescription, without an array per tool (destructured through the iterator protocol while cold).
-      const description = tool.description ?? '';
-      const cut = description.indexOf('\n\n');
-      if (cut === -1) w.addText(description, descriptionWeight, true);
-      else {
-        w.addText(description.slice(0, cut), descriptionWeight, true);
-        // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
-        const rest = description.slice(cut + 2);
-        if (rest) w.addText(rest, descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
-      }
-      const tags = tool.tags;
-      for (let i = 0; i < tags.length; i++) w.addText(tags[i], tagWeight, true);
-      this.#totalLen += w.endDoc();
-    }
-    this.#alive += docs.length;
-    return { ...w.finish(), docs, alive: new Uint8Array(docs.length).fill(1), dead: 0 };
+    const build = new SegmentBuild(docs, this.#opts);
+    build.advance(Infinity);
+    return this.#adopt(docs, build.finish());
   }
 
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[] {
-    if (this.#pending.length > 0 || this.#segments.some((s) => s.dead * 2 > s.docs.length)) this.#flush();
+    if (
+      this.#pending.length > 0 ||
+      this.#building !== undefined ||
+      this.#segments.some((s) => s.dead * 2 > s.docs.length)
+    )
+      this.#flush();
     const required =
       anyOfTagsRequired && anyOfTagsRequired.length > 0
         ? new Set(anyOfTagsRequired.map((t) => t.toLowerCase()))

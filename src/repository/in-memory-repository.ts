@@ -77,4 +77,9 @@ export class InMemoryToolRepository implements ToolRepository {
   async searchTools(query: string, options: SearchOptions & { limit: number }): Promise<Tool[]> {
     return this.#search.search(query, options.limit, options.anyOfTagsRequired);
   }
+
+  /** Stops the search index's background work (an unfinished build's idle steps); the tools stay readable. */
+  async close(): Promise<void> {
+    this.#search.close?.();
+  }
 }

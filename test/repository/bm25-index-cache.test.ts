@@ -12,20 +12,7 @@ import { MAX_CACHE_FILES } from '../../src/repository/bm25-index-cache.js';
 import { Bm25Search } from '../../src/repository/bm25-search.js';
 import { UtcpClient } from '../../src/index.js';
 import { UtcpValidationError } from '../../src/core/errors.js';
-
-const WORDS = ['invoice', 'weather', 'forecast', 'refund', 'customer', 'repository', 'commit', 'deploy', 'queue'];
-const QUERIES = ['weather forecast', 'refund customer invoice', 'deploy queue', 'commit 17', 'nothing matches this'];
-
-function tools(n: number, variant = ''): Tool[] {
-  return Array.from({ length: n }, (_, i) => ({
-    name: `m.${WORDS[i % WORDS.length]}_${WORDS[(i * 5 + 2) % WORDS.length]}_${i}`,
-    description: `Handles the ${WORDS[(i * 3) % WORDS.length]} of a ${WORDS[(i * 7 + 1) % WORDS.length]} ${variant}(item ${i})${i % 10 === 0 ? `\n\nLonger text about ${WORDS[i % 4]} and more.` : ''}`,
-    tags: [WORDS[(i * 2) % WORDS.length]],
-    inputs: {},
-    outputs: {},
-    tool_call_template: { call_template_type: 'http' },
-  }));
-}
+import { ranking, tools } from './search-suite.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,7 +24,6 @@ function tempDir(): string {
   return d;
 }
 
-const ranking = (s: Bm25Search) => QUERIES.map((q) => s.search(q, 20).map((t) => t.name));
 const cacheFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.idx'));
 
 function searchWith(dir: string | undefined, docs: Tool[], errors: Error[] = []): Bm25Search {
@@ -230,7 +216,7 @@ describe('index_on_first_search (docs/design/manual-format.md#search-index)', ()
   }
 
   it('ranks exactly as the index built at registration, ties, removals and segment order included', () => {
-    const eager = ranking(history({}).search);
+    const eager = ranking(history({ indexBudgetMs: Infinity }).search);
     expect(eager.flat().length).toBeGreaterThan(0);
     expect(ranking(history({ indexOnFirstSearch: true }).search)).toEqual(eager);
   });
@@ -239,7 +225,7 @@ describe('index_on_first_search (docs/design/manual-format.md#search-index)', ()
     const dir = tempDir();
     const { search } = history({ indexOnFirstSearch: true, indexCacheDir: dir });
     expect(cacheFiles(dir)).toHaveLength(0);
-    const eager = ranking(history({}).search);
+    const eager = ranking(history({ indexBudgetMs: Infinity }).search);
     expect(ranking(search)).toEqual(eager);
     // Each registration still of 1,024 tools or more at that search is a segment of its own, read from or written to
     // the cache: `other` (1,100). `big` lost 900 of its 1,500 tools before any search, so it is indexed with the

@@ -3,7 +3,7 @@
  * (PGlite and a real server) run the same suite.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolRepository } from '../../src/core/repository.js';
+import type { ToolRepository, ToolSearchStrategy } from '../../src/core/repository.js';
 import type { Tool } from '../../src/core/types.js';
 
 export const t = (name: string, description: string, tags: string[] = []): Tool => ({
@@ -148,3 +148,21 @@ export function repositorySearchSuite(
     });
   });
 }
+
+const WORDS = ['invoice', 'weather', 'forecast', 'refund', 'customer', 'repository', 'commit', 'deploy', 'queue'];
+const QUERIES = ['weather forecast', 'refund customer invoice', 'deploy queue', 'commit 17', 'nothing matches this'];
+
+/** `n` tools over a few shared words (every tenth with a second paragraph): large registrations for the index tests. */
+export function tools(n: number, variant = ''): Tool[] {
+  return Array.from({ length: n }, (_, i) => ({
+    name: `m.${WORDS[i % WORDS.length]}_${WORDS[(i * 5 + 2) % WORDS.length]}_${i}`,
+    description: `Handles the ${WORDS[(i * 3) % WORDS.length]} of a ${WORDS[(i * 7 + 1) % WORDS.length]} ${variant}(item ${i})${i % 10 === 0 ? `\n\nLonger text about ${WORDS[i % 4]} and more.` : ''}`,
+    tags: [WORDS[(i * 2) % WORDS.length]],
+    inputs: {},
+    outputs: {},
+    tool_call_template: { call_template_type: 'http' },
+  }));
+}
+
+/** The names of the best 20 tools `s` finds for each of a few queries. */
+export const ranking = (s: ToolSearchStrategy) => QUERIES.map((q) => s.search(q, 20).map((t) => t.name));
