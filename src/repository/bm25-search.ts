@@ -234,8 +234,13 @@ export class Bm25Search implements ToolSearchStrategy {
       this.#idle = undefined;
       const build = this.#building;
       if (build === undefined) return;
-      if (build.advance(performance.now() + IDLE_STEP_MS)) this.#finishBuilding();
-      else this.#scheduleIdleStep();
+      try {
+        if (build.advance(performance.now() + IDLE_STEP_MS)) this.#finishBuilding();
+        else this.#scheduleIdleStep();
+      } catch {
+        // A tool the writer cannot read (saved through the repository API without its fields): the steps stop, and
+        // the next call that needs the index meets the same error itself, as it would have when the build ran there.
+      }
     });
     this.#idle.unref();
   }

@@ -115,6 +115,19 @@ describe('bm25 index built in steps', () => {
     expect(JSON.parse(out)).toEqual({ finished: false });
   });
 
+  it('never throws from an idle step: a tool the writer cannot read fails the next search instead', async () => {
+    const broken = tools(1500).map((t, i) => (i === 1401 ? ({ ...t, tags: undefined } as unknown as Tool) : t));
+    // Built at once, the unreadable tool makes add() throw (1401: not among the tools sampled for the text length).
+    expect(() => oneGo(broken)).toThrow(TypeError);
+    const finish = vi.spyOn(SegmentBuild.prototype, 'finish');
+    const s = new Bm25Search({ indexBudgetMs: 0 });
+    s.add(broken);
+    // The idle steps reach the tool and stop (an exception there would be uncaught: vitest fails the run on one).
+    await turns(200);
+    expect(finish).not.toHaveBeenCalled();
+    expect(() => s.search('weather', 5)).toThrow(TypeError);
+  });
+
   it('refuses a budget that is not a number of milliseconds ≥ 0, in code and in the client config', async () => {
     for (const bad of [-1, Number.NaN, '25' as unknown as number])
       expect(() => new Bm25Search({ indexBudgetMs: bad })).toThrow(/indexBudgetMs/);
