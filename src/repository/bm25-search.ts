@@ -153,7 +153,7 @@ export class Bm25Search implements ToolSearchStrategy {
    * the index.
    */
   #building: SegmentBuild | undefined;
-  #idle: ReturnType<typeof setImmediate> | undefined;
+  #idle: ReturnType<typeof setTimeout> | undefined;
   #alive = 0;
   #totalLen = 0;
   #scratch = new Float64Array(0);
@@ -184,7 +184,7 @@ export class Bm25Search implements ToolSearchStrategy {
 
   /** Stops the idle steps of an unfinished build (the next search still finishes it). */
   close(): void {
-    if (this.#idle !== undefined) clearImmediate(this.#idle);
+    if (this.#idle !== undefined) clearTimeout(this.#idle);
     this.#idle = undefined;
   }
 
@@ -226,11 +226,13 @@ export class Bm25Search implements ToolSearchStrategy {
   }
 
   /**
-   * The next idle step: `setImmediate` runs it once the event loop has handled what is waiting (I/O, timers), and it
-   * is unref'd, so an unfinished build never keeps the process alive.
+   * The next idle step: a timer of 0 ms, unref'd, so an unfinished build never keeps the process alive. Not an
+   * unref'd `setImmediate`: while only unref'd immediates wait, the event loop blocks in its poll for I/O and runs
+   * them once per turn, so a process waiting 100 ms for a reply ran one step in that time; a due timer, ref'd or not,
+   * bounds the poll, so the steps follow each other about a millisecond apart (docs/design/manual-format.md#index-in-steps).
    */
   #scheduleIdleStep(): void {
-    this.#idle = setImmediate(() => {
+    this.#idle = setTimeout(() => {
       this.#idle = undefined;
       const build = this.#building;
       if (build === undefined) return;
@@ -241,7 +243,7 @@ export class Bm25Search implements ToolSearchStrategy {
         // A tool the writer cannot read (saved through the repository API without its fields): the steps stop, and
         // the next call that needs the index meets the same error itself, as it would have when the build ran there.
       }
-    });
+    }, 0);
     this.#idle.unref();
   }
 

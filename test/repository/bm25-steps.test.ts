@@ -18,9 +18,9 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Lets the event loop turn `n` times (immediates queued before this one run first). */
+/** Lets the event loop run its timers `n` times (the idle steps are timers of 0 ms, due before this one's 1 ms). */
 async function turns(n: number): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 1));
 }
 
 /** Registrations, removals and searches in one order; the rankings seen after each step. */
@@ -63,13 +63,23 @@ describe('bm25 index built in steps', () => {
     s.add(docs);
     expect(advance).toHaveBeenCalledTimes(1);
     expect(finish).not.toHaveBeenCalled();
-    for (let i = 0; i < 10_000 && finish.mock.calls.length === 0; i++) await turns(1);
+    for (let i = 0; i < 2000 && finish.mock.calls.length === 0; i++) await turns(1);
     expect(finish).toHaveBeenCalledTimes(1);
     // Every step of the build had a deadline: none was the search's "finish it all".
     expect(advance.mock.calls.every(([deadline]) => Number.isFinite(deadline))).toBe(true);
     const steps = advance.mock.calls.length;
     expect(ranking(s)).toEqual(expected);
     expect(advance).toHaveBeenCalledTimes(steps);
+    expect(finish).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs the steps one after another while the process waits on one timer (an agent awaiting its model)', async () => {
+    const finish = vi.spyOn(SegmentBuild.prototype, 'finish');
+    const s = new Bm25Search({ indexBudgetMs: 0 });
+    s.add(tools(20_000));
+    // About 60 ms of steps on a quiet machine, in one wait of a second: with the steps on unref'd immediates, the
+    // event loop slept in its poll until this timer and ran one or two of them.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(finish).toHaveBeenCalledTimes(1);
   });
 
@@ -123,7 +133,7 @@ describe('bm25 index built in steps', () => {
     const s = new Bm25Search({ indexBudgetMs: 0 });
     s.add(broken);
     // The idle steps reach the tool and stop (an exception there would be uncaught: vitest fails the run on one).
-    await turns(200);
+    await turns(50);
     expect(finish).not.toHaveBeenCalled();
     expect(() => s.search('weather', 5)).toThrow(TypeError);
   });
