@@ -5,7 +5,7 @@
 import type { ToolSearchStrategy } from '../core/repository.js';
 import type { Tool } from '../core/types.js';
 import { cacheKey, readCachedSegment, type SegmentData, writeCachedSegment } from './bm25-index-cache.js';
-import { SegmentBuild } from './bm25-segment.js';
+import { lengthSum, SegmentBuild } from './bm25-segment.js';
 import { DESCRIPTION_REST_WEIGHT, tokenize } from './bm25-text.js';
 
 export interface Bm25Options {
@@ -218,7 +218,7 @@ export class Bm25Search implements ToolSearchStrategy {
   #startBuilding(tools: readonly Tool[], deadline: number): void {
     const build = new SegmentBuild(tools, this.#opts);
     if (build.advance(deadline)) {
-      this.#segments.push(this.#adopt(tools, build.finish()));
+      this.#segments.push(this.#adopt(tools, build.finish(), build.totalLength));
       return;
     }
     this.#building = build;
@@ -254,7 +254,7 @@ export class Bm25Search implements ToolSearchStrategy {
     this.close();
     this.#building = undefined;
     if (!build.done) build.advance(Infinity);
-    this.#segments.push(this.#adopt(build.docs, build.finish()));
+    this.#segments.push(this.#adopt(build.docs, build.finish(), build.totalLength));
   }
 
   /** A large registration's segment from the index cache, or built and then written to it. */
@@ -269,9 +269,12 @@ export class Bm25Search implements ToolSearchStrategy {
     return segment;
   }
 
-  /** A segment of `docs` from its data, counted in the totals (each tool's length added in order, built or read). */
-  #adopt(docs: readonly Tool[], data: SegmentData): Segment {
-    for (let d = 0; d < docs.length; d++) this.#totalLen += data.lens[d];
+  /**
+   * A segment of `docs` from its data, counted in the totals. `total` is the sum of its lengths as `lengthSum` makes it
+   * (a build sums them as it goes; a segment read from the cache is summed here), so both rank exactly alike.
+   */
+  #adopt(docs: readonly Tool[], data: SegmentData, total = lengthSum(data.lens)): Segment {
+    this.#totalLen += total;
     this.#alive += docs.length;
     return { ...data, docs, alive: new Uint8Array(docs.length).fill(1), dead: 0 };
   }
@@ -315,7 +318,7 @@ export class Bm25Search implements ToolSearchStrategy {
   #build(docs: readonly Tool[]): Segment {
     const build = new SegmentBuild(docs, this.#opts);
     build.advance(Infinity);
-    return this.#adopt(docs, build.finish());
+    return this.#adopt(docs, build.finish(), build.totalLength);
   }
 
   search(query: string, limit: number, anyOfTagsRequired?: readonly string[] | null): Tool[] {

@@ -38,6 +38,8 @@ class SegmentWriter {
   #doc = 0;
   #len = 0;
   readonly #lens: Float32Array;
+  /** The sum of the stored lengths, added as each document ends. */
+  #total = 0;
   /** Where `wordBounds` writes the words of each text (reused, grown for a longer text). */
   #bounds = new Int32Array(256);
   /**
@@ -68,6 +70,12 @@ class SegmentWriter {
   /** Ends the current document: stores its length. */
   endDoc(): void {
     this.#lens[this.#doc] = this.#len;
+    this.#total += this.#lens[this.#doc];
+  }
+
+  /** The sum of the lengths stored so far, each as stored (what `lengthSum` of the lengths gives). */
+  get total(): number {
+    return this.#total;
   }
 
   /**
@@ -221,6 +229,40 @@ function textLength(docs: readonly Tool[]): number {
 }
 
 /**
+ * Tools indexed per call of `indexTools`. The per-tool loop is in a function called once per chunk, not in `advance`:
+ * a build cut by its deadline leaves `advance` at code that had never run, and V8 threw away its optimised loop
+ * there ("insufficient type feedback"), so the rest of the build, in the first search, ran unoptimised while V8
+ * compiled it again. `indexTools` returns after every chunk, so its optimised code stays valid wherever the build
+ * is cut (docs/design/performance.md#cold-index).
+ */
+const CHUNK = 64;
+
+/** Indexes `docs[from .. to)` with `w`, each tool as one document of the segment. */
+function indexTools(w: SegmentWriter, docs: readonly Tool[], from: number, to: number, weights: FieldWeights): void {
+  const { nameWeight, descriptionWeight, tagWeight, manualWeight } = weights;
+  for (let d = from; d < to; d++) {
+    const tool = docs[d];
+    w.startDoc(d);
+    const dot = tool.name.indexOf('.');
+    w.addText(dot === -1 ? tool.name : tool.name.slice(dot + 1), nameWeight, true);
+    if (dot !== -1) w.addText(tool.name.slice(0, dot), manualWeight, true);
+    // As splitDescription, without an array per tool (destructured through the iterator protocol while cold).
+    const description = tool.description ?? '';
+    const cut = description.indexOf('\n\n');
+    if (cut === -1) w.addText(description, descriptionWeight, true);
+    else {
+      w.addText(description.slice(0, cut), descriptionWeight, true);
+      // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
+      const rest = description.slice(cut + 2);
+      if (rest) w.addText(rest, descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
+    }
+    const tags = tool.tags;
+    for (let i = 0; i < tags.length; i++) w.addText(tags[i], tagWeight, true);
+    w.endDoc();
+  }
+}
+
+/**
  * The build of one segment over `docs`, in steps: `advance` indexes tools in order until all are indexed or a deadline
  * passes, and `finish` lays out the postings once every tool is indexed. The segment is the same however the build
  * was split: the writer carries its state from one step to the next.
@@ -243,37 +285,25 @@ export class SegmentBuild {
   }
 
   /**
-   * Indexes the next tools until all are indexed or `performance.now()` reaches `deadline` (looked at every 64 tools,
-   * so a step may run a little past it); `Infinity` indexes all. Returns `done`.
+   * Indexes the next tools until all are indexed or `performance.now()` reaches `deadline` (looked at every
+   * `CHUNK` tools, so a step may run a little past it); `Infinity` indexes all. Returns `done`.
    */
   advance(deadline: number): boolean {
     const docs = this.docs;
-    const w = this.#writer;
-    const { nameWeight, descriptionWeight, tagWeight, manualWeight } = this.#weights;
     let d = this.#next;
-    for (; d < docs.length; d++) {
-      if ((d & 63) === 0 && deadline !== Infinity && performance.now() >= deadline) break;
-      const tool = docs[d];
-      w.startDoc(d);
-      const dot = tool.name.indexOf('.');
-      w.addText(dot === -1 ? tool.name : tool.name.slice(dot + 1), nameWeight, true);
-      if (dot !== -1) w.addText(tool.name.slice(0, dot), manualWeight, true);
-      // As splitDescription, without an array per tool (destructured through the iterator protocol while cold).
-      const description = tool.description ?? '';
-      const cut = description.indexOf('\n\n');
-      if (cut === -1) w.addText(description, descriptionWeight, true);
-      else {
-        w.addText(description.slice(0, cut), descriptionWeight, true);
-        // Later paragraphs can match but do not lengthen the document: a long text would otherwise sink the tool.
-        const rest = description.slice(cut + 2);
-        if (rest) w.addText(rest, descriptionWeight * DESCRIPTION_REST_WEIGHT, false);
-      }
-      const tags = tool.tags;
-      for (let i = 0; i < tags.length; i++) w.addText(tags[i], tagWeight, true);
-      w.endDoc();
+    while (d < docs.length) {
+      if (deadline !== Infinity && performance.now() >= deadline) break;
+      const end = Math.min(docs.length, d + CHUNK);
+      indexTools(this.#writer, docs, d, end, this.#weights);
+      d = end;
     }
     this.#next = d;
     return d === docs.length;
+  }
+
+  /** The sum of the indexed tools' lengths, as `lengthSum` adds them: summed as they are indexed. */
+  get totalLength(): number {
+    return this.#writer.total;
   }
 
   /** The segment's data, once `done`: the postings laid out per term. */
@@ -281,4 +311,14 @@ export class SegmentBuild {
     if (!this.done) throw new Error('Internal error: a search-index segment was finished before all its tools');
     return this.#writer.finish();
   }
+}
+
+/**
+ * The sum of a segment's document lengths, added in order from 0: how a built segment's total is made as it is built,
+ * so that a segment read from the index cache adds exactly the same total.
+ */
+export function lengthSum(lens: Float32Array): number {
+  let total = 0;
+  for (let d = 0; d < lens.length; d++) total += lens[d];
+  return total;
 }
