@@ -204,6 +204,7 @@ describe('module boundaries', () => {
       'cli/output.ts': 'delays the "calling…" progress line (unref)',
       'tools/sandbox.ts': 'kills a sandbox probe child that hangs',
       'mcp/http-bridge.ts': 'closes an idle MCP session (unref), per session, across requests',
+      'repository/bm25-search.ts': 'runs the next step of an unfinished search-index build (unref, 0 ms): no deadline',
     };
     const timers = files(SRC)
       .filter((f) => /\bsetTimeout\(/.test(readFileSync(f, 'utf8')))
