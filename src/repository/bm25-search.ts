@@ -44,7 +44,7 @@ export interface Bm25Options {
   indexBudgetMs?: number;
 }
 
-/** The default `indexBudgetMs`: see docs/design/performance.md#cold-index for how it was chosen. */
+/** The default `indexBudgetMs`: docs/design/performance.md#cold-registration says how it was chosen. */
 const DEFAULT_INDEX_BUDGET_MS = 25;
 /** How long one idle step of an unfinished build may run before it lets the event loop go on. */
 const IDLE_STEP_MS = 4;
@@ -247,13 +247,16 @@ export class Bm25Search implements ToolSearchStrategy {
     this.#idle.unref();
   }
 
-  /** Finishes the unfinished build, if any, and adds its segment after every other. */
+  /**
+   * Finishes the unfinished build, if any, and adds its segment after every other. A build that throws stays
+   * unfinished, so every later call meets its error instead of searching without its tools.
+   */
   #finishBuilding(): void {
     const build = this.#building;
     if (build === undefined) return;
     this.close();
-    this.#building = undefined;
     if (!build.done) build.advance(Infinity);
+    this.#building = undefined;
     this.#segments.push(this.#adopt(build.docs, build.finish(), build.totalLength));
   }
 

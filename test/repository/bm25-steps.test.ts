@@ -136,6 +136,8 @@ describe('bm25 index built in steps', () => {
     await turns(50);
     expect(finish).not.toHaveBeenCalled();
     expect(() => s.search('weather', 5)).toThrow(TypeError);
+    // Not forgotten: the build stays unfinished, so the next search meets the error too rather than missing tools.
+    expect(() => s.search('weather', 5)).toThrow(TypeError);
   });
 
   it('refuses a budget that is not a number of milliseconds ≥ 0, in code and in the client config', async () => {
