@@ -349,14 +349,18 @@ export class Bm25Search implements ToolSearchStrategy {
     // Document frequency over every segment (removed tools count until their segment is rebuilt, as before).
     const { k1, b } = this.#opts;
     const avg = this.#alive > 0 ? this.#totalLen / this.#alive : 1;
-    const idfs = terms.map((term) => {
+    // A typed array, not `terms.map`: the array `map` made held small integers when no term matched and doubles
+    // otherwise, two shapes, and V8's optimised search was thrown away ("wrong map") each time the shape changed
+    // (docs/design/performance.md#search-warm-up).
+    const idfs = new Float64Array(terms.length);
+    for (let q = 0; q < terms.length; q++) {
       let df = 0;
       for (const seg of segments) {
-        const t = seg.terms.get(term);
+        const t = seg.terms.get(terms[q]);
         if (t !== undefined) df += seg.offsets[t + 1] - seg.offsets[t];
       }
-      return df === 0 ? 0 : Math.log(1 + (this.#alive - df + 0.5) / (df + 0.5));
-    });
+      idfs[q] = df === 0 ? 0 : Math.log(1 + (this.#alive - df + 0.5) / (df + 0.5));
+    }
     // Global ids follow registration order (segment after segment), which breaks ties.
     const heap = limit === 0 ? undefined : new TopK(limit);
     const all: Array<[number, number, Tool]> = [];
