@@ -333,15 +333,7 @@ export function plainValidTool(v: unknown, options: TemplateValidationOptions): 
     scratchIssues.length = 0;
     return undefined;
   }
-  return {
-    ...tool,
-    name,
-    description: (description as string | undefined | null) ?? '',
-    inputs: (inputs as JsonSchema | undefined | null) ?? {},
-    outputs: (outputs as JsonSchema | undefined | null) ?? {},
-    tags: (tags as string[] | undefined | null) ?? [],
-    tool_call_template: t as unknown as CallTemplateBase,
-  };
+  return withDefaults(tool);
 }
 
 /**

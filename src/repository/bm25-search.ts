@@ -184,6 +184,10 @@ export class Bm25Search implements ToolSearchStrategy {
 
   /** Stops the idle steps of an unfinished build (the next search still finishes it). */
   close(): void {
+    this.#stopIdleSteps();
+  }
+
+  #stopIdleSteps(): void {
     if (this.#idle !== undefined) clearTimeout(this.#idle);
     this.#idle = undefined;
   }
@@ -254,7 +258,7 @@ export class Bm25Search implements ToolSearchStrategy {
   #finishBuilding(): void {
     const build = this.#building;
     if (build === undefined) return;
-    this.close();
+    this.#stopIdleSteps();
     if (!build.done) build.advance(Infinity);
     this.#building = undefined;
     this.#segments.push(this.#adopt(build.docs, build.finish(), build.totalLength));

@@ -210,7 +210,7 @@ function layOut(
 }
 
 /**
- * About how long all the texts `#build` indexes for `docs` are (what SegmentWriter sizes its arrays from), estimated
+ * About how long all the texts a segment indexes for `docs` are (what SegmentWriter sizes its arrays from), estimated
  * from at most 512 tools spread over the list: summing every tool's texts took 3 ms of a cold 10,000-tool build, as
  * code not yet optimised. A wrong estimate only makes the arrays grow (docs/design/performance.md#cold-index).
  */
