@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { assertNodeRunsAs } from '../helpers/unprivileged.js';
 import type * as SrcMcp from '../../src/mcp/index.js';
 import { UtcpClient, UtcpError } from './packed.js';
 
@@ -271,6 +272,7 @@ describe('serveMcp over HTTP requires a bearer token by default (library, built 
     `;
     // As root we drop to nobody; run unprivileged, the test process already is another user's attacker.
     const asRoot = process.getuid?.() === 0;
+    if (asRoot) assertNodeRunsAs(65534, 65534);
     const child = spawn(process.execPath, ['--input-type=module', '-e', script, handle.url!], {
       ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
       cwd: '/',

@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { assertNodeRunsAs } from '../helpers/unprivileged.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/security/sandbox-attacker.mjs', import.meta.url));
 const RUN_DEADLINE_MS = 45_000;
@@ -71,6 +72,7 @@ async function chownTree(path: string, user: User): Promise<void> {
 
 /** Runs the attacker fixture as `user` on workspace `root`: the host process holds SECRET in its environment. */
 function attack(user: User, root: string, options: Record<string, unknown>, steps: Step[]): Promise<Outcome> {
+  assertNodeRunsAs(user.uid, user.gid);
   const child = spawn(process.execPath, [FIXTURE, JSON.stringify({ root, options, steps })], {
     cwd: root,
     uid: user.uid,
@@ -101,6 +103,7 @@ function attack(user: User, root: string, options: Record<string, unknown>, step
 
 /** Runs the attacker until it prints its first line, then kills it with SIGKILL (a host that crashes). */
 function attackThenCrash(user: User, root: string, options: Record<string, unknown>, steps: Step[]): Promise<Outcome> {
+  assertNodeRunsAs(user.uid, user.gid);
   const child = spawn(process.execPath, [FIXTURE, JSON.stringify({ root, options, steps })], {
     cwd: root,
     uid: user.uid,
@@ -305,9 +308,13 @@ describe.skipIf(!bwrapWorks)('the kernel sandbox of bash, attacked from inside',
         );
         await chownTree(root, user);
         const abstract = `@${abstractName.slice(1)}`;
+        // This test's own Node, not the first on PATH: a Node 20 client does not reach a Node 24 server's abstract
+        // socket of the same name, nor the reverse (tried), so with another Node first on PATH the control below would
+        // fail for that reason alone.
+        const node = `'${process.execPath.replaceAll("'", "'\\''")}'`;
         const probes = [
-          `node connect.cjs ${unixPath}`,
-          `node connect.cjs ${abstract}`,
+          `${node} connect.cjs ${unixPath}`,
+          `${node} connect.cjs ${abstract}`,
           `perl -MSocket -e 'print socketpair(my $a, my $b, AF_UNIX, SOCK_DGRAM, 0) ? "DGRAM-PAIR\\n" : "dgram pair refused: $!\\n"; print socketpair(my $c, my $d, AF_UNIX, SOCK_STREAM, 0) ? "stream pair ok\\n" : "stream pair refused: $!\\n"'`,
           `perl -e '$p = "\\0" x 120; print syscall(425, 8, $p) < 0 ? "io_uring refused: $!\\n" : "IO-URING\\n"'`,
           // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, create): the host's session keyring is inherited.

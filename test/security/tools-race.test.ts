@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { assertNodeRunsAs } from '../helpers/unprivileged.js';
 import type * as Tools from '../../src/tools/index.js';
 import { UtcpClient } from './packed.js';
 
@@ -199,6 +200,7 @@ describe.skipIf(process.platform === 'win32')('code tools under a directory-for-
     'as uid 65534 too: nothing outside is read, listed, created or deleted',
     { timeout: 60_000 },
     async () => {
+      assertNodeRunsAs(65534, 65534);
       const base = await mkdtemp(join(tmpdir(), 'utcp-tools-race-'));
       stop = () => rm(base, { recursive: true, force: true });
       const root = join(base, 'root');

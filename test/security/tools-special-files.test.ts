@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertNodeRunsAs } from '../helpers/unprivileged.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/tools/special-files.mjs', import.meta.url));
 const isRoot = process.getuid?.() === 0;
@@ -111,6 +112,7 @@ describe.skipIf(process.platform !== 'linux')('special files in the workspace', 
     'are refused or skipped without blocking the host, as uid 65534',
     { timeout: 90_000 },
     async () => {
+      assertNodeRunsAs(65534, 65534);
       expectSafe(await attack({ uid: 65534, gid: 65534 }));
     },
   );
