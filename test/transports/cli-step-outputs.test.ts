@@ -26,6 +26,14 @@ describe('StepOutputs', () => {
     expect(() => steps.output(1)).toThrow(/step 2 never ran/);
   });
 
+  it('gives back the bytes held as a possible marker start when the output ends without a marker', () => {
+    const steps = new StepOutputs('tok', async () => {});
+    steps.push(Buffer.from('hello\nto'));
+    expect(steps.output(0).toString()).toBe('hell'); // 'o\nto' could still begin '\ntok:'
+    steps.end();
+    expect(steps.output(0).toString()).toBe('hello\nto');
+  });
+
   it('notes a marker naming the wrong step instead of trusting the split', () => {
     const steps = new StepOutputs('tok', async () => {});
     steps.push(Buffer.from('x\ntok:5\n'));

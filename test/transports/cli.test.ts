@@ -35,6 +35,15 @@ describe('cli calls: results', () => {
     expect(await h.call(cliTemplate('true'))).toBe('');
   });
 
+  it('returns the whole output of a last step that replaced the shell with exec (no end marker follows)', async () => {
+    const h = makeHarness();
+    expect(await h.call(cliTemplate(`exec printf 'hello world'`))).toBe('hello world');
+    expect(await h.call(cliTemplate(['echo first', `exec printf 'second'`]))).toBe('second');
+    const error = await caught(h.call(cliTemplate(`exec sh -c 'printf partial; exit 3'`)));
+    expect(error).toBeInstanceOf(CliExitError);
+    expect((error as Error).message).toContain('partial');
+  });
+
   it('includes stderr in a step output', async () => {
     const h = makeHarness();
     expect(await h.call(cliTemplate('echo out; echo err >&2'))).toBe('out\nerr');

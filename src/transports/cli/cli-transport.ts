@@ -263,6 +263,7 @@ export class CliTransport implements Transport<CliCallTemplate> {
             isComplete: () => steps.ended,
           },
         );
+        steps.end();
         if (result.exitCode !== 0) {
           // The step that ran last: the current one if it ended the shell, else the last step.
           const stepTail = tail(steps.output(Math.min(steps.current, commands.length - 1)).toString('utf8'));

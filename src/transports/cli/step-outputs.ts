@@ -93,6 +93,17 @@ export class StepOutputs {
     }
   }
 
+  /**
+   * The shell's stdout is closed. Bytes held back as the possible start of a marker are output after all: a marker
+   * ends with a newline, and none will follow. Without this, a last step that replaced the shell (`exec cmd`, so no
+   * EXIT trap and no end marker) would lose up to the marker's length of its output.
+   */
+  end(): void {
+    if (this.#ended) return;
+    this.#append(this.#carry);
+    this.#carry = Buffer.alloc(0);
+  }
+
   #append(bytes: Buffer): void {
     if (bytes.length > 0) this.#steps[this.#steps.length - 1].push(Buffer.from(bytes));
   }
